@@ -1,0 +1,79 @@
+# leanprofiler: `make` builds build/leanprofiler; `sudo make demo` and `sudo make check`
+# also install missing Debian packages first. V=1 shows the full commands.
+OUT := build
+CC ?= cc
+CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP
+CPPFLAGS += -Iinclude -I$(OUT) -Iuser
+LDLIBS := -lbpf -lelf -lz -ljson-c -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP
+
+# The libbpf-free core: the unit tests link it directly.
+CORE_SRCS := common strtab text jsonw meta nest stats decode trace report outfile
+CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
+TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt procmem)
+EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps demo check clean
+
+all: $(OUT)/leanprofiler $(EXAMPLES)
+
+deps:
+	$(Q)scripts/deps.sh build
+
+$(OUT)/vmlinux.h:
+	$(call msg,BTF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
+
+# session.c includes the skeleton: build it first.
+$(OUT)/user/session.o: $(OUT)/leanprofiler.skel.h
+
+$(OUT)/user/%.o: user/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(OUT)/leanprofiler: $(TOOL_OBJS) $(CORE_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUT)/examples/%: examples/%.c include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@
+
+# The main job: profile the nested example, print the table, write the two files.
+demo:
+	$(Q)scripts/deps.sh build
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(OUT)/leanprofiler record -o $(OUT) -- $(OUT)/examples/nested
+
+include tests/tests.mk
+
+clean:
+	rm -rf $(OUT)
+
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel half: one program per marker kind, attached as uprobes to the
+ * function-entry probe sites that include/leanprofiler.h emits. Arguments are
+ * read straight from pt_regs (System V: rdi, rsi, rdx, rcx), which is what the
+ * USDT notes describe and saves bpf_usdt_arg()'s 30-60 ns.
+ *
+ * Cost choices (see shared/notes/uprobe-costs.md):
+ * - records are submitted with BPF_RB_NO_WAKEUP; the consumer polls on a short
+ *   timer, and a wakeup is forced only when wakeup_bytes are waiting;
+ * - a literal name or metadata is sent once per (address space, address) as a
+ *   LP_REC_STRING record; events then carry only its address;
+ * - runtime strings are copied on every event: the buffer may be reused.
+ * Every record that cannot be delivered is counted, per CPU and per thread.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "wire.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Force a consumer wakeup once this much data waits in the ring buffer. */
+const volatile __u64 wakeup_bytes = 1 << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20); /* set from --buffer-size before load */
+} rb SEC(".maps");
+
+struct lp_task {
+	__u32 seq;
+	__u32 announced;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lp_task);
+} task_state SEC(".maps");
+
+struct str_key {
+	__u64 mm; /* the address space: an exec gets a new one */
+	__u64 addr;
+};
+
+/* Literals already sent. LRU: an evicted entry only means the text is sent again. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct str_key);
+	__type(value, __u8);
+} interned SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LP_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct lp_thread_lost);
+} lost_by_tid SEC(".maps");
+
+#define SCRATCH_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
+
+struct scratch {
+	char buf[SCRATCH_SIZE];
+};
+
+/* Variable-size records are built here, then copied with bpf_ringbuf_output(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline void count(__u32 stat)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &stat);
+
+	if (v)
+		*v += 1; /* per-CPU: no atomics needed */
+}
+
+static __always_inline void count_lost(__u16 type, __u32 pid, __u32 tid)
+{
+	struct lp_thread_lost *l, zero = { .pid = pid };
+
+	count(type == LP_REC_ENTER ? LP_STAT_LOST_ENTER : LP_STAT_LOST_EXIT);
+	l = bpf_map_lookup_elem(&lost_by_tid, &tid);
+	if (!l) {
+		bpf_map_update_elem(&lost_by_tid, &tid, &zero, BPF_NOEXIST);
+		l = bpf_map_lookup_elem(&lost_by_tid, &tid);
+		if (!l)
+			return; /* the per-CPU total above still has it */
+	}
+	if (type == LP_REC_ENTER)
+		__sync_fetch_and_add(&l->enter, 1);
+	else
+		__sync_fetch_and_add(&l->exit, 1);
+}
+
+static __always_inline __u64 submit_flags(void)
+{
+	return bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+									  : BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline void fill_hdr(struct lp_rec_hdr *h, __u16 type, __u16 flags, __u32 pid,
+				     __u32 tid, __u32 seq)
+{
+	h->type = type;
+	h->flags = flags;
+	h->pid = pid;
+	h->tid = tid;
+	h->seq = seq;
+}
+
+static __always_inline int announce_thread(struct task_struct *task, __u32 pid, __u32 tid,
+					   __u32 seq)
+{
+	struct lp_rec_thread *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count(LP_STAT_LOST_THREAD);
+		return -1;
+	}
+	fill_hdr(&r->h, LP_REC_THREAD, 0, pid, tid, seq);
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	BPF_CORE_READ_STR_INTO(&r->pcomm, task, group_leader, comm);
+	bpf_ringbuf_submit(r, submit_flags());
+	return 0;
+}
+
+/* Send the text of a literal unless this address space already sent it. */
+static __always_inline int intern(__u64 mm, __u64 addr, __u32 pid, __u32 tid, __u32 seq,
+				  int is_meta)
+{
+	struct str_key key = { .mm = mm, .addr = addr };
+	struct lp_rec_string *r;
+	struct scratch *s;
+	__u32 zero = 0;
+	__u8 one = 1;
+	long n;
+	__u64 size;
+
+	if (bpf_map_lookup_elem(&interned, &key))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return -1;
+	r = (void *)s->buf;
+	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
+	r->addr = addr;
+	if (is_meta)
+		n = bpf_probe_read_user_str(s->buf + sizeof(*r), LP_META_BUF, (void *)addr);
+	else
+		n = bpf_probe_read_user_str(s->buf + sizeof(*r), LP_NAME_BUF, (void *)addr);
+	r->len = n > 0 ? n - 1 : n;
+	size = sizeof(*r) + (n > 1 ? n - 1 : 0);
+	if (size > sizeof(*r) + LP_META_BUF)
+		return -1; /* cannot happen; bounds the size for the verifier */
+	if (bpf_ringbuf_output(&rb, s->buf, size, submit_flags())) {
+		count(LP_STAT_LOST_STRING);
+		return -1;
+	}
+	/*
+	 * A failed read (a page the target never touched cannot be faulted in
+	 * here) is retried on the next event; user space reads it meanwhile.
+	 */
+	if (n > 0)
+		bpf_map_update_elem(&interned, &key, &one, BPF_ANY);
+	return 0;
+}
+
+static __always_inline int record(__u16 type, __u64 name, __u64 meta, __u64 counter,
+				  __u64 marker_flags)
+{
+	__u64 ts = bpf_ktime_get_ns();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u16 flags = marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL | LP_EV_HAS_COUNTER);
+	struct lp_rec_event *e;
+	struct lp_task *st;
+	__u64 mm;
+	__u32 seq;
+
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(LP_STAT_NO_TASK_STORAGE);
+		count_lost(type, pid, tid);
+		return 0;
+	}
+	seq = st->seq++;
+	if (!st->announced)
+		st->announced = announce_thread(task, pid, tid, seq) == 0;
+
+	mm = (__u64)BPF_CORE_READ(task, mm);
+	if (!name || !(flags & LP_EV_NAME_LITERAL))
+		flags |= LP_EV_NAME_INLINE;
+	else if (intern(mm, name, pid, tid, seq, 0)) {
+		count_lost(type, pid, tid);
+		return 0;
+	}
+	if (type == LP_REC_EXIT || !meta) {
+		flags |= LP_EV_NO_META;
+	} else if (!(flags & LP_EV_META_LITERAL)) {
+		flags |= LP_EV_META_INLINE;
+	} else if (intern(mm, meta, pid, tid, seq, 1)) {
+		count_lost(type, pid, tid);
+		return 0;
+	}
+
+	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
+		/* The common case: a fixed-size record reserved in place. */
+		e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+		if (!e) {
+			count_lost(type, pid, tid);
+			return 0;
+		}
+	} else {
+		__u32 zero = 0;
+		struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+		if (!s)
+			return 0;
+		e = (void *)s->buf;
+	}
+	fill_hdr(&e->h, type, flags, pid, tid, seq);
+	e->ts_ns = ts;
+	e->counter = counter;
+	e->name = name;
+	e->meta = meta;
+	e->cpu = bpf_get_smp_processor_id();
+	e->abi = (marker_flags >> 8) & 0xff;
+	e->name_len = 0;
+	e->meta_len = 0;
+	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
+		bpf_ringbuf_submit(e, submit_flags());
+		return 0;
+	}
+
+	/* Runtime strings: copy the text now, the buffer may change after the marker. */
+	{
+		char *text = (char *)(e + 1);
+		__u64 nlen = 0, mlen = 0;
+		long n;
+
+		if (flags & LP_EV_NAME_INLINE) {
+			n = name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)name) : -14;
+			e->name_len = n > 0 ? n - 1 : n;
+			nlen = n > 1 ? n - 1 : 0;
+			if (nlen > LP_NAME_BUF - 1)
+				nlen = LP_NAME_BUF - 1;
+		}
+		if (flags & LP_EV_META_INLINE) {
+			n = bpf_probe_read_user_str(text + nlen, LP_META_BUF, (void *)meta);
+			e->meta_len = n > 0 ? n - 1 : n;
+			mlen = n > 1 ? n - 1 : 0;
+			if (mlen > LP_META_BUF - 1)
+				mlen = LP_META_BUF - 1;
+		}
+		if (bpf_ringbuf_output(&rb, e, sizeof(*e) + nlen + mlen, submit_flags()))
+			count_lost(type, pid, tid);
+	}
+	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(lp_span_enter, const char *name, const char *meta, __u64 counter, __u64 flags)
+{
+	return record(LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
+{
+	return record(LP_REC_EXIT, (__u64)name, 0, counter, flags);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The records the BPF half sends to the user half through the ring buffer.
+ * Included by bpf/leanprofiler.bpf.c and by user/; the only definition of the
+ * format. Every record starts with struct lp_rec_hdr; dispatch on .type.
+ */
+#ifndef LP_WIRE_H
+#define LP_WIRE_H
+
+#define LP_WIRE_VERSION 1
+
+/*
+ * Limits on strings read from the target. Longer text is cut to the limit and
+ * flagged as truncated; the user side shows the cut with "…".
+ */
+#define LP_NAME_MAX 256 /* bytes of a span name */
+#define LP_META_MAX 512 /* bytes of a span's metadata */
+/*
+ * Read buffers: limit + one more character + NUL, so that text of exactly the
+ * limit and longer text differ.
+ */
+#define LP_NAME_BUF (LP_NAME_MAX + 2)
+#define LP_META_BUF (LP_META_MAX + 2)
+#define LP_COMM_LEN 16
+
+enum lp_rec_type {
+	LP_REC_ENTER = 1,  /* struct lp_rec_event, optionally followed by strings */
+	LP_REC_EXIT = 2,   /* struct lp_rec_event, optionally followed by a name */
+	LP_REC_STRING = 3, /* struct lp_rec_string: text of a literal at an address */
+	LP_REC_THREAD = 4, /* struct lp_rec_thread: first event of a thread */
+};
+
+/* lp_rec_event.flags: the marker's own flags (leanprofiler.h) in the low byte... */
+#define LP_EV_NAME_LITERAL 0x0001u
+#define LP_EV_META_LITERAL 0x0002u
+#define LP_EV_HAS_COUNTER 0x0004u
+/* ...and what the kernel half did, above it. */
+#define LP_EV_NAME_INLINE 0x0100u /* name text follows the record (name_len bytes) */
+#define LP_EV_META_INLINE 0x0200u /* meta text follows the name text */
+#define LP_EV_NO_META 0x0400u     /* meta was NULL */
+
+/*
+ * String length fields carry bpf_probe_read_user_str()'s result minus the NUL:
+ * 0..LIMIT is the exact text length, LIMIT+1 means "cut, the text was longer",
+ * and a negative value is the -errno of a failed read (NULL or unmapped pointer).
+ */
+#define LP_STR_TRUNCATED(len, limit) ((len) > (limit))
+
+struct lp_rec_hdr {
+	__u16 type;
+	__u16 flags;
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u32 seq; /* per-thread count of every marker hit, kept or lost */
+};
+
+struct lp_rec_event {
+	struct lp_rec_hdr h;
+	__u64 ts_ns;   /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 counter; /* the marker's work counter (valid with LP_EV_HAS_COUNTER) */
+	__u64 name;    /* address of the name in the target */
+	__u64 meta;    /* address of the metadata in the target, 0 for NULL */
+	__u16 cpu;
+	__s16 name_len; /* with LP_EV_NAME_INLINE */
+	__s16 meta_len; /* with LP_EV_META_INLINE */
+	__u16 abi;      /* the marker ABI version the target was built with */
+	/* char text[]: the inline strings, not NUL-terminated */
+};
+
+#define LP_STR_META 0x1u /* lp_rec_string.h.flags: metadata (LP_META_MAX), else a name */
+
+struct lp_rec_string {
+	struct lp_rec_hdr h;
+	__u64 addr; /* address in process h.pid whose text this is */
+	__s16 len;
+	__u16 pad[3];
+	/* char text[len > 0 ? len : 0] */
+};
+
+struct lp_rec_thread {
+	struct lp_rec_hdr h;
+	char comm[LP_COMM_LEN];  /* thread name */
+	char pcomm[LP_COMM_LEN]; /* process (thread group leader) name */
+};
+
+/* Counters the kernel half keeps in the per-CPU array "stats". */
+enum lp_stat {
+	LP_STAT_LOST_ENTER = 0, /* enter records not delivered (ring buffer full) */
+	LP_STAT_LOST_EXIT,      /* exit records not delivered */
+	LP_STAT_LOST_STRING,    /* literal texts not delivered (their event is lost too) */
+	LP_STAT_LOST_THREAD,    /* thread records not delivered (name falls back to tid) */
+	LP_STAT_NO_TASK_STORAGE,/* per-thread state unavailable: event lost */
+	LP_STAT_MAX,
+};
+
+/* Per-thread losses, map "lost_by_tid", updated only when a reserve fails. */
+struct lp_thread_lost {
+	__u64 enter;
+	__u64 exit;
+	__u32 pid;
+	__u32 pad;
+};
+
+#define LP_REC_MAX_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
+
+#endif /* LP_WIRE_H */

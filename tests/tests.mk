@@ -1,0 +1,29 @@
+# Tests: `make check` runs every one (unit, header, integration with real BPF).
+TEST_CFLAGS := $(CFLAGS)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(wildcard tests/unit/*.c))
+TARGETS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(wildcard tests/targets/*.c))
+
+$(OUT)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< $(CORE_OBJS) -lcmocka -ljson-c -lm -o $@
+
+$(OUT)/tests/targets/%: tests/targets/%.c include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -pthread $< -o $@
+
+$(OUT)/tests/integration/%: tests/integration/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< -lcmocka -ljson-c -lm -o $@
+
+INTEGRATION := $(patsubst tests/integration/%.c,$(OUT)/tests/integration/%,$(wildcard tests/integration/*.c))
+
+.PHONY: check check-build
+check-build: all $(UNIT_TESTS) $(TARGETS) $(INTEGRATION)
+
+check:
+	$(Q)scripts/deps.sh test
+	$(Q)$(MAKE) --no-print-directory check-build
+	$(Q)tests/run-all.sh $(OUT)

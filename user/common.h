@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef LP_COMMON_H
+#define LP_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Messages: "leanprofiler: what failed: why". Warnings go to stderr too. */
+void lp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void lp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Only under -v. */
+void lp_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern int lp_verbose;
+
+/* Allocation that cannot fail silently: NULL and errno=ENOMEM on failure. */
+void *lp_grow(void *ptr, size_t *cap, size_t need, size_t elem);
+
+static inline uint64_t lp_hash64(uint64_t x)
+{
+	/* splitmix64 finaliser: cheap and good enough for open addressing. */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+#endif

@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: MIT
+#include "decode.h"
+
+#include <errno.h>
+#include <linux/types.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bpf/wire.h"
+#include "text.h"
+
+/* One open-addressing map from a 96-bit key to two u32 values. */
+struct ent {
+	uint64_t a;
+	uint32_t b;
+	uint32_t v1, v2;
+	bool used;
+};
+
+struct map {
+	struct ent *e;
+	size_t n, cap; /* cap: power of two */
+};
+
+static uint64_t ent_hash(uint64_t a, uint32_t b)
+{
+	return lp_hash64(a ^ lp_hash64(b));
+}
+
+static struct ent *map_find(struct map *m, uint64_t a, uint32_t b, bool create)
+{
+	size_t j;
+
+	if (create && (m->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 256;
+		struct ent *e = calloc(cap, sizeof(*e));
+
+		if (!e)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->e[i].used)
+				continue;
+			j = ent_hash(m->e[i].a, m->e[i].b) & (cap - 1);
+			while (e[j].used)
+				j = (j + 1) & (cap - 1);
+			e[j] = m->e[i];
+		}
+		free(m->e);
+		m->e = e;
+		m->cap = cap;
+	}
+	if (!m->cap)
+		return NULL;
+	for (j = ent_hash(a, b) & (m->cap - 1); m->e[j].used; j = (j + 1) & (m->cap - 1))
+		if (m->e[j].a == a && m->e[j].b == b)
+			return &m->e[j];
+	if (!create)
+		return NULL;
+	m->e[j].used = true;
+	m->e[j].a = a;
+	m->e[j].b = b;
+	m->e[j].v1 = m->e[j].v2 = 0;
+	m->n++;
+	return &m->e[j];
+}
+
+struct lp_decoder {
+	struct strtab *st;
+	struct lp_decode_sink sink;
+	struct lp_decode_stats stats;
+	struct map literals; /* (addr, pid) -> string id */
+	struct map threads;  /* (pid, tid) -> v1: next seq + 1 (0 = none yet) */
+	struct map names;    /* (pid, tid) -> comm id, pcomm id */
+	struct lp_buf tmp;
+	uint32_t id_null, id_unreadable, id_unknown;
+};
+
+struct lp_decoder *lp_decoder_new(struct strtab *st, const struct lp_decode_sink *sink)
+{
+	struct lp_decoder *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->st = st;
+	d->sink = *sink;
+	d->id_null = strtab_intern(st, "(null)", 6);
+	d->id_unreadable = strtab_intern(st, "(unreadable)", 12);
+	d->id_unknown = strtab_intern(st, "(unknown)", 9);
+	if (d->id_null == UINT32_MAX || d->id_unreadable == UINT32_MAX ||
+	    d->id_unknown == UINT32_MAX) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void lp_decoder_free(struct lp_decoder *d)
+{
+	if (!d)
+		return;
+	free(d->literals.e);
+	free(d->threads.e);
+	free(d->names.e);
+	lp_buf_free(&d->tmp);
+	free(d);
+}
+
+const struct lp_decode_stats *lp_decoder_stats(const struct lp_decoder *d)
+{
+	return &d->stats;
+}
+
+/*
+ * The string id of text the kernel read: len is the read's result (see
+ * wire.h), avail the bytes actually present in the record.
+ */
+static uint32_t text_id(struct lp_decoder *d, const char *s, long len, size_t avail, size_t limit,
+			bool is_null)
+{
+	size_t n;
+
+	if (is_null)
+		return d->id_null;
+	if (len < 0) {
+		d->stats.unreadable++;
+		return d->id_unreadable;
+	}
+	n = (size_t)len < avail ? (size_t)len : avail;
+	if ((size_t)len > limit) {
+		/* Cut to the limit without splitting a UTF-8 sequence, then mark the cut. */
+		size_t i = 0;
+
+		n = n < limit ? n : limit;
+		while (i < n) {
+			size_t k = lp_utf8_seq((const unsigned char *)s + i, n - i);
+
+			if (k == 0) {
+				/* Invalid byte: kept as is, the writers replace it. */
+				k = 1;
+			} else if (i + k > n) {
+				break;
+			}
+			i += k;
+		}
+		d->tmp.len = 0;
+		if (lp_buf_put(&d->tmp, s, i) || lp_buf_put(&d->tmp, "\xe2\x80\xa6", 3))
+			return UINT32_MAX;
+		d->stats.truncated++;
+		return strtab_intern(d->st, d->tmp.p, d->tmp.len);
+	}
+	return strtab_intern(d->st, s, n);
+}
+
+static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, size_t size)
+{
+	const char *text = (const char *)(r + 1);
+	size_t avail = size - sizeof(*r);
+	struct ent *e;
+	uint32_t id;
+
+	size_t limit = (r->h.flags & LP_STR_META) ? LP_META_MAX : LP_NAME_MAX;
+	char buf[LP_META_BUF];
+	long len = r->len;
+
+	if (len < 0 && d->sink.read_str) {
+		/* The kernel could not read it (page not present): try from here. */
+		len = d->sink.read_str(d->sink.ctx, r->h.pid, r->addr, buf, limit + 2);
+		if (len >= 0) {
+			text = buf;
+			avail = (size_t)len;
+		}
+	}
+	id = text_id(d, text, len, avail, limit, false);
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	e = map_find(&d->literals, r->addr, r->h.pid, true);
+	if (!e)
+		return -ENOMEM;
+	e->v1 = id + 1;
+	return 0;
+}
+
+static uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
+{
+	struct ent *e = map_find(&d->literals, addr, pid, false);
+
+	if (!e || !e->v1) {
+		d->stats.unknown_literal++;
+		return d->id_unknown;
+	}
+	return e->v1 - 1;
+}
+
+static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size_t size)
+{
+	const char *text = (const char *)(r + 1);
+	size_t avail = size - sizeof(*r);
+	struct lp_event ev = {
+		.type = r->h.type == LP_REC_ENTER ? LP_EVENT_ENTER : LP_EVENT_EXIT,
+		.pid = r->h.pid,
+		.tid = r->h.tid,
+		.ts_ns = r->ts_ns,
+		.counter = r->counter,
+		.has_counter = r->h.flags & LP_EV_HAS_COUNTER,
+	};
+	struct ent *t;
+	size_t name_bytes = 0;
+
+	if (r->abi != 1)
+		d->stats.abi_mismatch++;
+	if (r->h.flags & LP_EV_NAME_INLINE) {
+		name_bytes = r->name_len > 0 ? (size_t)r->name_len : 0;
+		if (name_bytes > avail)
+			name_bytes = avail;
+		ev.name = text_id(d, text, r->name_len, avail, LP_NAME_MAX, r->name == 0);
+	} else {
+		ev.name = literal_id(d, r->name, r->h.pid);
+	}
+	if (r->h.flags & LP_EV_NO_META)
+		ev.meta = 0;
+	else if (r->h.flags & LP_EV_META_INLINE)
+		ev.meta = text_id(d, text + name_bytes, r->meta_len, avail - name_bytes, LP_META_MAX,
+				  false);
+	else
+		ev.meta = literal_id(d, r->meta, r->h.pid);
+	if (ev.name == UINT32_MAX || ev.meta == UINT32_MAX)
+		return -ENOMEM;
+
+	/* Sequence numbers count every marker hit of the thread, delivered or not. */
+	t = map_find(&d->threads, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
+	if (!t)
+		return -ENOMEM;
+	ev.lost_before = r->h.seq - (t->v1 ? t->v1 - 1 : 0);
+	t->v1 = r->h.seq + 2;
+	return d->sink.event ? d->sink.event(d->sink.ctx, &ev) : 0;
+}
+
+static int decode_thread(struct lp_decoder *d, const struct lp_rec_thread *r)
+{
+	struct ent *e = map_find(&d->names, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
+	uint32_t comm, pcomm;
+
+	if (!e)
+		return -ENOMEM;
+	comm = strtab_intern(d->st, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	pcomm = strtab_intern(d->st, r->pcomm, strnlen(r->pcomm, sizeof(r->pcomm)));
+	if (comm == UINT32_MAX || pcomm == UINT32_MAX)
+		return -ENOMEM;
+	e->v1 = comm + 1;
+	e->v2 = pcomm + 1;
+	return 0;
+}
+
+int lp_decode(struct lp_decoder *d, const void *data, size_t size)
+{
+	struct lp_rec_hdr h;
+
+	d->stats.records++;
+	if (size < sizeof(h))
+		goto malformed;
+	memcpy(&h, data, sizeof(h));
+	switch (h.type) {
+	case LP_REC_ENTER:
+	case LP_REC_EXIT:
+		if (size < sizeof(struct lp_rec_event))
+			goto malformed;
+		return decode_event(d, data, size);
+	case LP_REC_STRING:
+		if (size < sizeof(struct lp_rec_string))
+			goto malformed;
+		return decode_string(d, data, size);
+	case LP_REC_THREAD:
+		if (size < sizeof(struct lp_rec_thread))
+			goto malformed;
+		return decode_thread(d, data);
+	}
+malformed:
+	d->stats.malformed++;
+	return 0;
+}
+
+bool lp_decoder_thread_name(const struct lp_decoder *d, uint32_t pid, uint32_t tid,
+			    uint32_t *comm, uint32_t *pcomm)
+{
+	struct ent *e = map_find((struct map *)&d->names, ((uint64_t)pid << 32) | tid, 0, false);
+
+	if (!e)
+		return false;
+	*comm = e->v1 - 1;
+	*pcomm = e->v2 - 1;
+	return true;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Turns ring-buffer records (bpf/wire.h) into nesting events: resolves the
+ * texts of literals sent once per address, copies inline texts, bounds and
+ * flags what was cut or unreadable, and turns per-thread sequence gaps into
+ * counts of lost events. Every record is validated: the bytes come from the
+ * kernel, but their contents come from the target.
+ */
+#ifndef LP_DECODE_H
+#define LP_DECODE_H
+
+#include "nest.h"
+#include "strtab.h"
+
+struct lp_decode_sink {
+	int (*event)(void *ctx, const struct lp_event *ev);
+	/*
+	 * Optional: reads a literal the kernel could not, from the target's
+	 * memory; its length or -errno, at most size-1 bytes, NUL-terminated.
+	 */
+	long (*read_str)(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size);
+	void *ctx;
+};
+
+struct lp_decode_stats {
+	uint64_t records;
+	uint64_t malformed;       /* records too short or of unknown type: skipped */
+	uint64_t unknown_literal; /* events naming a literal never sent: named "(unknown)" */
+	uint64_t truncated;       /* names or metadata cut to LP_NAME_MAX / LP_META_MAX */
+	uint64_t unreadable;      /* names or metadata the kernel could not read */
+	uint64_t abi_mismatch;    /* events from markers of another ABI version */
+};
+
+struct lp_decoder;
+
+struct lp_decoder *lp_decoder_new(struct strtab *st, const struct lp_decode_sink *sink);
+void lp_decoder_free(struct lp_decoder *d);
+/* 0, or the sink's / allocation's -errno. Malformed records are counted, not errors. */
+int lp_decode(struct lp_decoder *d, const void *data, size_t size);
+const struct lp_decode_stats *lp_decoder_stats(const struct lp_decoder *d);
+/* Names from the thread's first record; false when none arrived. */
+bool lp_decoder_thread_name(const struct lp_decoder *d, uint32_t pid, uint32_t tid,
+			    uint32_t *comm, uint32_t *pcomm);
+
+#endif

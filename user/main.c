@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leanprofiler: a span profiler for programs marked with include/leanprofiler.h.
+ * main() parses the command line and picks the exit code; nothing else exits.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "record.h"
+#include "session.h"
+
+/* Exit codes of leanprofiler's own failures, as env(1) and timeout(1) use them. */
+#define LP_EXIT_FAILURE 125  /* leanprofiler itself failed (options, BPF, output) */
+#define LP_EXIT_CANNOT_RUN 126 /* COMMAND was found but could not be executed */
+#define LP_EXIT_NOT_FOUND 127  /* COMMAND was not found */
+
+#define LP_VERSION "0.1.0"
+
+const char *argp_program_version = "leanprofiler " LP_VERSION;
+const char *argp_program_bug_address = NULL;
+
+static const char record_doc[] =
+	"Record the spans of COMMAND: launch it, attach to its leanprofiler markers before it "
+	"runs, record until it and all its threads exit, then print the summary table and write "
+	"DIR/leanprofiler-trace.json (Chrome Trace Event format: open it in Perfetto) and "
+	"DIR/leanprofiler-summary.json.\n\n"
+	"Exit status: COMMAND's (128+N when killed by signal N); 125 when leanprofiler "
+	"fails, 126 when COMMAND cannot be executed, 127 when it is not found."
+	"\vExamples:\n"
+	"  sudo leanprofiler record -- ./build/examples/nested\n"
+	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- ./server --port 8080\n";
+
+enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME };
+
+static const struct argp_option record_options[] = {
+	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
+	{ "buffer-size", OPT_BUFFER, "SIZE", 0,
+	  "Ring buffer size, a power of two from 64K to 1G; suffixes K, M, G (default: 16M)", 0 },
+	{ "counter-name", OPT_COUNTER_NAME, "TEXT", 0,
+	  "What the markers' counter counts, for the table (default: Lean heartbeats)", 0 },
+	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
+	{ 0 },
+};
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end && strcmp(end, "B") && strcmp(end, "iB"))
+		return -EINVAL;
+	*out = (size_t)v;
+	return 0;
+}
+
+static error_t record_parse(int key, char *arg, struct argp_state *state)
+{
+	struct lp_record_opts *o = state->input;
+	size_t size = 0;
+
+	switch (key) {
+	case 'o':
+		if (!*arg)
+			argp_error(state, "--output needs a directory");
+		o->out_dir = arg;
+		break;
+	case 'v':
+		lp_verbose = 1;
+		break;
+	case OPT_BUFFER:
+		if (parse_size(arg, &size) || size < LP_BUFFER_MIN || size > LP_BUFFER_MAX ||
+		    (size & (size - 1)))
+			argp_error(state,
+				   "invalid --buffer-size '%s': a power of two from 64K to 1G, "
+				   "e.g. 16M",
+				   arg);
+		o->buffer_bytes = size;
+		break;
+	case OPT_COUNTER_NAME:
+		o->counter_name = arg;
+		break;
+	case ARGP_KEY_ARG:
+		/* The command starts here; its own options are not ours. */
+		o->argv = &state->argv[state->next - 1];
+		state->next = state->argc;
+		break;
+	case ARGP_KEY_END:
+		if (!o->argv)
+			argp_error(state, "no COMMAND to record");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	static const struct argp argp = { record_options, record_parse, "[--] COMMAND [ARG...]",
+					  record_doc, NULL, NULL, NULL };
+	struct lp_record_opts o = {
+		.out_dir = "build",
+		.buffer_bytes = LP_BUFFER_DEFAULT,
+		.counter_name = "Lean heartbeats",
+	};
+	struct lp_record_result res;
+	int err;
+
+	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o))
+		return LP_EXIT_FAILURE;
+	err = lp_record(&o, &res);
+	switch (res.stage) {
+	case LP_STAGE_EXEC:
+		return err == -ENOENT ? LP_EXIT_NOT_FOUND : LP_EXIT_CANNOT_RUN;
+	case LP_STAGE_SETUP:
+		return LP_EXIT_FAILURE;
+	case LP_STAGE_RUN:
+		return err ? LP_EXIT_FAILURE : res.exit_code;
+	}
+	return LP_EXIT_FAILURE;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "record", cmd_record, "launch a command and record its spans" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: leanprofiler COMMAND [OPTIONS]\n\nCommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\n'leanprofiler COMMAND --help' describes each. Exit status: see "
+		   "'leanprofiler record --help'.\n");
+}
+
+int main(int argc, char **argv)
+{
+	argp_err_exit_status = LP_EXIT_FAILURE;
+	if (argc < 2) {
+		usage(stderr);
+		return LP_EXIT_FAILURE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("leanprofiler %s\n", LP_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	lp_err("unknown command '%s' (try 'leanprofiler --help')", argv[1]);
+	return LP_EXIT_FAILURE;
+}

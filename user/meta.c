@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+#include "meta.h"
+
+#include <string.h>
+
+static void trim(const char **s, size_t *len)
+{
+	while (*len && (**s == ' ' || **s == '\t')) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len && ((*s)[*len - 1] == ' ' || (*s)[*len - 1] == '\t'))
+		(*len)--;
+}
+
+size_t lp_meta_parse(const char *text, size_t len, struct lp_meta_item *items, size_t max)
+{
+	size_t n = 0, pos = 0;
+
+	if (max == 0)
+		return 0;
+	while (pos < len) {
+		const char *item = text + pos, *comma = memchr(item, ',', len - pos), *eq;
+		size_t ilen = comma ? (size_t)(comma - item) : len - pos;
+		struct lp_meta_item *it;
+
+		pos += ilen + (comma ? 1 : 0);
+		trim(&item, &ilen);
+		if (ilen == 0)
+			continue;
+		it = &items[n];
+		if (n == max - 1 && pos < len) {
+			/* Out of room: keep the rest verbatim rather than drop it. */
+			it->key = "_rest";
+			it->key_len = 5;
+			it->val = item;
+			it->val_len = (size_t)(text + len - item);
+			it->dup = 0;
+			return n + 1;
+		}
+		eq = memchr(item, '=', ilen);
+		it->key = item;
+		it->key_len = eq ? (size_t)(eq - item) : ilen;
+		it->val = eq ? eq + 1 : item + ilen;
+		it->val_len = eq ? ilen - it->key_len - 1 : 0;
+		trim(&it->key, &it->key_len);
+		trim(&it->val, &it->val_len);
+		it->dup = 0;
+		for (size_t j = 0; j < n; j++)
+			if (items[j].key_len == it->key_len &&
+			    memcmp(items[j].key, it->key, it->key_len) == 0)
+				it->dup++;
+		n++;
+	}
+	return n;
+}

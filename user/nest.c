@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+#include "nest.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct frame {
+	uint32_t name, meta;
+	uint64_t start_ns;
+	uint64_t counter_start;
+	bool has_counter;
+	uint64_t child_ns;
+	uint64_t child_counter;
+	unsigned flags;
+};
+
+struct thread {
+	struct lp_thread_info info;
+	struct frame *stack;
+	size_t depth, cap;
+	uint64_t skipped; /* enters past the depth limit still open */
+};
+
+struct lp_nest {
+	struct lp_nest_sink sink;
+	struct lp_nest_totals t;
+	struct thread *threads;
+	struct lp_thread_info *infos; /* snapshot for lp_nest_threads() */
+	size_t nthreads, cap, infos_cap;
+	uint32_t *slots; /* thread index + 1, open addressing on (pid, tid) */
+	size_t nslots;
+};
+
+static uint64_t thread_key(uint32_t pid, uint32_t tid)
+{
+	return ((uint64_t)pid << 32) | tid;
+}
+
+static int rehash(struct lp_nest *n, size_t nslots)
+{
+	uint32_t *slots = calloc(nslots, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < n->nthreads; i++) {
+		struct lp_thread_info *in = &n->threads[i].info;
+		size_t j = lp_hash64(thread_key(in->pid, in->tid)) & (nslots - 1);
+
+		while (slots[j])
+			j = (j + 1) & (nslots - 1);
+		slots[j] = i + 1;
+	}
+	free(n->slots);
+	n->slots = slots;
+	n->nslots = nslots;
+	return 0;
+}
+
+struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink)
+{
+	struct lp_nest *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->sink = *sink;
+	n->t.first_ns = UINT64_MAX;
+	if (rehash(n, 64)) {
+		free(n);
+		return NULL;
+	}
+	return n;
+}
+
+void lp_nest_free(struct lp_nest *n)
+{
+	if (!n)
+		return;
+	for (size_t i = 0; i < n->nthreads; i++)
+		free(n->threads[i].stack);
+	free(n->threads);
+	free(n->infos);
+	free(n->slots);
+	free(n);
+}
+
+static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = thread_key(pid, tid);
+	size_t j = lp_hash64(key) & (n->nslots - 1);
+	struct thread *threads, *th;
+
+	for (; n->slots[j]; j = (j + 1) & (n->nslots - 1)) {
+		th = &n->threads[n->slots[j] - 1];
+		if (thread_key(th->info.pid, th->info.tid) == key)
+			return th;
+	}
+	threads = lp_grow(n->threads, &n->cap, n->nthreads + 1, sizeof(*threads));
+	if (!threads)
+		return NULL;
+	n->threads = threads;
+	th = &n->threads[n->nthreads];
+	memset(th, 0, sizeof(*th));
+	th->info.pid = pid;
+	th->info.tid = tid;
+	n->slots[j] = ++n->nthreads;
+	n->t.threads = n->nthreads;
+	if (n->nthreads * 2 > n->nslots && rehash(n, n->nslots * 2))
+		return NULL;
+	return th;
+}
+
+/* Pops the innermost frame of th, ending it at end_ns. */
+static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uint64_t counter,
+		      bool has_counter, unsigned flags)
+{
+	struct frame *f = &th->stack[--th->depth];
+	struct lp_span s = {
+		.pid = th->info.pid,
+		.tid = th->info.tid,
+		.name = f->name,
+		.meta = f->meta,
+		.start_ns = f->start_ns,
+		.end_ns = end_ns < f->start_ns ? f->start_ns : end_ns,
+		.depth = (uint32_t)th->depth,
+		.flags = f->flags | flags,
+	};
+
+	s.total_ns = s.end_ns - s.start_ns;
+	s.self_ns = s.total_ns > f->child_ns ? s.total_ns - f->child_ns : 0;
+	s.has_counter = f->has_counter && has_counter;
+	if (s.has_counter) {
+		s.counter_total = counter >= f->counter_start ? counter - f->counter_start : 0;
+		s.counter_self = s.counter_total > f->child_counter
+					 ? s.counter_total - f->child_counter
+					 : 0;
+	}
+	if (th->depth > 0) {
+		struct frame *parent = &th->stack[th->depth - 1];
+
+		parent->child_ns += s.total_ns;
+		parent->child_counter += s.counter_total;
+	} else {
+		th->info.recorded_ns += s.total_ns;
+		n->t.recorded_ns += s.total_ns;
+		n->t.counter_total += s.counter_total;
+	}
+	th->info.spans++;
+	n->t.spans++;
+	if (s.flags & LP_SPAN_UNTERMINATED)
+		n->t.unterminated++;
+	if (s.flags & LP_SPAN_UNCERTAIN)
+		n->t.uncertain++;
+	if (s.start_ns < n->t.first_ns)
+		n->t.first_ns = s.start_ns;
+	if (s.end_ns > n->t.last_ns)
+		n->t.last_ns = s.end_ns;
+	if (n->sink.span)
+		n->sink.span(n->sink.ctx, &s);
+}
+
+/*
+ * Force-closes the frames above index keep, innermost first; each ends 1 ns
+ * before the one enclosing it so that viewers that round keep them nested.
+ */
+static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint64_t end_ns)
+{
+	while (th->depth > keep) {
+		uint64_t back = th->depth - keep; /* the frame just above keep gets 1 */
+
+		close_top(n, th, end_ns > back ? end_ns - back : 0, 0, false, LP_SPAN_UNTERMINATED);
+	}
+}
+
+int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
+{
+	struct thread *th = get_thread(n, ev->pid, ev->tid);
+	struct frame *f;
+
+	if (!th)
+		return -ENOMEM;
+	if (ev->lost_before) {
+		th->info.lost_seen += ev->lost_before;
+		n->t.lost_seen += ev->lost_before;
+		for (size_t i = 0; i < th->depth; i++)
+			th->stack[i].flags |= LP_SPAN_UNCERTAIN;
+	}
+	if (ev->type == LP_EVENT_ENTER) {
+		if (th->depth >= LP_NEST_MAX_DEPTH) {
+			th->skipped++;
+			n->t.too_deep++;
+			return 0;
+		}
+		f = lp_grow(th->stack, &th->cap, th->depth + 1, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		th->stack = f;
+		f = &th->stack[th->depth++];
+		memset(f, 0, sizeof(*f));
+		f->name = ev->name;
+		f->meta = ev->meta;
+		f->start_ns = ev->ts_ns;
+		f->counter_start = ev->counter;
+		f->has_counter = ev->has_counter;
+		/* A gap just before the enter may have been this span's own children. */
+		if (ev->lost_before)
+			f->flags |= LP_SPAN_UNCERTAIN;
+		if (th->depth > th->info.max_depth)
+			th->info.max_depth = (uint32_t)th->depth;
+		return 0;
+	}
+
+	if (th->skipped) {
+		/* The exit of an enter skipped for depth: nothing to close. */
+		th->skipped--;
+		return 0;
+	}
+	/* The innermost open span of that name; spans above it never got their exit. */
+	for (size_t i = th->depth; i-- > 0;) {
+		if (th->stack[i].name == ev->name) {
+			close_above(n, th, i + 1, ev->ts_ns);
+			close_top(n, th, ev->ts_ns, ev->counter, ev->has_counter, 0);
+			return 0;
+		}
+	}
+	n->t.unmatched_exits++;
+	return 0;
+}
+
+void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
+{
+	for (size_t i = 0; i < n->nthreads; i++)
+		if (n->threads[i].depth)
+			close_above(n, &n->threads[i], 0, end_ns + 1);
+}
+
+const struct lp_nest_totals *lp_nest_totals(const struct lp_nest *n)
+{
+	return &n->t;
+}
+
+size_t lp_nest_threads(const struct lp_nest *n, const struct lp_thread_info **out)
+{
+	struct lp_nest *m = (struct lp_nest *)n; /* the snapshot is a cache */
+	struct lp_thread_info *infos;
+
+	infos = lp_grow(m->infos, &m->infos_cap, n->nthreads ? n->nthreads : 1, sizeof(*infos));
+	if (!infos) {
+		*out = NULL;
+		return 0;
+	}
+	m->infos = infos;
+	for (size_t i = 0; i < n->nthreads; i++)
+		infos[i] = n->threads[i].info;
+	*out = infos;
+	return n->nthreads;
+}

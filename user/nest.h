@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rebuilds span nesting per thread from a stream of enter/exit events and
+ * hands every completed span to a sink. Knows nothing of BPF: tests drive it
+ * with synthetic streams. Nesting follows event order, never timestamps, so
+ * equal timestamps nest as they were emitted.
+ */
+#ifndef LP_NEST_H
+#define LP_NEST_H
+
+#include "common.h"
+
+/* Open spans kept per thread; enters past this are counted and skipped. */
+#define LP_NEST_MAX_DEPTH 1024
+
+enum lp_event_type { LP_EVENT_ENTER = 1, LP_EVENT_EXIT = 2 };
+
+struct lp_event {
+	enum lp_event_type type;
+	uint32_t pid, tid;
+	uint64_t ts_ns;
+	uint64_t counter;
+	bool has_counter;
+	uint32_t name; /* string ids (strtab); meta 0 = none */
+	uint32_t meta;
+	uint32_t lost_before; /* this thread's events lost just before this one */
+};
+
+#define LP_SPAN_UNTERMINATED 0x1 /* no matching exit: closed by an outer exit or at the end */
+#define LP_SPAN_UNCERTAIN 0x2    /* its thread lost events while it was open */
+
+struct lp_span {
+	uint32_t pid, tid;
+	uint32_t name, meta;
+	uint64_t start_ns, end_ns;
+	uint64_t total_ns, self_ns;
+	uint64_t counter_total, counter_self;
+	bool has_counter;
+	uint32_t depth; /* 0 = top level */
+	unsigned flags;
+};
+
+struct lp_nest_sink {
+	/* Called once per span, children before their parent. */
+	void (*span)(void *ctx, const struct lp_span *s);
+	void *ctx;
+};
+
+struct lp_nest_totals {
+	uint64_t spans;           /* completed spans, forced ones included */
+	uint64_t unterminated;    /* spans closed without their exit */
+	uint64_t uncertain;       /* spans open while their thread lost events */
+	uint64_t unmatched_exits; /* exits with no open span of that name */
+	uint64_t too_deep;        /* enters skipped past LP_NEST_MAX_DEPTH */
+	uint64_t lost_seen;       /* lost events revealed by sequence gaps */
+	uint64_t first_ns, last_ns; /* window: first entry .. last exit */
+	uint64_t recorded_ns;     /* sum over threads of time under top-level spans */
+	uint64_t counter_total;   /* sum of top-level spans' counter deltas */
+	uint32_t threads;         /* threads with at least one event */
+};
+
+struct lp_thread_info {
+	uint32_t pid, tid;
+	uint64_t spans;
+	uint64_t recorded_ns;
+	uint64_t lost_seen;
+	uint32_t max_depth;
+};
+
+struct lp_nest;
+
+struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink);
+void lp_nest_free(struct lp_nest *n);
+/* 0 or -errno (ENOMEM). */
+int lp_nest_event(struct lp_nest *n, const struct lp_event *ev);
+/*
+ * Closes every span still open, as unterminated, at end_ns (inner ones 1 ns
+ * earlier per level, so their ends stay strictly inside their parent's).
+ */
+void lp_nest_finish(struct lp_nest *n, uint64_t end_ns);
+const struct lp_nest_totals *lp_nest_totals(const struct lp_nest *n);
+/* Threads in order of first appearance. */
+size_t lp_nest_threads(const struct lp_nest *n, const struct lp_thread_info **out);
+
+#endif

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include "outfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int lp_outfile_open(struct lp_outfile *o, const char *path)
+{
+	int fd, err;
+
+	memset(o, 0, sizeof(*o));
+	o->path = strdup(path);
+	if (!o->path || asprintf(&o->tmp, "%s.tmp.XXXXXX", path) < 0) {
+		o->tmp = NULL;
+		err = -ENOMEM;
+		goto fail;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		err = -errno;
+		free(o->tmp);
+		o->tmp = NULL;
+		goto fail;
+	}
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		err = -errno;
+		close(fd);
+		goto fail;
+	}
+	/* Large writes: the trace can be hundreds of MB. */
+	setvbuf(o->f, NULL, _IOFBF, 1 << 20);
+	return 0;
+fail:
+	lp_outfile_abort(o);
+	return err;
+}
+
+int lp_outfile_commit(struct lp_outfile *o)
+{
+	int err = 0;
+
+	if (fflush(o->f) || ferror(o->f) || fsync(fileno(o->f)))
+		err = -(errno ? errno : EIO);
+	if (fclose(o->f) && !err)
+		err = -errno;
+	o->f = NULL;
+	if (!err && rename(o->tmp, o->path))
+		err = -errno;
+	if (err)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+	return err;
+}
+
+void lp_outfile_abort(struct lp_outfile *o)
+{
+	if (o->f)
+		fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output files appear whole or not at all: written to a temporary file in the
+ * same directory, then renamed over the final name.
+ */
+#ifndef LP_OUTFILE_H
+#define LP_OUTFILE_H
+
+#include <stdio.h>
+
+struct lp_outfile {
+	FILE *f;
+	char *path;
+	char *tmp;
+};
+
+/* 0 or -errno. */
+int lp_outfile_open(struct lp_outfile *o, const char *path);
+/* Flushes, syncs and renames into place; 0 or -errno (the temp file is removed). */
+int lp_outfile_commit(struct lp_outfile *o);
+void lp_outfile_abort(struct lp_outfile *o);
+
+#endif

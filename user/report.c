@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "meta.h"
+#include "text.h"
+
+static uint64_t lost_total(const struct lp_loss *l)
+{
+	return l->enter + l->exit;
+}
+
+/* "name [meta]" made safe for a terminal and cut to the Name column. */
+static void name_cell(const struct lp_report *r, const struct lp_group *g, char *out, size_t sz)
+{
+	struct lp_buf b = { 0 };
+	size_t len;
+	const char *s = strtab_str(r->st, g->name, &len);
+
+	lp_text_display(&b, s, len);
+	if (g->meta) {
+		s = strtab_str(r->st, g->meta, &len);
+		lp_buf_put(&b, " [", 2);
+		lp_text_display(&b, s, len);
+		lp_buf_put(&b, "]", 1);
+	}
+	if (b.p)
+		lp_fit_columns(b.p, b.len, LP_TABLE_NAME_COLS, true, out, sz);
+	else
+		lp_fit_columns("", 0, LP_TABLE_NAME_COLS, true, out, sz);
+	lp_buf_free(&b);
+}
+
+void lp_report_table(FILE *out, const struct lp_report *r)
+{
+	const struct lp_nest_totals *t = r->totals;
+	uint64_t window = t->spans ? t->last_ns - t->first_ns : 0;
+	char a[32], b[32], c[32], d[32], name[LP_TABLE_NAME_COLS * 4 + 8];
+
+	lp_fmt_duration(window, a, sizeof(a));
+	lp_fmt_duration(t->recorded_ns, b, sizeof(b));
+	fprintf(out, "Lean profile: %" PRIu64 " events, %" PRIu32 " threads, window %s,\n", t->spans,
+		t->threads, a);
+	fprintf(out, "recorded thread time %s, %" PRIu64 " %s\n", b, t->counter_total,
+		r->counter_name);
+	if (r->res.valid)
+		fprintf(out,
+			"Process resources: user CPU %" PRIu64 " ms, system CPU %" PRIu64
+			" ms, peak RSS %" PRIu64 " KiB, context switches %" PRIu64 "\n",
+			r->res.user_ns / 1000000, r->res.system_ns / 1000000, r->res.peak_rss_kib,
+			r->res.voluntary_switches + r->res.involuntary_switches);
+	else
+		fprintf(out, "Process resources: not available\n");
+	if (lost_total(&r->loss))
+		fprintf(out,
+			"Lost: %" PRIu64 " events (%" PRIu64 " entries, %" PRIu64
+			" exits): the ring buffer was full; affected spans are marked uncertain. "
+			"Try a larger --buffer-size.\n",
+			lost_total(&r->loss), r->loss.enter, r->loss.exit);
+	if (t->unterminated || t->unmatched_exits || t->too_deep)
+		fprintf(out,
+			"Unterminated spans: %" PRIu64 ", exits without an open span: %" PRIu64
+			", enters past depth %d: %" PRIu64 "\n",
+			t->unterminated, t->unmatched_exits, LP_NEST_MAX_DEPTH, t->too_deep);
+	fputc('\n', out);
+	fputs("Name                                      Self       Total  Calls      Mean       P95"
+	      "  Self HB      %\n",
+	      out);
+	for (size_t i = 0; i < r->ngroups; i++) {
+		struct lp_group *g = r->groups[i];
+		char hb[32], pct[16];
+
+		name_cell(r, g, name, sizeof(name));
+		lp_fmt_duration(g->self_ns, a, sizeof(a));
+		lp_fmt_duration(g->total_ns, b, sizeof(b));
+		lp_fmt_duration(g->calls ? g->total_ns / g->calls : 0, c, sizeof(c));
+		lp_fmt_duration(lp_group_p95(g), d, sizeof(d));
+		if (g->counter_calls)
+			snprintf(hb, sizeof(hb), "%" PRIu64, g->counter_self);
+		else
+			snprintf(hb, sizeof(hb), "-");
+		if (t->recorded_ns)
+			snprintf(pct, sizeof(pct), "%.1f%%",
+				 100.0 * (double)g->self_ns / (double)t->recorded_ns);
+		else
+			snprintf(pct, sizeof(pct), "-");
+		/* An uncertain row's self time may be wrong: say so on the row. */
+		fprintf(out, "%s%10s%11s%7" PRIu64 "%10s%10s%9s%7s%s\n", name, a, b, g->calls, c, d,
+			hb, pct, g->uncertain ? "  (uncertain)" : "");
+	}
+}
+
+static json_object *jstr(const char *s, size_t len)
+{
+	struct lp_buf b = { 0 };
+	json_object *o;
+
+	/* json-c passes invalid UTF-8 through: clean it first. */
+	if (lp_utf8_sanitize(&b, s, len))
+		return NULL;
+	o = json_object_new_string_len(b.p ? b.p : "", (int)b.len);
+	lp_buf_free(&b);
+	return o;
+}
+
+static json_object *jid(const struct strtab *st, uint32_t id)
+{
+	size_t len;
+	const char *s = strtab_str(st, id, &len);
+
+	return jstr(s, len);
+}
+
+static void add_u64(json_object *o, const char *k, uint64_t v)
+{
+	json_object_object_add(o, k, json_object_new_uint64(v));
+}
+
+static json_object *meta_object(const struct strtab *st, uint32_t meta)
+{
+	struct lp_meta_item items[LP_META_MAX_ITEMS];
+	json_object *o = json_object_new_object();
+	size_t len, n;
+	const char *text = strtab_str(st, meta, &len);
+	char key[80];
+
+	n = lp_meta_parse(text, len, items, ARRAY_SIZE(items));
+	for (size_t i = 0; i < n; i++) {
+		struct lp_buf kb = { 0 };
+
+		lp_utf8_sanitize(&kb, items[i].key, items[i].key_len);
+		if (items[i].dup)
+			snprintf(key, sizeof(key), "%.60s#%u", kb.p ? kb.p : "", items[i].dup + 1);
+		json_object_object_add(o, items[i].dup ? key : (kb.p ? kb.p : ""),
+				       jstr(items[i].val, items[i].val_len));
+		lp_buf_free(&kb);
+	}
+	return o;
+}
+
+static json_object *loss_object(const struct lp_report *r)
+{
+	json_object *o = json_object_new_object();
+
+	add_u64(o, "total", lost_total(&r->loss));
+	add_u64(o, "enter", r->loss.enter);
+	add_u64(o, "exit", r->loss.exit);
+	add_u64(o, "string", r->loss.string);
+	add_u64(o, "thread_record", r->loss.thread);
+	add_u64(o, "no_task_storage", r->loss.no_storage);
+	return o;
+}
+
+char *lp_report_summary_json(const struct lp_report *r)
+{
+	const struct lp_nest_totals *t = r->totals;
+	json_object *root = json_object_new_object(), *o, *arr;
+	char *text;
+
+	json_object_object_add(root, "schema", json_object_new_string(LP_SUMMARY_SCHEMA));
+	arr = json_object_new_array();
+	for (char *const *a = r->argv; a && *a; a++)
+		json_object_array_add(arr, jstr(*a, strlen(*a)));
+	json_object_object_add(root, "command", arr);
+	json_object_object_add(root, "pid", json_object_new_int(r->pid));
+	json_object_object_add(root, "exit_status", json_object_new_int(r->exit_status));
+	json_object_object_add(root, "counter_name", json_object_new_string(r->counter_name));
+	add_u64(root, "events", t->spans);
+	add_u64(root, "threads", t->threads);
+	add_u64(root, "window_ns", t->spans ? t->last_ns - t->first_ns : 0);
+	add_u64(root, "recorded_thread_time_ns", t->recorded_ns);
+	add_u64(root, "counter_total", t->counter_total);
+	add_u64(root, "unterminated_spans", t->unterminated);
+	add_u64(root, "uncertain_spans", t->uncertain);
+	add_u64(root, "unmatched_exits", t->unmatched_exits);
+	add_u64(root, "too_deep_enters", t->too_deep);
+	add_u64(root, "max_depth", LP_NEST_MAX_DEPTH);
+	json_object_object_add(root, "lost_events", loss_object(r));
+	add_u64(root, "ring_buffer_bytes", r->buffer_bytes);
+	o = json_object_new_object();
+	add_u64(o, "malformed_records", r->malformed);
+	add_u64(o, "truncated_strings", r->truncated);
+	add_u64(o, "unreadable_strings", r->unreadable);
+	json_object_object_add(root, "input", o);
+
+	o = json_object_new_object();
+	json_object_object_add(o, "available", json_object_new_boolean(r->res.valid));
+	if (r->res.valid) {
+		json_object_object_add(o, "scope", json_object_new_string(r->res.scope));
+		add_u64(o, "user_cpu_ns", r->res.user_ns);
+		add_u64(o, "system_cpu_ns", r->res.system_ns);
+		add_u64(o, "peak_rss_kib", r->res.peak_rss_kib);
+		add_u64(o, "voluntary_context_switches", r->res.voluntary_switches);
+		add_u64(o, "involuntary_context_switches", r->res.involuntary_switches);
+	}
+	json_object_object_add(root, "resources", o);
+
+	arr = json_object_new_array();
+	for (size_t i = 0; i < r->ngroups; i++) {
+		struct lp_group *g = r->groups[i];
+		json_object *row = json_object_new_object();
+		size_t len;
+		const char *meta = strtab_str(r->st, g->meta, &len);
+
+		json_object_object_add(row, "name", jid(r->st, g->name));
+		json_object_object_add(row, "meta_text", jstr(meta, len));
+		json_object_object_add(row, "meta", meta_object(r->st, g->meta));
+		add_u64(row, "calls", g->calls);
+		add_u64(row, "self_ns", g->self_ns);
+		add_u64(row, "total_ns", g->total_ns);
+		add_u64(row, "mean_ns", g->calls ? g->total_ns / g->calls : 0);
+		add_u64(row, "p95_ns", lp_group_p95(g));
+		add_u64(row, "min_ns", g->calls ? g->min_ns : 0);
+		add_u64(row, "max_ns", g->max_ns);
+		if (g->counter_calls) {
+			add_u64(row, "self_counter", g->counter_self);
+			add_u64(row, "total_counter", g->counter_total);
+		} else {
+			json_object_object_add(row, "self_counter", NULL);
+			json_object_object_add(row, "total_counter", NULL);
+		}
+		json_object_object_add(row, "self_percent",
+				       json_object_new_double(t->recorded_ns
+								      ? 100.0 * (double)g->self_ns /
+										(double)t->recorded_ns
+								      : 0.0));
+		add_u64(row, "unterminated", g->unterminated);
+		add_u64(row, "uncertain", g->uncertain);
+		json_object_array_add(arr, row);
+	}
+	json_object_object_add(root, "rows", arr);
+
+	arr = json_object_new_array();
+	for (size_t i = 0; i < r->nthreads; i++) {
+		const struct lp_report_thread *th = &r->threads[i];
+		json_object *row = json_object_new_object();
+
+		json_object_object_add(row, "pid", json_object_new_int64(th->pid));
+		json_object_object_add(row, "tid", json_object_new_int64(th->tid));
+		json_object_object_add(row, "name", jid(r->st, th->name));
+		add_u64(row, "spans", th->spans);
+		add_u64(row, "recorded_ns", th->recorded_ns);
+		add_u64(row, "lost_events", th->lost);
+		add_u64(row, "max_depth", th->max_depth);
+		json_object_array_add(arr, row);
+	}
+	json_object_object_add(root, "thread_list", arr);
+
+	o = json_object_new_object();
+	if (r->trace_path)
+		json_object_object_add(o, "trace", jstr(r->trace_path, strlen(r->trace_path)));
+	json_object_object_add(root, "files", o);
+
+	text = strdup(json_object_to_json_string_ext(
+		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	if (!text)
+		errno = ENOMEM;
+	return text;
+}
+
+char *lp_report_other_data_json(const struct lp_report *r)
+{
+	json_object *root = json_object_new_object(), *arr = json_object_new_array();
+	char *text;
+
+	json_object_object_add(root, "generator", json_object_new_string("leanprofiler"));
+	for (char *const *a = r->argv; a && *a; a++)
+		json_object_array_add(arr, jstr(*a, strlen(*a)));
+	json_object_object_add(root, "command", arr);
+	json_object_object_add(root, "lost_events", loss_object(r));
+	add_u64(root, "unterminated_spans", r->totals->unterminated);
+	add_u64(root, "uncertain_spans", r->totals->uncertain);
+	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
+								   JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(root);
+	return text;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the user reads: the summary table (the layout of the README's example)
+ * and the summary JSON, which holds every figure of the table, exactly, so a
+ * later command can print the table again.
+ */
+#ifndef LP_REPORT_H
+#define LP_REPORT_H
+
+#include <stdio.h>
+
+#include "stats.h"
+#include "strtab.h"
+
+#define LP_TABLE_NAME_COLS 40 /* the Name column; longer names end in "…" */
+#define LP_SUMMARY_SCHEMA "leanprofiler-summary/1"
+
+struct lp_resources {
+	bool valid;
+	const char *scope; /* what the figures cover */
+	uint64_t user_ns, system_ns;
+	uint64_t peak_rss_kib;
+	uint64_t voluntary_switches, involuntary_switches;
+};
+
+struct lp_loss {
+	uint64_t enter, exit;  /* events the kernel could not deliver */
+	uint64_t string;       /* literal texts not delivered (counted in enter/exit too) */
+	uint64_t thread;       /* thread records not delivered */
+	uint64_t no_storage;   /* events lost for want of per-thread state */
+};
+
+struct lp_report_thread {
+	uint32_t pid, tid;
+	uint32_t name;  /* string id */
+	uint64_t spans, recorded_ns, lost;
+	uint32_t max_depth;
+};
+
+struct lp_report {
+	const struct strtab *st;
+	const struct lp_nest_totals *totals;
+	struct lp_group **groups;
+	size_t ngroups;
+	const struct lp_report_thread *threads;
+	size_t nthreads;
+	struct lp_resources res;
+	struct lp_loss loss;
+	uint64_t malformed, truncated, unreadable;
+	const char *counter_name; /* "Lean heartbeats" */
+	const char *trace_path;   /* NULL when not written */
+	const char *summary_path;
+	char *const *argv;        /* the recorded command */
+	int pid;
+	int exit_status; /* the command's, as leanprofiler exits with it; -1 unknown */
+	uint64_t buffer_bytes;
+};
+
+/* The header lines, a blank line and the table. */
+void lp_report_table(FILE *out, const struct lp_report *r);
+/* The summary JSON text (json-c), caller frees; NULL and errno on failure. */
+char *lp_report_summary_json(const struct lp_report *r);
+/* The small object stored as the trace's otherData. */
+char *lp_report_other_data_json(const struct lp_report *r);
+
+#endif

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+#include "text.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int lp_buf_put(struct lp_buf *b, const char *s, size_t len)
+{
+	char *p = lp_grow(b->p, &b->cap, b->len + len + 1, 1);
+
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	memcpy(b->p + b->len, s, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+int lp_buf_putc(struct lp_buf *b, char c)
+{
+	return lp_buf_put(b, &c, 1);
+}
+
+void lp_buf_free(struct lp_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+size_t lp_utf8_seq(const unsigned char *s, size_t len)
+{
+	unsigned c = s[0];
+	size_t n;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	if (len < n)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
+
+static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+	int err = lp_buf_put(b, "", 0);
+
+	while (!err && i < len) {
+		size_t n = lp_utf8_seq(u + i, len - i);
+		char esc[8];
+
+		if (n == 0) {
+			err = lp_buf_put(b, replacement, 3);
+			n = 1;
+		} else if (display && (u[i] < 0x20 || u[i] == 0x7f)) {
+			if (u[i] == '\n')
+				strcpy(esc, "\\n");
+			else if (u[i] == '\t')
+				strcpy(esc, "\\t");
+			else if (u[i] == '\r')
+				strcpy(esc, "\\r");
+			else
+				snprintf(esc, sizeof(esc), "\\x%02x", u[i]);
+			err = lp_buf_put(b, esc, strlen(esc));
+		} else {
+			err = lp_buf_put(b, s + i, n);
+		}
+		i += n;
+	}
+	return err;
+}
+
+int lp_utf8_sanitize(struct lp_buf *b, const char *s, size_t len)
+{
+	return put_text(b, s, len, false);
+}
+
+int lp_text_display(struct lp_buf *b, const char *s, size_t len)
+{
+	return put_text(b, s, len, true);
+}
+
+size_t lp_fit_columns(const char *s, size_t len, size_t width, bool pad, char *out,
+		      size_t outsz)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t cols = 0, i = 0, o = 0, cut = 0, cut_cols = 0;
+	bool fits = true;
+
+	if (outsz == 0)
+		return 0;
+	/* Find how much fits; remember where width-1 columns end for the "…". */
+	while (i < len) {
+		size_t n = lp_utf8_seq(u + i, len - i);
+
+		if (n == 0)
+			n = 1; /* callers pass sanitized text; be safe anyway */
+		if (cols == width - 1 || width == 0) {
+			cut = i;
+			cut_cols = cols;
+		}
+		if (cols == width) {
+			fits = false;
+			break;
+		}
+		i += n;
+		cols++;
+	}
+	if (fits) {
+		cut = i;
+		cut_cols = cols;
+	}
+	if (cut > outsz - 1)
+		cut = outsz - 1;
+	memcpy(out, s, cut);
+	o = cut;
+	if (!fits && width > 0 && o + 3 < outsz) {
+		memcpy(out + o, "\xe2\x80\xa6", 3); /* … */
+		o += 3;
+		cut_cols++;
+	}
+	while (pad && cut_cols < width && o + 1 < outsz) {
+		out[o++] = ' ';
+		cut_cols++;
+	}
+	out[o] = '\0';
+	return o;
+}
+
+void lp_fmt_duration(uint64_t ns, char *out, size_t outsz)
+{
+	static const struct {
+		uint64_t div;
+		const char *unit;
+	} units[] = { { 1000000000ULL, "s" }, { 1000000ULL, "ms" }, { 1000ULL, "us" } };
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (ns >= units[i].div) {
+			snprintf(out, outsz, "%.2f %s", (double)ns / (double)units[i].div,
+				 units[i].unit);
+			return;
+		}
+	}
+	snprintf(out, outsz, "%.2f ns", (double)ns);
+}

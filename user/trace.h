@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Chrome Trace Event writer (JSON object format, "traceEvents"). Spans are
+ * complete ("X") events written as they close, so memory does not grow with
+ * the trace; viewers sort them. Timestamps are microseconds with exactly three
+ * decimals (ns precision), relative to the start of recording.
+ */
+#ifndef LP_TRACE_H
+#define LP_TRACE_H
+
+#include "jsonw.h"
+#include "nest.h"
+#include "outfile.h"
+#include "strtab.h"
+
+struct lp_trace {
+	struct lp_outfile out;
+	struct jw w;
+	const struct strtab *st;
+	uint64_t base_ns;
+	uint64_t spans;
+};
+
+/* 0 or -errno. */
+int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st, uint64_t base_ns);
+void lp_trace_span(struct lp_trace *t, const struct lp_span *s);
+/* A process_name (tid = pid) or thread_name metadata event; name is a string id. */
+void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid, uint32_t name);
+/* Ends the file with otherData (a JSON object text from the caller) and renames it into place. */
+int lp_trace_close(struct lp_trace *t, const char *other_data_json);
+void lp_trace_abort(struct lp_trace *t);
+
+/* Writes a span's args: its metadata items, then the profiler's own keys. */
+void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_span *s);
+
+#endif

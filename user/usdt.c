@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+#include "usdt.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* File offset of a virtual address, via the PT_LOAD segment that maps it. */
+static int vaddr_to_off(Elf *elf, uint64_t addr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (addr >= ph.p_vaddr && addr < ph.p_vaddr + ph.p_memsz) {
+			*off = addr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static void copy_field(char *dst, size_t cap, const char *src, size_t avail, size_t *used)
+{
+	size_t len = strnlen(src, avail);
+
+	snprintf(dst, cap, "%.*s", (int)(len < cap ? len : cap - 1), src);
+	*used = len < avail ? len + 1 : avail;
+}
+
+static int parse_notes(Elf *elf, Elf_Scn *scn, uint64_t base_sh_addr, struct lp_usdt_note **out,
+		       size_t *count, size_t *cap)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!data)
+		return 0;
+	while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *desc = (const char *)data->d_buf + desc_off;
+		struct lp_usdt_note *n, *notes;
+		size_t left, used;
+
+		if (nh.n_type != 3 || nh.n_namesz != 8 ||
+		    memcmp((const char *)data->d_buf + name_off, "stapsdt", 8) != 0 ||
+		    nh.n_descsz < 3 * 8 + 3)
+			continue;
+		notes = lp_grow(*out, cap, *count + 1, sizeof(**out));
+		if (!notes)
+			return -ENOMEM;
+		*out = notes;
+		n = &notes[*count];
+		memset(n, 0, sizeof(*n));
+		memcpy(&n->loc_addr, desc, 8);
+		memcpy(&n->base_addr, desc + 8, 8);
+		memcpy(&n->sema_addr, desc + 16, 8);
+		left = nh.n_descsz - 24;
+		desc += 24;
+		copy_field(n->provider, sizeof(n->provider), desc, left, &used);
+		desc += used, left -= used;
+		copy_field(n->name, sizeof(n->name), desc, left, &used);
+		desc += used, left -= used;
+		copy_field(n->args, sizeof(n->args), desc, left, &used);
+		/* Prelink moved the file? The note's base tells by how much. */
+		if (base_sh_addr && n->base_addr) {
+			n->loc_addr += base_sh_addr - n->base_addr;
+			if (n->sema_addr)
+				n->sema_addr += base_sh_addr - n->base_addr;
+		}
+		if (vaddr_to_off(elf, n->loc_addr, &n->loc_off))
+			continue; /* not in a loaded segment: unusable */
+		if (n->sema_addr && vaddr_to_off(elf, n->sema_addr, &n->sema_off))
+			n->sema_off = 0;
+		(*count)++;
+	}
+	return 0;
+}
+
+int lp_usdt_read(const char *path, struct lp_usdt_note **out, size_t *count)
+{
+	Elf *elf = NULL;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, cap = 0;
+	uint64_t base_sh_addr = 0;
+	int fd, err = 0;
+
+	*out = NULL;
+	*count = 0;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getshdrstrndx(elf, &shstrndx)) {
+		err = -ENOEXEC;
+		goto cleanup;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && strcmp(name, ".stapsdt.base") == 0)
+			base_sh_addr = sh.sh_addr;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".note.stapsdt") != 0)
+			continue;
+		err = parse_notes(elf, scn, base_sh_addr, out, count, &cap);
+		if (err)
+			break;
+	}
+cleanup:
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*count = 0;
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* USDT probe notes (.note.stapsdt) of an ELF file, with file offsets for uprobes. */
+#ifndef LP_USDT_H
+#define LP_USDT_H
+
+#include "common.h"
+
+#define LP_USDT_FIELD_MAX 128 /* provider, name, arguments: longer ones are cut */
+
+struct lp_usdt_note {
+	char provider[LP_USDT_FIELD_MAX];
+	char name[LP_USDT_FIELD_MAX];
+	char args[LP_USDT_FIELD_MAX * 2];
+	uint64_t loc_addr, base_addr, sema_addr; /* as written in the note */
+	uint64_t loc_off;  /* file offset of the probe site: the uprobe offset */
+	uint64_t sema_off; /* file offset of the semaphore, 0 if none */
+};
+
+/*
+ * Reads every USDT note of the ELF file at path. *out is malloc'ed (free it);
+ * 0 or -errno (-ENOEXEC: not a usable ELF file).
+ */
+int lp_usdt_read(const char *path, struct lp_usdt_note **out, size_t *count);
+
+#endif
