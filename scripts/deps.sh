@@ -3,7 +3,7 @@
 # Debian 12 package names; run as root (sudo make ... does).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev pkg-config make gcc)
+build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev pkg-config make gcc)
 test=(libcmocka-dev binutils g++ bpftrace)
 case "${1:-build}" in
 build) "$here/apt-ensure.sh" "${build[@]}" ;;

@@ -143,8 +143,9 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 	} else {
 		th->info.recorded_ns += s.total_ns;
 		n->t.recorded_ns += s.total_ns;
-		n->t.counter_total += s.counter_total;
 	}
+	/* Self counters add up to the whole, whichever spans carry counters. */
+	n->t.counter_total += s.counter_self;
 	th->info.spans++;
 	n->t.spans++;
 	if (s.flags & LP_SPAN_UNTERMINATED)

@@ -55,7 +55,7 @@ struct lp_nest_totals {
 	uint64_t lost_seen;       /* lost events revealed by sequence gaps */
 	uint64_t first_ns, last_ns; /* window: first entry .. last exit */
 	uint64_t recorded_ns;     /* sum over threads of time under top-level spans */
-	uint64_t counter_total;   /* sum of top-level spans' counter deltas */
+	uint64_t counter_total;   /* sum of every span's self counter delta */
 	uint32_t threads;         /* threads with at least one event */
 };
 

@@ -345,6 +345,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.pid = c.pid;
 	rep.exit_status = res->exit_code;
 	rep.buffer_bytes = o->buffer_bytes;
+	rep.base_ns = base_ns;
 	rep.trace_path = trace_path;
 	rep.summary_path = summary_path;
 	if (r.err) {

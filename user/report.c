@@ -274,6 +274,8 @@ char *lp_report_other_data_json(const struct lp_report *r)
 	for (char *const *a = r->argv; a && *a; a++)
 		json_object_array_add(arr, jstr(*a, strlen(*a)));
 	json_object_object_add(root, "command", arr);
+	json_object_object_add(root, "clock", json_object_new_string("CLOCK_MONOTONIC"));
+	add_u64(root, "base_ns", r->base_ns);
 	json_object_object_add(root, "lost_events", loss_object(r));
 	add_u64(root, "unterminated_spans", r->totals->unterminated);
 	add_u64(root, "uncertain_spans", r->totals->uncertain);

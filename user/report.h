@@ -54,6 +54,7 @@ struct lp_report {
 	int pid;
 	int exit_status; /* the command's, as leanprofiler exits with it; -1 unknown */
 	uint64_t buffer_bytes;
+	uint64_t base_ns; /* CLOCK_MONOTONIC time that trace timestamps count from */
 };
 
 /* The header lines, a blank line and the table. */

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Integration tests: the real profiler, real BPF, real target processes.
+ * Each test runs build/leanprofiler record on a program from tests/targets or
+ * examples and checks the table, the summary JSON and the trace against what
+ * the program did. Needs root (CAP_BPF + CAP_PERFMON): skipped otherwise.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <math.h>
+#include <stdarg.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static const char *build = "build";
+static char tmpdir[] = "/tmp/lp-itest-XXXXXX";
+
+struct run {
+	int status;   /* exit code, or 128 + signal */
+	char *out;    /* stdout */
+	char *err;    /* stderr */
+};
+
+static char *slurp_fd(int fd)
+{
+	size_t len = 0, cap = 4096;
+	char *buf = malloc(cap);
+	ssize_t n;
+
+	assert_non_null(buf);
+	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
+		len += (size_t)n;
+		if (cap - len < 2) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static char *slurp(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	char *s;
+
+	if (fd < 0)
+		return NULL;
+	s = slurp_fd(fd);
+	close(fd);
+	return s;
+}
+
+/* Runs argv with stdout and stderr captured to files (no pipe deadlocks). */
+static void run(struct run *r, char *const argv[])
+{
+	char outp[PATH_MAX], errp[PATH_MAX];
+	pid_t pid;
+	int st;
+
+	snprintf(outp, sizeof(outp), "%s/stdout", tmpdir);
+	snprintf(errp, sizeof(errp), "%s/stderr", tmpdir);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(99);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->out = slurp(outp);
+	r->err = slurp(errp);
+	assert_non_null(r->out);
+	assert_non_null(r->err);
+}
+
+static void run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/* A formatted path; never freed: tests are short and keep many alive at once. */
+static char *path(const char *fmt, ...)
+{
+	char *b = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	assert_true(vasprintf(&b, fmt, ap) >= 0);
+	va_end(ap);
+	return b;
+}
+
+static json_object *load_json(const char *p)
+{
+	char *text = slurp(p);
+	json_object *o;
+
+	assert_non_null(text);
+	o = json_tokener_parse(text);
+	free(text);
+	assert_non_null(o);
+	return o;
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("missing key %s", key);
+	return v;
+}
+
+static json_object *find_row(json_object *summary, const char *name, const char *meta)
+{
+	json_object *rows = get(summary, "rows");
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+
+		if (!strcmp(json_object_get_string(get(row, "name")), name) &&
+		    !strcmp(json_object_get_string(get(row, "meta_text")), meta))
+			return row;
+	}
+	fail_msg("no row %s [%s]", name, meta);
+	return NULL;
+}
+
+/* The independent consumer: speedscope's Trace Event importer (tests/consumer). */
+static void check_with_consumer(const char *trace)
+{
+	struct run r;
+	char *argv[] = { "tests/consumer/check-trace", (char *)trace, NULL };
+
+	run(&r, argv);
+	if (r.status != 0)
+		fail_msg("speedscope rejected %s (exit %d):\n%s%s", trace, r.status, r.out, r.err);
+	run_free(&r);
+}
+
+static void test_nested_example(void **state)
+{
+	char *out = path("%s/nested", tmpdir);
+	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
+			 path("%s/examples/nested", build), NULL };
+	json_object *sum, *trace, *events, *fwd, *load, *root;
+	struct run r;
+	double fwd_pct, load_pct;
+	int spans = 0;
+
+	(void)state;
+	run(&r, argv);
+	assert_int_equal(r.status, 0);
+	/* The seed's layout: two header lines, resources, blank, column header, 3 rows. */
+	assert_non_null(strstr(r.out, "Lean profile: 7 events, 1 threads, window "));
+	assert_non_null(strstr(r.out, ", 290 Lean heartbeats\n"));
+	assert_non_null(strstr(r.out, "\nProcess resources: user CPU "));
+	assert_non_null(strstr(r.out, "\n\nName                                      Self       Total  "
+				      "Calls      Mean       P95  Self HB      %\n"));
+	assert_non_null(strstr(r.out, "\nmodel.forward [phase=forward, module=en\xe2\x80\xa6 "));
+	assert_non_null(strstr(r.out, "\ninput.load [phase=input, activity=load] "));
+	assert_non_null(strstr(r.out, path("\nTrace: %s/leanprofiler-trace.json\n", out)));
+	assert_non_null(strstr(r.out, path("Summary: %s/leanprofiler-summary.json\n", out)));
+
+	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	assert_int_equal(json_object_get_int64(get(sum, "events")), 7);
+	assert_int_equal(json_object_get_int64(get(sum, "threads")), 1);
+	assert_int_equal(json_object_get_int64(get(sum, "counter_total")), 290);
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	fwd = find_row(sum, "model.forward", "phase=forward, module=encoder");
+	load = find_row(sum, "input.load", "phase=input, activity=load");
+	root = find_row(sum, "example.nested-spans", "");
+	assert_int_equal(json_object_get_int64(get(fwd, "calls")), 3);
+	assert_int_equal(json_object_get_int64(get(load, "calls")), 3);
+	assert_int_equal(json_object_get_int64(get(root, "calls")), 1);
+	assert_int_equal(json_object_get_int64(get(root, "self_counter")), 278);
+	fwd_pct = json_object_get_double(get(fwd, "self_percent"));
+	load_pct = json_object_get_double(get(load, "self_percent"));
+	/* ~4 ms vs ~2 ms sleeps: two thirds and one third, with slack for a busy host. */
+	assert_true(fwd_pct > 50 && fwd_pct < 75);
+	assert_true(load_pct > 22 && load_pct < 45);
+	/* The root is slow because of its children. */
+	assert_true(json_object_get_int64(get(root, "self_ns")) * 10 <
+		    json_object_get_int64(get(root, "total_ns")));
+
+	trace = load_json(path("%s/leanprofiler-trace.json", out));
+	events = get(trace, "traceEvents");
+	for (size_t i = 0; i < json_object_array_length(events); i++) {
+		json_object *e = json_object_array_get_idx(events, i);
+
+		if (!strcmp(json_object_get_string(get(e, "ph")), "X"))
+			spans++;
+	}
+	assert_int_equal(spans, 7);
+	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	json_object_put(sum);
+	json_object_put(trace);
+	run_free(&r);
+}
+
+/* One span as the target saw it, or as the trace shows it. */
+struct span {
+	int tid, depth;
+	uint64_t t[4]; /* target: before/after enter, before/after exit */
+	uint64_t start, end; /* trace */
+	char name[80], meta[200];
+};
+
+static int cmp_trace_order(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end; /* the parent first */
+}
+
+static bool reserved(const char *k)
+{
+	return !strcmp(k, "counter") || !strcmp(k, "self_counter") ||
+	       !strcmp(k, "unterminated") || !strcmp(k, "uncertain");
+}
+
+/* Trace timestamps ("ts": µs with 3 decimals) back to CLOCK_MONOTONIC ns. */
+static uint64_t ts_ns(json_object *v, uint64_t base)
+{
+	return base + (uint64_t)llround(json_object_get_double(v) * 1000.0);
+}
+
+static size_t read_trace(const char *p, struct span **out)
+{
+	json_object *trace = load_json(p), *events = get(trace, "traceEvents");
+	uint64_t base = (uint64_t)json_object_get_int64(get(get(trace, "otherData"), "base_ns"));
+	size_t n = 0, cap = json_object_array_length(events);
+	struct span *s = calloc(cap + 1, sizeof(*s));
+
+	for (size_t i = 0; i < cap; i++) {
+		json_object *e = json_object_array_get_idx(events, i);
+		struct span *sp = &s[n];
+		size_t m = 0;
+
+		if (strcmp(json_object_get_string(get(e, "ph")), "X"))
+			continue;
+		sp->tid = json_object_get_int(get(e, "tid"));
+		sp->start = ts_ns(get(e, "ts"), base);
+		sp->end = sp->start + (uint64_t)llround(json_object_get_double(get(e, "dur")) * 1000.0);
+		snprintf(sp->name, sizeof(sp->name), "%s", json_object_get_string(get(e, "name")));
+		json_object_object_foreach(get(e, "args"), k, v) {
+			if (reserved(k))
+				continue;
+			m += (size_t)snprintf(sp->meta + m, sizeof(sp->meta) - m, "%s%s=%s",
+					      m ? ", " : "", k, json_object_get_string(v));
+		}
+		n++;
+	}
+	json_object_put(trace);
+	qsort(s, n, sizeof(*s), cmp_trace_order);
+	/* Depth from the nesting of intervals, per thread. */
+	for (size_t i = 0, d = 0; i < n; i++) {
+		static uint64_t ends[64];
+
+		if (i == 0 || s[i].tid != s[i - 1].tid)
+			d = 0;
+		while (d > 0 && ends[d - 1] <= s[i].start)
+			d--;
+		assert_true(d < 64);
+		s[i].depth = (int)d;
+		ends[d++] = s[i].end;
+	}
+	*out = s;
+	return n;
+}
+
+static size_t read_expected(const char *p, struct span **out)
+{
+	FILE *f = fopen(p, "r");
+	size_t n = 0, cap = 1024;
+	struct span *s = calloc(cap, sizeof(*s));
+	char line[512];
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		struct span *sp;
+		char *tab;
+		int used = 0;
+
+		if (n == cap)
+			s = realloc(s, (cap *= 2) * sizeof(*s));
+		sp = &s[n];
+		memset(sp, 0, sizeof(*sp));
+		assert_int_equal(sscanf(line, "%d %d %lu %lu %lu %lu %n", &sp->tid, &sp->depth,
+					&sp->t[0], &sp->t[1], &sp->t[2], &sp->t[3], &used),
+				 6);
+		line[strcspn(line, "\n")] = '\0';
+		tab = strchr(line + used, '\t');
+		assert_non_null(tab);
+		*tab = '\0';
+		snprintf(sp->name, sizeof(sp->name), "%s", line + used);
+		snprintf(sp->meta, sizeof(sp->meta), "%s", tab + 1);
+		n++;
+	}
+	fclose(f);
+	*out = s;
+	return n;
+}
+
+/* Stable sort by tid: the file lists each thread's spans in pre-order. */
+static void sort_by_tid(struct span *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct span x = s[i];
+		size_t j = i;
+
+		while (j > 0 && s[j - 1].tid > x.tid) {
+			s[j] = s[j - 1];
+			j--;
+		}
+		s[j] = x;
+	}
+}
+
+static void test_workload_recorded_exactly(void **state)
+{
+	enum { THREADS = 4, ROUNDS = 200 };
+	char *out = path("%s/workload", tmpdir), *expect = path("%s/expected.txt", tmpdir);
+	char rounds[16], threads[16];
+	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
+			 path("%s/tests/targets/workload", build), expect, threads, rounds, NULL };
+	struct span *got, *want;
+	size_t ngot, nwant;
+	json_object *sum;
+	struct run r;
+	uint64_t worst_ns = 0;
+
+	(void)state;
+	snprintf(threads, sizeof(threads), "%d", THREADS);
+	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	run(&r, argv);
+	assert_int_equal(r.status, 0);
+	nwant = read_expected(expect, &want);
+	ngot = read_trace(path("%s/leanprofiler-trace.json", out), &got);
+	sort_by_tid(want, nwant);
+	assert_int_equal(ngot, nwant);
+	for (size_t i = 0; i < nwant; i++) {
+		struct span *g = &got[i], *w = &want[i];
+
+		if (g->tid != w->tid || g->depth != w->depth || strcmp(g->name, w->name) ||
+		    strcmp(g->meta, w->meta))
+			fail_msg("span %zu: recorded tid %d depth %d %s [%s], the target did tid %d "
+				 "depth %d %s [%s]",
+				 i, g->tid, g->depth, g->name, g->meta, w->tid, w->depth, w->name,
+				 w->meta);
+		/* Kernel timestamps fall between the target's clock readings around each marker. */
+		if (g->start < w->t[0] || g->start > w->t[1] || g->end < w->t[2] || g->end > w->t[3])
+			fail_msg("span %zu %s: recorded [%lu, %lu], target saw enter in [%lu, %lu] and "
+				 "exit in [%lu, %lu]",
+				 i, w->name, g->start, g->end, w->t[0], w->t[1], w->t[2], w->t[3]);
+		if ((w->t[1] - w->t[0]) + (w->t[3] - w->t[2]) > worst_ns)
+			worst_ns = (w->t[1] - w->t[0]) + (w->t[3] - w->t[2]);
+	}
+	print_message("workload: %zu spans match; widest enter+exit marker window %lu ns\n", nwant,
+		      worst_ns);
+
+	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	assert_int_equal(json_object_get_int64(get(sum, "events")), (int64_t)nwant);
+	assert_int_equal(json_object_get_int64(get(sum, "threads")), THREADS + 1);
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	assert_int_equal(json_object_get_int64(get(sum, "unterminated_spans")), 0);
+	/* Every group's call count is what the target did; no group is invented. */
+	{
+		size_t groups = 0;
+
+		for (size_t i = 0; i < nwant; i++) {
+			int64_t calls = 0;
+			bool first = true;
+
+			for (size_t j = 0; j < nwant; j++) {
+				if (!strcmp(want[j].name, want[i].name) &&
+				    !strcmp(want[j].meta, want[i].meta)) {
+					calls++;
+					first &= j >= i;
+				}
+			}
+			if (!first)
+				continue;
+			groups++;
+			assert_int_equal(json_object_get_int64(get(
+						 find_row(sum, want[i].name, want[i].meta), "calls")),
+					 calls);
+		}
+		assert_int_equal(json_object_array_length(get(sum, "rows")), groups);
+	}
+	/* The table's Calls column (after Name 40, Self 10, Total 11) for the leaf. */
+	{
+		const char *row = strstr(r.out, "\nleaf [kind=literal]  ");
+		char calls[8] = { 0 };
+
+		assert_non_null(row);
+		memcpy(calls, row + 1 + 40 + 10 + 11, 7);
+		assert_int_equal(atoi(calls), THREADS * ROUNDS);
+	}
+	json_object_put(sum);
+	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	free(got);
+	free(want);
+	run_free(&r);
+}
+
+static void test_exit_status_passed_on(void **state)
+{
+	char *out = path("%s/status", tmpdir);
+	char code[8];
+	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
+			 path("%s/tests/targets/exit_status", build), code, NULL };
+	static const struct {
+		const char *arg;
+		int want;
+	} cases[] = { { "0", 0 }, { "3", 3 }, { "-9", 128 + 9 }, { "-6", 128 + 6 } };
+	json_object *sum, *row;
+	struct run r;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(code, sizeof(code), "%s", cases[i].arg);
+		run(&r, argv);
+		assert_int_equal(r.status, cases[i].want);
+		/* The span still open at exit is closed, marked, and counted. */
+		sum = load_json(path("%s/leanprofiler-summary.json", out));
+		assert_int_equal(json_object_get_int64(get(sum, "exit_status")), cases[i].want);
+		assert_int_equal(json_object_get_int64(get(sum, "unterminated_spans")), 1);
+		row = find_row(sum, "never.closed", "state=open");
+		assert_int_equal(json_object_get_int64(get(row, "unterminated")), 1);
+		assert_int_equal(json_object_get_int64(get(find_row(sum, "before.exit", ""), "calls")),
+				 1);
+		json_object_put(sum);
+		assert_non_null(strstr(slurp(path("%s/leanprofiler-trace.json", out)),
+				       "\"unterminated\":true"));
+		run_free(&r);
+	}
+	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+}
+
+/* leanprofiler's own failures: a distinct exit code and one clear line on stderr. */
+static void test_failures(void **state)
+{
+	char *lp = path("%s/leanprofiler", build), *out = path("%s/fail", tmpdir);
+	char *created = path("%s/created-by-touch", tmpdir);
+	char *notexec = path("%s/not-executable", tmpdir);
+	static const struct {
+		int want;
+		const char *says;
+	} expect[] = {
+		{ 127, "cannot run /nonexistent/command: No such file or directory" },
+		{ 126, "Permission denied" },
+		{ 125, "no leanprofiler markers in /bin/true" },
+		{ 125, "invalid --buffer-size '3M'" },
+		{ 125, "no COMMAND to record" },
+		{ 125, "cannot write to output directory /proc/no/such/dir" },
+	};
+	char *cases[][8] = {
+		{ lp, "record", "-o", out, "--", "/nonexistent/command", NULL },
+		{ lp, "record", "-o", out, "--", notexec, NULL },
+		{ lp, "record", "-o", out, "--", "/bin/true", NULL },
+		{ lp, "record", "--buffer-size", "3M", "--", "/bin/true", NULL },
+		{ lp, "record", "-o", out, NULL },
+		{ lp, "record", "-o", "/proc/no/such/dir", "--", "/usr/bin/touch", created, NULL },
+	};
+	struct run r;
+	FILE *f = fopen(notexec, "w");
+
+	(void)state;
+	assert_non_null(f);
+	fclose(f);
+	chmod(notexec, 0644);
+	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+		run(&r, cases[i]);
+		if (r.status != expect[i].want || !strstr(r.err, expect[i].says))
+			fail_msg("case %zu: exit %d, stderr: %s", i, r.status, r.err);
+		assert_string_equal(r.out, "");
+		run_free(&r);
+	}
+	/* The output directory is checked before the command runs. */
+	assert_int_equal(access(created, F_OK), -1);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nested_example),
+		cmocka_unit_test(test_workload_recorded_exactly),
+		cmocka_unit_test(test_exit_status_passed_on),
+		cmocka_unit_test(test_failures),
+	};
+
+	if (argc > 1)
+		build = argv[1];
+	if (geteuid() != 0) {
+		printf("SKIPPED: integration tests need root (BPF); run sudo make check\n");
+		return 0;
+	}
+	if (!mkdtemp(tmpdir))
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every test suite (unit, header, trace consumer, integration with real BPF) and
+# ends with one line "N passed, M failed" counting test cases over all suites.
+# Usage: tests/run-all.sh [BUILD_DIR]   (make check builds everything first)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+passed=0 failed=0 skipped=0 bad_suites=()
+
+# Adds a suite's counts: cmocka's "[  PASSED  ] N test(s)" / "[  FAILED  ] N test(s)"
+# lines, or a shell suite's "N passed, M failed"; a suite that failed without saying
+# how many tests failed counts as one failure.
+suite() {
+	local name=$1 log rc p=0 f=0 s=0
+	shift
+	log=$(mktemp)
+	echo "=== $name"
+	"$@" >"$log" 2>&1
+	rc=$?
+	cat "$log"
+	p=$(grep -oE '^\[  PASSED  \] [0-9]+' "$log" | awk '{s+=$NF} END {print s+0}')
+	f=$(grep -oE '^\[  FAILED  \] [0-9]+ test' "$log" | awk '{s+=$(NF-1)} END {print s+0}')
+	if grep -qE '^[0-9]+ passed, [0-9]+ failed' "$log"; then
+		read -r p f < <(grep -oE '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -1 |
+			awk '{print $1, $3}')
+	fi
+	s=$(grep -c '^SKIPPED' "$log")
+	rm -f "$log"
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+	[ "$rc" -ne 0 ] && bad_suites+=("$name")
+	return 0
+}
+
+for t in "$build"/tests/unit/*; do
+	[ -x "$t" ] && suite "unit: $(basename "$t")" "$t"
+done
+suite "header: compiles as C99/C11/GNU11/C2x/C++, notes, semaphore" tests/header/run.sh
+suite "consumer: install speedscope's importer" tests/consumer/setup.sh
+suite "consumer: selftest (good and bad traces)" tests/consumer/selftest.sh
+suite "integration: real BPF recording" "$build/tests/integration/test_record" "$build"
+
+echo
+[ ${#bad_suites[@]} -gt 0 ] && printf 'failed suite: %s\n' "${bad_suites[@]}"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ ${#bad_suites[@]} -eq 0 ]
