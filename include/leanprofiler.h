@@ -29,12 +29,15 @@
  *   One site per kind also keeps attach time independent of the marker count.
  * - The call is guarded by the probes' shared USDT semaphore, which the kernel
  *   raises while a profiler is attached. Not attached, a marker is one load
- *   and one not-taken branch, and its arguments are NOT evaluated.
- * Only x86-64 emits real probes; elsewhere the markers compile to nothing.
+ *   and one not-taken branch, and its arguments are NOT evaluated (except
+ *   LP_SPAN_SCOPE's name, evaluated once when the scope begins).
+ * Only x86-64 (LP64) emits real probes; elsewhere, or with -DLP_DISABLE, the
+ * markers compile to nothing.
  */
 #ifndef LEANPROFILER_H
 #define LEANPROFILER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Flag bits passed to the probes. Part of the marker ABI read by the profiler. */
@@ -44,7 +47,8 @@
 #define LP_MARKER_HAS_COUNTER 0x4u  /* counter argument is meaningful */
 #define LP_MARKER_ABI_SHIFT 8
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(LP_DISABLE)
+#if defined(__x86_64__) && !defined(__ILP32__) && (defined(__GNUC__) || defined(__clang__)) && \
+	!defined(LP_DISABLE)
 
 #ifdef __cplusplus
 extern "C" {
@@ -165,8 +169,22 @@ static inline void lp__scope_end(struct lp__scope *s)
 #else /* no probes on this platform: markers vanish, arguments unevaluated */
 
 #define LP_ACTIVE() 0
-#define LP__ENTER(name, meta, counter, extra) do { } while (0)
-#define LP__EXIT(name, counter, extra) do { } while (0)
+/* Referenced in dead code, so values used only by markers stay "used". */
+#define LP__ENTER(name, meta, counter, extra)                                             \
+	do {                                                                              \
+		if (0) {                                                                  \
+			(void)(name);                                                     \
+			(void)(meta);                                                     \
+			(void)(counter);                                                  \
+		}                                                                         \
+	} while (0)
+#define LP__EXIT(name, counter, extra)                                                    \
+	do {                                                                              \
+		if (0) {                                                                  \
+			(void)(name);                                                     \
+			(void)(counter);                                                  \
+		}                                                                         \
+	} while (0)
 struct lp__scope {
 	const char *lp_name;
 	uint64_t lp_flags;
