@@ -69,7 +69,7 @@ struct lp_decoder {
 	struct lp_decode_sink sink;
 	struct lp_decode_stats stats;
 	struct map literals; /* (addr, pid) -> string id */
-	struct map threads;  /* (pid, tid) -> v1: next seq + 1 (0 = none yet) */
+	struct map threads;  /* (pid, tid) -> v1: next seq, v2: 1 once one arrived */
 	struct map names;    /* (pid, tid) -> comm id, pcomm id */
 	struct lp_buf tmp;
 	uint32_t id_null, id_unreadable, id_unknown;
@@ -110,6 +110,19 @@ const struct lp_decode_stats *lp_decoder_stats(const struct lp_decoder *d)
 	return &d->stats;
 }
 
+/* True when s[0..len) starts a UTF-8 sequence that continues past len. */
+static bool cut_sequence(const unsigned char *s, size_t len)
+{
+	size_t need = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 1;
+
+	if (need == 1 || s[0] > 0xf4 || len >= need)
+		return false;
+	for (size_t i = 1; i < len; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return false;
+	return true;
+}
+
 /*
  * The string id of text the kernel read: len is the read's result (see
  * wire.h), avail the bytes actually present in the record.
@@ -135,10 +148,11 @@ static uint32_t text_id(struct lp_decoder *d, const char *s, long len, size_t av
 			size_t k = lp_utf8_seq((const unsigned char *)s + i, n - i);
 
 			if (k == 0) {
+				/* A character the cut splits goes whole. */
+				if (cut_sequence((const unsigned char *)s + i, n - i))
+					break;
 				/* Invalid byte: kept as is, the writers replace it. */
 				k = 1;
-			} else if (i + k > n) {
-				break;
 			}
 			i += k;
 		}
@@ -230,8 +244,9 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 	t = map_find(&d->threads, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
 	if (!t)
 		return -ENOMEM;
-	ev.lost_before = r->h.seq - (t->v1 ? t->v1 - 1 : 0);
-	t->v1 = r->h.seq + 2;
+	ev.lost_before = r->h.seq - (t->v2 ? t->v1 : 0);
+	t->v1 = r->h.seq + 1; /* the next one expected: wraps with seq */
+	t->v2 = 1;            /* a record of this thread arrived */
 	return d->sink.event ? d->sink.event(d->sink.ctx, &ev) : 0;
 }
 

@@ -13,6 +13,15 @@ static void trim(const char **s, size_t *len)
 		(*len)--;
 }
 
+/* True when s holds another non-empty item. */
+static bool more_items(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ',' && s[i] != ' ' && s[i] != '\t')
+			return true;
+	return false;
+}
+
 size_t lp_meta_parse(const char *text, size_t len, struct lp_meta_item *items, size_t max)
 {
 	size_t n = 0, pos = 0;
@@ -29,7 +38,7 @@ size_t lp_meta_parse(const char *text, size_t len, struct lp_meta_item *items, s
 		if (ilen == 0)
 			continue;
 		it = &items[n];
-		if (n == max - 1 && pos < len) {
+		if (n == max - 1 && more_items(text + pos, len - pos)) {
 			/* Out of room: keep the rest verbatim rather than drop it. */
 			it->key = "_rest";
 			it->key_len = 5;

@@ -134,9 +134,16 @@ static json_object *meta_object(const struct strtab *st, uint32_t meta)
 	for (size_t i = 0; i < n; i++) {
 		struct lp_buf kb = { 0 };
 
+		size_t klen;
+
 		lp_utf8_sanitize(&kb, items[i].key, items[i].key_len);
+		/* At most 60 bytes, cut between characters. */
+		klen = kb.len < 60 ? kb.len : 60;
+		while (klen > 0 && klen < kb.len && ((unsigned char)kb.p[klen] & 0xc0) == 0x80)
+			klen--;
 		if (items[i].dup)
-			snprintf(key, sizeof(key), "%.60s#%u", kb.p ? kb.p : "", items[i].dup + 1);
+			snprintf(key, sizeof(key), "%.*s#%u", (int)klen, kb.p ? kb.p : "",
+				 items[i].dup + 1);
 		json_object_object_add(o, items[i].dup ? key : (kb.p ? kb.p : ""),
 				       jstr(items[i].val, items[i].val_len));
 		lp_buf_free(&kb);

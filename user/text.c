@@ -85,6 +85,10 @@ static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
 			else
 				snprintf(esc, sizeof(esc), "\\x%02x", u[i]);
 			err = lp_buf_put(b, esc, strlen(esc));
+		} else if (display && n == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0) {
+			/* C1 controls U+0080..U+009F (CSI is U+009B): \xNN of the code point. */
+			snprintf(esc, sizeof(esc), "\\x%02x", u[i + 1]);
+			err = lp_buf_put(b, esc, strlen(esc));
 		} else {
 			err = lp_buf_put(b, s + i, n);
 		}
@@ -133,8 +137,12 @@ size_t lp_fit_columns(const char *s, size_t len, size_t width, bool pad, char *o
 		cut = i;
 		cut_cols = cols;
 	}
-	if (cut > outsz - 1)
+	if (cut > outsz - 1) {
 		cut = outsz - 1;
+		/* Never end in half a character. */
+		while (cut > 0 && (u[cut] & 0xc0) == 0x80)
+			cut--;
+	}
 	memcpy(out, s, cut);
 	o = cut;
 	if (!fits && width > 0 && o + 3 < outsz) {
@@ -154,15 +162,17 @@ void lp_fmt_duration(uint64_t ns, char *out, size_t outsz)
 {
 	static const struct {
 		uint64_t div;
+		uint64_t up; /* from here on the value rounds to 1000.00: the next unit */
 		const char *unit;
-	} units[] = { { 1000000000ULL, "s" }, { 1000000ULL, "ms" }, { 1000ULL, "us" } };
+	} units[] = {
+		{ 1ULL, 1000ULL, "ns" },
+		{ 1000ULL, 999995ULL, "us" },
+		{ 1000000ULL, 999995000ULL, "ms" },
+		{ 1000000000ULL, UINT64_MAX, "s" },
+	};
+	size_t i = 0;
 
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
-		if (ns >= units[i].div) {
-			snprintf(out, outsz, "%.2f %s", (double)ns / (double)units[i].div,
-				 units[i].unit);
-			return;
-		}
-	}
-	snprintf(out, outsz, "%.2f ns", (double)ns);
+	while (i + 1 < ARRAY_SIZE(units) && ns >= units[i].up)
+		i++;
+	snprintf(out, outsz, "%.2f %s", (double)ns / (double)units[i].div, units[i].unit);
 }

@@ -1,0 +1,717 @@
+// SPDX-License-Identifier: MIT
+/* Ring-buffer records (bpf/wire.h) built in memory and decoded (user/decode.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <linux/types.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bpf/wire.h"
+#include "decode.h"
+#include "unit.h"
+
+#define ELLIPSIS "\xe2\x80\xa6"
+#define PID 4242
+#define TID 4243
+
+struct fx {
+	struct strtab *st;
+	struct lp_decoder *d;
+	struct lp_event ev[64];
+	size_t nev;
+	int event_ret;
+	/* read_str */
+	int reads;
+	uint32_t read_pid;
+	uint64_t read_addr;
+	size_t read_size;
+	const char *read_text; /* NULL: fail with -EFAULT */
+	/* the record being built: 8-byte aligned like the ring buffer's */
+	uint64_t rec[(LP_REC_MAX_SIZE + 64) / 8];
+};
+
+static int on_event(void *ctx, const struct lp_event *ev)
+{
+	struct fx *fx = ctx;
+
+	assert_true(fx->nev < sizeof(fx->ev) / sizeof(fx->ev[0]));
+	fx->ev[fx->nev++] = *ev;
+	return fx->event_ret;
+}
+
+static long on_read_str(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size)
+{
+	struct fx *fx = ctx;
+	size_t n;
+
+	fx->reads++;
+	fx->read_pid = pid;
+	fx->read_addr = addr;
+	fx->read_size = size;
+	if (!fx->read_text)
+		return -EFAULT;
+	n = strlen(fx->read_text);
+	if (n > size - 1)
+		n = size - 1;
+	memcpy(buf, fx->read_text, n);
+	buf[n] = '\0';
+	return (long)n;
+}
+
+static int setup_common(void **state, bool with_read_str)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+	struct lp_decode_sink sink = { .event = on_event, .ctx = NULL };
+
+	if (!fx)
+		return -1;
+	sink.ctx = fx;
+	if (with_read_str)
+		sink.read_str = on_read_str;
+	fx->st = strtab_new();
+	fx->d = fx->st ? lp_decoder_new(fx->st, &sink) : NULL;
+	if (!fx->d) {
+		strtab_free(fx->st);
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_common(state, false);
+}
+
+static int setup_read_str(void **state)
+{
+	return setup_common(state, true);
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	lp_decoder_free(fx->d);
+	strtab_free(fx->st);
+	free(fx);
+	return 0;
+}
+
+static const struct lp_decode_stats *dstats(struct fx *fx)
+{
+	return lp_decoder_stats(fx->d);
+}
+
+static const char *text_of(struct fx *fx, uint32_t id, size_t *len)
+{
+	return strtab_str(fx->st, id, len);
+}
+
+static void assert_text(struct fx *fx, uint32_t id, const char *want)
+{
+	size_t len;
+	const char *s = text_of(fx, id, &len);
+
+	assert_int_equal(len, strlen(want));
+	assert_memory_equal(s, want, len);
+}
+
+/* LP_REC_STRING: the text of a literal at addr. */
+static void send_string(struct fx *fx, uint32_t pid, uint64_t addr, uint16_t flags, int16_t len,
+			const char *text, size_t text_len)
+{
+	struct lp_rec_string *r = (struct lp_rec_string *)fx->rec;
+
+	memset(fx->rec, 0, sizeof(fx->rec));
+	r->h.type = LP_REC_STRING;
+	r->h.flags = flags;
+	r->h.pid = pid;
+	r->h.tid = pid;
+	r->addr = addr;
+	r->len = len;
+	memcpy(r + 1, text, text_len);
+	assert_int_equal(lp_decode(fx->d, r, sizeof(*r) + text_len), 0);
+}
+
+static void send_literal(struct fx *fx, uint32_t pid, uint64_t addr, bool meta, const char *text)
+{
+	send_string(fx, pid, addr, meta ? LP_STR_META : 0, (int16_t)strlen(text), text,
+		    strlen(text));
+}
+
+struct evspec {
+	uint16_t type, flags;
+	uint32_t pid, tid, seq;
+	uint64_t ts, counter, name, meta;
+	int16_t name_len, meta_len;
+	uint16_t abi;
+	const char *text; /* inline bytes after the record */
+	size_t text_len;
+};
+
+static int send_event_ret(struct fx *fx, const struct evspec *e)
+{
+	struct lp_rec_event *r = (struct lp_rec_event *)fx->rec;
+
+	memset(fx->rec, 0, sizeof(fx->rec));
+	r->h.type = e->type;
+	r->h.flags = e->flags;
+	r->h.pid = e->pid ? e->pid : PID;
+	r->h.tid = e->tid ? e->tid : TID;
+	r->h.seq = e->seq;
+	r->ts_ns = e->ts;
+	r->counter = e->counter;
+	r->name = e->name;
+	r->meta = e->meta;
+	r->cpu = 3;
+	r->name_len = e->name_len;
+	r->meta_len = e->meta_len;
+	r->abi = e->abi ? e->abi : 1;
+	assert_true(e->text_len <= LP_NAME_BUF + LP_META_BUF);
+	if (e->text_len)
+		memcpy(r + 1, e->text, e->text_len);
+	return lp_decode(fx->d, r, sizeof(*r) + e->text_len);
+}
+
+static void send_event(struct fx *fx, const struct evspec *e)
+{
+	assert_int_equal(send_event_ret(fx, e), 0);
+}
+
+/* An enter whose name and metadata are literals sent before. */
+static void test_literal_strings(void **state)
+{
+	struct fx *fx = *state;
+
+	send_literal(fx, PID, 0x1000, false, "lean.elab");
+	send_literal(fx, PID, 0x2000, true, "file=Main.lean, decl=foo");
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL,
+					 .seq = 0, .ts = 111, .name = 0x1000, .meta = 0x2000 });
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+					 .seq = 1, .ts = 222, .name = 0x1000 });
+	assert_int_equal(fx->nev, 2);
+	assert_int_equal(fx->ev[0].type, LP_EVENT_ENTER);
+	assert_int_equal(fx->ev[0].pid, PID);
+	assert_int_equal(fx->ev[0].tid, TID);
+	assert_int_equal(fx->ev[0].ts_ns, 111);
+	assert_text(fx, fx->ev[0].name, "lean.elab");
+	assert_text(fx, fx->ev[0].meta, "file=Main.lean, decl=foo");
+	assert_int_equal(fx->ev[1].type, LP_EVENT_EXIT);
+	assert_int_equal(fx->ev[1].name, fx->ev[0].name);
+	assert_int_equal(fx->ev[1].meta, 0);
+	assert_int_equal(fx->ev[1].ts_ns, 222);
+	assert_int_equal(fx->ev[0].lost_before, 0);
+	assert_int_equal(fx->ev[1].lost_before, 0);
+	assert_int_equal(dstats(fx)->records, 4);
+	assert_int_equal(dstats(fx)->malformed, 0);
+	assert_int_equal(dstats(fx)->unknown_literal, 0);
+	assert_int_equal(dstats(fx)->abi_mismatch, 0);
+
+	/* The same address in another process is another literal. */
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+					 .pid = PID + 1, .tid = PID + 1, .name = 0x1000 });
+	assert_int_equal(fx->nev, 3);
+	assert_text(fx, fx->ev[2].name, "(unknown)");
+	assert_int_equal(dstats(fx)->unknown_literal, 1);
+
+	/* A literal sent again (after an exec, LRU eviction): the new text wins. */
+	send_literal(fx, PID, 0x1000, false, "lean.elab2");
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+					 .seq = 2, .name = 0x1000 });
+	assert_text(fx, fx->ev[3].name, "lean.elab2");
+}
+
+static void test_unknown_literal(void **state)
+{
+	struct fx *fx = *state;
+
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL,
+					 .name = 0xdead, .meta = 0xbeef });
+	assert_int_equal(fx->nev, 1);
+	assert_text(fx, fx->ev[0].name, "(unknown)");
+	assert_text(fx, fx->ev[0].meta, "(unknown)");
+	assert_int_equal(dstats(fx)->unknown_literal, 2);
+}
+
+/* Runtime strings: name then metadata right after the record. */
+static void test_inline_name_and_meta(void **state)
+{
+	struct fx *fx = *state;
+	const char text[] = "hello" "a=1, b=2";
+
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_META_INLINE |
+						  LP_EV_HAS_COUNTER,
+					 .ts = 5, .counter = 777, .name = 0x5000, .meta = 0x6000,
+					 .name_len = 5, .meta_len = 8, .text = text,
+					 .text_len = sizeof(text) - 1 });
+	assert_int_equal(fx->nev, 1);
+	assert_text(fx, fx->ev[0].name, "hello");
+	assert_text(fx, fx->ev[0].meta, "a=1, b=2");
+	assert_true(fx->ev[0].has_counter);
+	assert_int_equal(fx->ev[0].counter, 777);
+
+	/* literal name, inline meta: the meta starts right after the record */
+	send_literal(fx, PID, 0x1000, false, "lit");
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_INLINE,
+					 .seq = 1, .name = 0x1000, .meta = 0x6000, .meta_len = 3,
+					 .text = "x=y", .text_len = 3 });
+	assert_text(fx, fx->ev[1].name, "lit");
+	assert_text(fx, fx->ev[1].meta, "x=y");
+	assert_false(fx->ev[1].has_counter);
+
+	/* an empty inline name is the empty string */
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .seq = 2,
+					 .name = 0x5000, .name_len = 0 });
+	assert_int_equal(fx->ev[2].name, 0);
+	assert_int_equal(dstats(fx)->truncated, 0);
+	assert_int_equal(dstats(fx)->unreadable, 0);
+}
+
+/* name_len LP_NAME_MAX+1: cut, and the meta still starts after the name's bytes. */
+static void test_truncated_ascii_name(void **state)
+{
+	struct fx *fx = *state;
+	char text[LP_NAME_MAX + 1 + 3];
+	char want[LP_NAME_MAX + 4];
+
+	memset(text, 'n', LP_NAME_MAX + 1);
+	memcpy(text + LP_NAME_MAX + 1, "k=v", 3);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_META_INLINE,
+					 .name = 0x5000, .meta = 0x6000, .name_len = LP_NAME_MAX + 1,
+					 .meta_len = 3, .text = text, .text_len = sizeof(text) });
+	assert_int_equal(fx->nev, 1);
+	memset(want, 'n', LP_NAME_MAX);
+	memcpy(want + LP_NAME_MAX, ELLIPSIS, 4);
+	assert_text(fx, fx->ev[0].name, want);
+	assert_text(fx, fx->ev[0].meta, "k=v");
+	assert_int_equal(dstats(fx)->truncated, 1);
+
+	/* exactly LP_NAME_MAX is not cut */
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .seq = 1,
+					 .name = 0x5000, .name_len = LP_NAME_MAX, .text = text,
+					 .text_len = LP_NAME_MAX });
+	want[LP_NAME_MAX] = '\0';
+	assert_text(fx, fx->ev[1].name, want);
+	assert_int_equal(dstats(fx)->truncated, 1);
+}
+
+/* Truncated metadata: LP_META_MAX+1 means cut. */
+static void test_truncated_meta(void **state)
+{
+	struct fx *fx = *state;
+	char text[3 + LP_META_MAX + 1];
+	size_t len;
+	const char *s;
+
+	memcpy(text, "abc", 3);
+	memset(text + 3, 'm', LP_META_MAX + 1);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_META_INLINE,
+					 .name = 0x5000, .meta = 0x6000, .name_len = 3,
+					 .meta_len = LP_META_MAX + 1, .text = text,
+					 .text_len = sizeof(text) });
+	assert_text(fx, fx->ev[0].name, "abc");
+	s = text_of(fx, fx->ev[0].meta, &len);
+	assert_int_equal(len, LP_META_MAX + 3);
+	assert_memory_equal(s + LP_META_MAX, ELLIPSIS, 3);
+	assert_int_equal(dstats(fx)->truncated, 1);
+}
+
+/*
+ * A cut that falls inside a multi-byte character drops the whole character:
+ * what is kept before the "…" is at most LP_NAME_MAX bytes of valid UTF-8.
+ */
+static void check_truncated_utf8(struct fx *fx, const char *prefix, const char *unit, size_t nunits,
+				 size_t want_units)
+{
+	char text[LP_NAME_MAX + 1];
+	size_t pl = strlen(prefix), ul = strlen(unit), len;
+	char want[LP_NAME_MAX + 4];
+	const char *s;
+
+	assert_int_equal(pl + ul * nunits, LP_NAME_MAX + 1);
+	memcpy(text, prefix, pl);
+	for (size_t i = 0; i < nunits; i++)
+		memcpy(text + pl + i * ul, unit, ul);
+	memcpy(want, prefix, pl);
+	for (size_t i = 0; i < want_units; i++)
+		memcpy(want + pl + i * ul, unit, ul);
+	memcpy(want + pl + want_units * ul, ELLIPSIS, 4);
+
+	fx->nev = 0;
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META,
+					 .name = 0x5000, .name_len = LP_NAME_MAX + 1, .text = text,
+					 .text_len = sizeof(text) });
+	assert_int_equal(fx->nev, 1);
+	s = text_of(fx, fx->ev[0].name, &len);
+	assert_true(len >= 3);
+	assert_memory_equal(s + len - 3, ELLIPSIS, 3);
+	assert_true(len - 3 <= LP_NAME_MAX);
+	assert_true(ut_valid_utf8(s, len));
+	assert_text(fx, fx->ev[0].name, want);
+}
+
+static void test_truncated_name_never_splits_utf8(void **state)
+{
+	struct fx *fx = *state;
+
+	/* "a" + 128 × é (2 bytes): byte 256 is the lead byte of the 128th é */
+	check_truncated_utf8(fx, "a", "\xc3\xa9", 128, 127);
+	/* "ab" + 85 × € (3 bytes): the 85th € straddles the limit */
+	check_truncated_utf8(fx, "ab", "\xe2\x82\xac", 85, 84);
+	/* "a" + 64 × 😀 (4 bytes): the 64th starts at byte 253 */
+	check_truncated_utf8(fx, "a", "\xf0\x9f\x98\x80", 64, 63);
+	/* 128 × é + "x": the cut falls between characters; nothing extra dropped */
+	{
+		char text[LP_NAME_MAX + 1], want[LP_NAME_MAX + 4];
+
+		for (int i = 0; i < 128; i++)
+			memcpy(text + 2 * i, "\xc3\xa9", 2);
+		text[256] = 'x';
+		memcpy(want, text, 256);
+		memcpy(want + 256, ELLIPSIS, 4);
+		fx->nev = 0;
+		send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+						 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META,
+						 .name = 0x5000, .name_len = LP_NAME_MAX + 1,
+						 .text = text, .text_len = sizeof(text) });
+		assert_text(fx, fx->ev[0].name, want);
+	}
+}
+
+static void test_unreadable_and_null(void **state)
+{
+	struct fx *fx = *state;
+
+	/* a failed read: -EFAULT */
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_META_INLINE,
+					 .name = 0x5000, .meta = 0x6000, .name_len = -EFAULT,
+					 .meta_len = 3, .text = "k=v", .text_len = 3 });
+	assert_int_equal(fx->nev, 1);
+	assert_text(fx, fx->ev[0].name, "(unreadable)");
+	/* nothing was copied for the name: the meta starts at the first byte */
+	assert_text(fx, fx->ev[0].meta, "k=v");
+	assert_int_equal(dstats(fx)->unreadable, 1);
+
+	/* unreadable meta */
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_META_INLINE, .seq = 1,
+					 .name = 0x5000, .meta = 0x6000, .name_len = 2,
+					 .meta_len = -EFAULT, .text = "nm", .text_len = 2 });
+	assert_text(fx, fx->ev[1].name, "nm");
+	assert_text(fx, fx->ev[1].meta, "(unreadable)");
+	assert_int_equal(dstats(fx)->unreadable, 2);
+
+	/* NULL name: the marker passed a null pointer */
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .seq = 2,
+					 .name = 0, .name_len = -EFAULT });
+	assert_text(fx, fx->ev[2].name, "(null)");
+
+	/* a literal the kernel could not read, and no read_str callback */
+	send_string(fx, PID, 0x7000, 0, -EFAULT, "", 0);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 3,
+					 .name = 0x7000 });
+	assert_text(fx, fx->ev[3].name, "(unreadable)");
+	assert_int_equal(dstats(fx)->unknown_literal, 0);
+	assert_int_equal(dstats(fx)->truncated, 0);
+}
+
+/* A name_len larger than the bytes present reads only what is there. */
+static void test_length_beyond_record(void **state)
+{
+	struct fx *fx = *state;
+	size_t len;
+
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_META_INLINE,
+					 .name = 0x5000, .meta = 0x6000, .name_len = 200,
+					 .meta_len = 300, .text = "abcd", .text_len = 4 });
+	assert_int_equal(fx->nev, 1);
+	text_of(fx, fx->ev[0].name, &len);
+	assert_true(len <= 4);
+	text_of(fx, fx->ev[0].meta, &len);
+	assert_int_equal(len, 0);
+}
+
+static void test_malformed_records(void **state)
+{
+	struct fx *fx = *state;
+	uint64_t buf[(LP_REC_MAX_SIZE + 64) / 8];
+	struct lp_rec_hdr *h = (struct lp_rec_hdr *)buf;
+
+	memset(buf, 0, sizeof(buf));
+	/* shorter than a header */
+	assert_int_equal(lp_decode(fx->d, buf, 0), 0);
+	assert_int_equal(lp_decode(fx->d, buf, sizeof(*h) - 1), 0);
+	/* unknown types */
+	h->type = 0;
+	assert_int_equal(lp_decode(fx->d, buf, sizeof(struct lp_rec_event)), 0);
+	h->type = 99;
+	assert_int_equal(lp_decode(fx->d, buf, sizeof(struct lp_rec_event)), 0);
+	/* known types, cut short */
+	h->type = LP_REC_ENTER;
+	assert_int_equal(lp_decode(fx->d, buf, sizeof(struct lp_rec_event) - 1), 0);
+	h->type = LP_REC_EXIT;
+	assert_int_equal(lp_decode(fx->d, buf, sizeof(*h)), 0);
+	h->type = LP_REC_STRING;
+	assert_int_equal(lp_decode(fx->d, buf, sizeof(struct lp_rec_string) - 1), 0);
+	h->type = LP_REC_THREAD;
+	assert_int_equal(lp_decode(fx->d, buf, sizeof(struct lp_rec_thread) - 1), 0);
+	assert_int_equal(dstats(fx)->malformed, 8);
+	assert_int_equal(dstats(fx)->records, 8);
+	assert_int_equal(fx->nev, 0);
+
+	/* the decoder still works */
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .name = 1,
+					 .name_len = 1, .text = "x", .text_len = 1 });
+	assert_int_equal(fx->nev, 1);
+	assert_int_equal(dstats(fx)->malformed, 8);
+}
+
+static void test_seq_gaps(void **state)
+{
+	struct fx *fx = *state;
+	static const uint32_t seqs[] = { 0, 1, 2, 5, 6, 10 };
+	static const uint32_t want[] = { 0, 0, 0, 2, 0, 3 };
+
+	for (size_t i = 0; i < 6; i++)
+		send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+						 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META,
+						 .seq = seqs[i], .name = 1, .name_len = 1,
+						 .text = "x", .text_len = 1 });
+	/* another thread: its own sequence; its first event came after 3 lost ones */
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .tid = 77,
+					 .seq = 3, .name = 1, .name_len = 1, .text = "x",
+					 .text_len = 1 });
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .tid = 77,
+					 .seq = 4, .name = 1, .name_len = 1, .text = "x",
+					 .text_len = 1 });
+	/* the same tid in another process is another thread */
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .pid = 9,
+					 .tid = TID, .seq = 0, .name = 1, .name_len = 1, .text = "x",
+					 .text_len = 1 });
+	assert_int_equal(fx->nev, 9);
+	for (size_t i = 0; i < 6; i++)
+		assert_int_equal(fx->ev[i].lost_before, want[i]);
+	assert_int_equal(fx->ev[6].lost_before, 3);
+	assert_int_equal(fx->ev[7].lost_before, 0);
+	assert_int_equal(fx->ev[8].lost_before, 0);
+	assert_int_equal(fx->ev[8].pid, 9);
+}
+
+/* The 32-bit sequence wraps after 2^32 marker hits: no loss at the wrap. */
+static void test_seq_wraparound(void **state)
+{
+	struct fx *fx = *state;
+	static const uint32_t seqs[] = { 0xfffffffcu, 0xfffffffdu, 0xfffffffeu, 0xffffffffu, 0, 1 };
+
+	for (size_t i = 0; i < 6; i++)
+		send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+						 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META,
+						 .seq = seqs[i], .name = 1, .name_len = 1,
+						 .text = "x", .text_len = 1 });
+	assert_int_equal(fx->nev, 6);
+	for (size_t i = 1; i < 6; i++)
+		assert_int_equal(fx->ev[i].lost_before, 0);
+}
+
+static void test_thread_record(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_rec_thread *r = (struct lp_rec_thread *)fx->rec;
+	uint32_t comm = 99, pcomm = 99;
+
+	assert_false(lp_decoder_thread_name(fx->d, PID, TID, &comm, &pcomm));
+	memset(fx->rec, 0, sizeof(fx->rec));
+	r->h.type = LP_REC_THREAD;
+	r->h.pid = PID;
+	r->h.tid = TID;
+	strcpy(r->comm, "worker-1");
+	/* a full 16-byte name without NUL */
+	memcpy(r->pcomm, "lean-elaborator!", LP_COMM_LEN);
+	assert_int_equal(lp_decode(fx->d, r, sizeof(*r)), 0);
+	assert_true(lp_decoder_thread_name(fx->d, PID, TID, &comm, &pcomm));
+	assert_text(fx, comm, "worker-1");
+	assert_text(fx, pcomm, "lean-elaborator!");
+	assert_false(lp_decoder_thread_name(fx->d, PID, TID + 1, &comm, &pcomm));
+	assert_false(lp_decoder_thread_name(fx->d, PID + 1, TID, &comm, &pcomm));
+	assert_int_equal(fx->nev, 0);
+	assert_int_equal(dstats(fx)->malformed, 0);
+}
+
+/* A literal the kernel could not read is read from user space by the callback. */
+static void test_read_str_callback(void **state)
+{
+	struct fx *fx = *state;
+
+	fx->read_text = "from.user";
+	send_string(fx, PID, 0x8000, 0, -EFAULT, "", 0);
+	assert_int_equal(fx->reads, 1);
+	assert_int_equal(fx->read_pid, PID);
+	assert_int_equal(fx->read_addr, 0x8000);
+	assert_int_equal(fx->read_size, LP_NAME_MAX + 2);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL,
+					 .name = 0x8000, .meta = 0x9000 });
+	assert_text(fx, fx->ev[0].name, "from.user");
+
+	/* metadata: read up to LP_META_MAX + 1 bytes */
+	fx->read_text = "k=v";
+	send_string(fx, PID, 0x9000, LP_STR_META, -EFAULT, "", 0);
+	assert_int_equal(fx->read_size, LP_META_MAX + 2);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL, .seq = 1,
+					 .name = 0x8000, .meta = 0x9000 });
+	assert_text(fx, fx->ev[1].meta, "k=v");
+
+	/* too long: cut like the kernel's reads */
+	{
+		char big[LP_META_MAX + 100], want[LP_NAME_MAX + 4];
+
+		memset(big, 'z', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		fx->read_text = big;
+		send_string(fx, PID, 0xa000, 0, -EFAULT, "", 0);
+		send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+						 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+						 .seq = 2, .name = 0xa000 });
+		memset(want, 'z', LP_NAME_MAX);
+		memcpy(want + LP_NAME_MAX, ELLIPSIS, 4);
+		assert_text(fx, fx->ev[2].name, want);
+		assert_int_equal(dstats(fx)->truncated, 1);
+	}
+
+	/* the callback fails too */
+	fx->read_text = NULL;
+	send_string(fx, PID, 0xb000, 0, -EFAULT, "", 0);
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 3,
+					 .name = 0xb000 });
+	assert_text(fx, fx->ev[3].name, "(unreadable)");
+	assert_int_equal(dstats(fx)->unreadable, 1);
+
+	/* a readable string record does not call it */
+	int before = fx->reads;
+
+	send_literal(fx, PID, 0xc000, false, "ok");
+	assert_int_equal(fx->reads, before);
+}
+
+/* A truncated literal string record. */
+static void test_truncated_literal(void **state)
+{
+	struct fx *fx = *state;
+	char text[LP_NAME_MAX + 1], want[LP_NAME_MAX + 4];
+
+	memset(text, 'L', sizeof(text));
+	send_string(fx, PID, 0x1000, 0, LP_NAME_MAX + 1, text, sizeof(text));
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+					 .name = 0x1000 });
+	memset(want, 'L', LP_NAME_MAX);
+	memcpy(want + LP_NAME_MAX, ELLIPSIS, 4);
+	assert_text(fx, fx->ev[0].name, want);
+	assert_int_equal(dstats(fx)->truncated, 1);
+}
+
+static void test_abi_mismatch_counted(void **state)
+{
+	struct fx *fx = *state;
+
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .abi = 2,
+					 .name = 1, .name_len = 1, .text = "x", .text_len = 1 });
+	assert_int_equal(fx->nev, 1);
+	assert_int_equal(dstats(fx)->abi_mismatch, 1);
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .seq = 1,
+					 .name = 1, .name_len = 1, .text = "x", .text_len = 1 });
+	assert_int_equal(dstats(fx)->abi_mismatch, 1);
+}
+
+static void test_sink_error_propagates(void **state)
+{
+	struct fx *fx = *state;
+
+	fx->event_ret = -ENOMEM;
+	assert_int_equal(send_event_ret(fx, &(struct evspec){ .type = LP_REC_ENTER,
+							      .flags = LP_EV_NAME_INLINE |
+								       LP_EV_NO_META,
+							      .name = 1, .name_len = 1,
+							      .text = "x", .text_len = 1 }),
+			 -ENOMEM);
+}
+
+/* Many literals and threads: the maps grow and still find every entry. */
+static void test_many_literals(void **state)
+{
+	struct fx *fx = *state;
+	char name[32];
+
+	for (uint32_t i = 0; i < 1000; i++) {
+		snprintf(name, sizeof(name), "span.%u", i);
+		send_literal(fx, PID, 0x100000 + 16ULL * i, false, name);
+	}
+	for (uint32_t i = 0; i < 1000; i += 37) {
+		fx->nev = 0;
+		send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+						 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+						 .tid = 1 + i, .name = 0x100000 + 16ULL * i });
+		snprintf(name, sizeof(name), "span.%u", i);
+		assert_text(fx, fx->ev[0].name, name);
+		assert_int_equal(fx->ev[0].lost_before, 0);
+	}
+	assert_int_equal(dstats(fx)->unknown_literal, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_literal_strings),
+		T(test_unknown_literal),
+		T(test_inline_name_and_meta),
+		T(test_truncated_ascii_name),
+		T(test_truncated_meta),
+		T(test_truncated_name_never_splits_utf8),
+		T(test_unreadable_and_null),
+		T(test_length_beyond_record),
+		T(test_malformed_records),
+		T(test_seq_gaps),
+		T(test_seq_wraparound),
+		T(test_thread_record),
+		cmocka_unit_test_setup_teardown(test_read_str_callback, setup_read_str, teardown),
+		T(test_truncated_literal),
+		T(test_abi_mismatch_counted),
+		T(test_sink_error_propagates),
+		T(test_many_literals),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

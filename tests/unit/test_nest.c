@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: MIT
+/* Span nesting from synthetic enter/exit streams (user/nest.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "nest.h"
+#include "unit.h"
+
+/* Everything the sink received, in order. */
+struct rec {
+	struct lp_span *s;
+	size_t n, cap;
+};
+
+static void rec_span(void *ctx, const struct lp_span *s)
+{
+	struct rec *r = ctx;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 64;
+		r->s = realloc(r->s, r->cap * sizeof(*r->s));
+		assert_non_null(r->s);
+	}
+	r->s[r->n++] = *s;
+}
+
+struct fx {
+	struct rec rec;
+	struct lp_nest *n;
+};
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+	struct lp_nest_sink sink;
+
+	if (!fx)
+		return -1;
+	sink.span = rec_span;
+	sink.ctx = &fx->rec;
+	fx->n = lp_nest_new(&sink);
+	if (!fx->n) {
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	lp_nest_free(fx->n);
+	free(fx->rec.s);
+	free(fx);
+	return 0;
+}
+
+static void ev_full(struct fx *fx, enum lp_event_type type, uint32_t pid, uint32_t tid,
+		    uint32_t name, uint64_t ts, bool has_counter, uint64_t counter,
+		    uint32_t lost_before)
+{
+	struct lp_event ev = {
+		.type = type,
+		.pid = pid,
+		.tid = tid,
+		.ts_ns = ts,
+		.counter = counter,
+		.has_counter = has_counter,
+		.name = name,
+		.meta = 0,
+		.lost_before = lost_before,
+	};
+
+	assert_int_equal(lp_nest_event(fx->n, &ev), 0);
+}
+
+static void enter(struct fx *fx, uint32_t tid, uint32_t name, uint64_t ts)
+{
+	ev_full(fx, LP_EVENT_ENTER, 100, tid, name, ts, false, 0, 0);
+}
+
+static void leave(struct fx *fx, uint32_t tid, uint32_t name, uint64_t ts)
+{
+	ev_full(fx, LP_EVENT_EXIT, 100, tid, name, ts, false, 0, 0);
+}
+
+static const struct lp_nest_totals *totals(struct fx *fx)
+{
+	return lp_nest_totals(fx->n);
+}
+
+static void check_span(const struct lp_span *s, uint32_t tid, uint32_t name, uint64_t start,
+		       uint64_t end, uint64_t self, uint32_t depth, unsigned flags)
+{
+	assert_int_equal(s->tid, tid);
+	assert_int_equal(s->name, name);
+	assert_int_equal(s->start_ns, start);
+	assert_int_equal(s->end_ns, end);
+	assert_int_equal(s->total_ns, end - start);
+	assert_int_equal(s->self_ns, self);
+	assert_int_equal(s->depth, depth);
+	assert_int_equal(s->flags, flags);
+}
+
+/* A(100..200) holding B(110..150) and C(160..170): children first, self = total - children. */
+static void test_self_is_total_minus_children(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 100);
+	enter(fx, 1, 2, 110);
+	leave(fx, 1, 2, 150);
+	enter(fx, 1, 3, 160);
+	leave(fx, 1, 3, 170);
+	leave(fx, 1, 1, 200);
+	assert_int_equal(fx->rec.n, 3);
+	check_span(&fx->rec.s[0], 1, 2, 110, 150, 40, 1, 0);
+	check_span(&fx->rec.s[1], 1, 3, 160, 170, 10, 1, 0);
+	check_span(&fx->rec.s[2], 1, 1, 100, 200, 50, 0, 0);
+	assert_int_equal(fx->rec.s[2].pid, 100);
+	assert_false(fx->rec.s[2].has_counter);
+	assert_int_equal(totals(fx)->spans, 3);
+	assert_int_equal(totals(fx)->unterminated, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+	assert_int_equal(totals(fx)->recorded_ns, 100);
+}
+
+static void test_counter_self_and_total(void **state)
+{
+	struct fx *fx = *state;
+
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 1, 0, true, 1000, 0);
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 2, 10, true, 1100, 0);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 2, 20, true, 1400, 0);
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 3, 30, true, 1500, 0);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 3, 40, true, 1550, 0);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 1, 50, true, 2000, 0);
+	/* A top-level span whose exit carries no counter has none. */
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 4, 60, true, 5000, 0);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 4, 70, false, 0, 0);
+
+	assert_int_equal(fx->rec.n, 4);
+	assert_true(fx->rec.s[0].has_counter);
+	assert_int_equal(fx->rec.s[0].counter_total, 300);
+	assert_int_equal(fx->rec.s[0].counter_self, 300);
+	assert_int_equal(fx->rec.s[1].counter_total, 50);
+	assert_int_equal(fx->rec.s[1].counter_self, 50);
+	assert_true(fx->rec.s[2].has_counter);
+	assert_int_equal(fx->rec.s[2].counter_total, 1000);
+	assert_int_equal(fx->rec.s[2].counter_self, 650);
+	assert_false(fx->rec.s[3].has_counter);
+	assert_int_equal(fx->rec.s[3].counter_total, 0);
+	assert_int_equal(totals(fx)->counter_total, 1000);
+}
+
+/* 500 levels, each name distinct: exits in reverse order close exactly their own frame. */
+static void test_deep_nesting_500(void **state)
+{
+	struct fx *fx = *state;
+	const uint32_t depth = 500;
+
+	for (uint32_t i = 0; i < depth; i++)
+		enter(fx, 7, 1000 + i, 10ULL * i);
+	for (uint32_t i = depth; i-- > 0;)
+		leave(fx, 7, 1000 + i, 10000 + 10ULL * (depth - 1 - i));
+
+	assert_int_equal(fx->rec.n, depth);
+	for (uint32_t k = 0; k < depth; k++) {
+		uint32_t i = depth - 1 - k; /* innermost first */
+		const struct lp_span *s = &fx->rec.s[k];
+		uint64_t start = 10ULL * i, end = 10000 + 10ULL * (depth - 1 - i);
+
+		check_span(s, 7, 1000 + i, start, end, i == depth - 1 ? end - start : 20, i, 0);
+	}
+	assert_int_equal(totals(fx)->spans, depth);
+	assert_int_equal(totals(fx)->recorded_ns, 10000 + 10ULL * (depth - 1));
+	assert_int_equal(totals(fx)->unterminated, 0);
+
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 1);
+	assert_int_equal(ti[0].max_depth, depth);
+	assert_int_equal(ti[0].spans, depth);
+}
+
+/* f inside f inside f: each exit closes the innermost f. */
+static void test_recursion_same_name(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 9, 0);
+	enter(fx, 1, 9, 10);
+	enter(fx, 1, 9, 20);
+	leave(fx, 1, 9, 30);
+	leave(fx, 1, 9, 40);
+	leave(fx, 1, 9, 50);
+	assert_int_equal(fx->rec.n, 3);
+	check_span(&fx->rec.s[0], 1, 9, 20, 30, 10, 2, 0);
+	check_span(&fx->rec.s[1], 1, 9, 10, 40, 20, 1, 0);
+	check_span(&fx->rec.s[2], 1, 9, 0, 50, 20, 0, 0);
+	assert_int_equal(totals(fx)->recorded_ns, 50);
+	assert_int_equal(totals(fx)->unterminated, 0);
+}
+
+/* Two threads with the same names, events interleaved one by one. */
+static void test_two_threads_interleaved(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 0);
+	enter(fx, 2, 1, 1);
+	enter(fx, 1, 2, 2);
+	enter(fx, 2, 2, 3);
+	leave(fx, 1, 2, 10);
+	leave(fx, 2, 2, 11);
+	leave(fx, 1, 1, 20);
+	leave(fx, 2, 1, 22);
+
+	assert_int_equal(fx->rec.n, 4);
+	check_span(&fx->rec.s[0], 1, 2, 2, 10, 8, 1, 0);
+	check_span(&fx->rec.s[1], 2, 2, 3, 11, 8, 1, 0);
+	check_span(&fx->rec.s[2], 1, 1, 0, 20, 12, 0, 0);
+	check_span(&fx->rec.s[3], 2, 1, 1, 22, 13, 0, 0);
+	assert_int_equal(totals(fx)->threads, 2);
+	assert_int_equal(totals(fx)->recorded_ns, 20 + 21);
+	assert_int_equal(totals(fx)->unterminated, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 2);
+	assert_int_equal(ti[0].tid, 1);
+	assert_int_equal(ti[0].recorded_ns, 20);
+	assert_int_equal(ti[0].spans, 2);
+	assert_int_equal(ti[0].max_depth, 2);
+	assert_int_equal(ti[1].tid, 2);
+	assert_int_equal(ti[1].recorded_ns, 21);
+}
+
+/* The same tid in two processes is two threads. */
+static void test_thread_key_includes_pid(void **state)
+{
+	struct fx *fx = *state;
+
+	ev_full(fx, LP_EVENT_ENTER, 10, 5, 1, 0, false, 0, 0);
+	ev_full(fx, LP_EVENT_ENTER, 20, 5, 1, 1, false, 0, 0);
+	ev_full(fx, LP_EVENT_EXIT, 10, 5, 1, 10, false, 0, 0);
+	ev_full(fx, LP_EVENT_EXIT, 20, 5, 1, 31, false, 0, 0);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(fx->rec.s[0].pid, 10);
+	assert_int_equal(fx->rec.s[0].total_ns, 10);
+	assert_int_equal(fx->rec.s[0].depth, 0);
+	assert_int_equal(fx->rec.s[1].pid, 20);
+	assert_int_equal(fx->rec.s[1].total_ns, 30);
+	assert_int_equal(fx->rec.s[1].depth, 0);
+	assert_int_equal(totals(fx)->threads, 2);
+}
+
+/* Many threads: the thread table grows past its first size and still finds each. */
+static void test_many_threads(void **state)
+{
+	struct fx *fx = *state;
+	const uint32_t nt = 300;
+
+	for (uint32_t t = 0; t < nt; t++)
+		enter(fx, 1000 + t, 1, t);
+	for (uint32_t t = 0; t < nt; t++)
+		leave(fx, 1000 + t, 1, 1000 + 2ULL * t);
+	assert_int_equal(fx->rec.n, nt);
+	for (uint32_t t = 0; t < nt; t++) {
+		assert_int_equal(fx->rec.s[t].tid, 1000 + t);
+		assert_int_equal(fx->rec.s[t].total_ns, 1000 + t);
+		assert_int_equal(fx->rec.s[t].flags, 0);
+	}
+	assert_int_equal(totals(fx)->threads, nt);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), nt);
+	for (uint32_t t = 0; t < nt; t++)
+		assert_int_equal(ti[t].tid, 1000 + t);
+}
+
+/* Every event at the same instant: nesting follows emission order. */
+static void test_equal_timestamps(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 5);
+	enter(fx, 1, 2, 5);
+	leave(fx, 1, 2, 5);
+	enter(fx, 1, 3, 5);
+	enter(fx, 1, 4, 5);
+	leave(fx, 1, 4, 5);
+	leave(fx, 1, 3, 5);
+	leave(fx, 1, 1, 5);
+	assert_int_equal(fx->rec.n, 4);
+	check_span(&fx->rec.s[0], 1, 2, 5, 5, 0, 1, 0);
+	check_span(&fx->rec.s[1], 1, 4, 5, 5, 0, 2, 0);
+	check_span(&fx->rec.s[2], 1, 3, 5, 5, 0, 1, 0);
+	check_span(&fx->rec.s[3], 1, 1, 5, 5, 0, 0, 0);
+	assert_int_equal(totals(fx)->unterminated, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+}
+
+/* Exit of A while B, C, D are open above it: those close unterminated, strictly nested. */
+static void test_exit_of_outer_closes_inner(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 0);
+	enter(fx, 1, 2, 10);
+	enter(fx, 1, 3, 20);
+	enter(fx, 1, 4, 30);
+	leave(fx, 1, 1, 100);
+	assert_int_equal(fx->rec.n, 4);
+	/* innermost first */
+	assert_int_equal(fx->rec.s[0].name, 4);
+	assert_int_equal(fx->rec.s[1].name, 3);
+	assert_int_equal(fx->rec.s[2].name, 2);
+	assert_int_equal(fx->rec.s[3].name, 1);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(fx->rec.s[i].flags, LP_SPAN_UNTERMINATED);
+		/* each inner end strictly before its parent's */
+		assert_true(fx->rec.s[i].end_ns < fx->rec.s[i + 1].end_ns);
+		assert_true(fx->rec.s[i].start_ns > fx->rec.s[i + 1].start_ns);
+		assert_int_equal(fx->rec.s[i].depth, 3 - i);
+	}
+	assert_int_equal(fx->rec.s[3].flags, 0);
+	assert_int_equal(fx->rec.s[3].end_ns, 100);
+	assert_int_equal(fx->rec.s[3].depth, 0);
+	/* self = total - direct child's total, even for forced closes */
+	for (int i = 1; i < 4; i++)
+		assert_int_equal(fx->rec.s[i].self_ns,
+				 fx->rec.s[i].total_ns - fx->rec.s[i - 1].total_ns);
+	assert_int_equal(totals(fx)->unterminated, 3);
+	assert_int_equal(totals(fx)->recorded_ns, 100);
+
+	/* The late exits of B, C and D find nothing open. */
+	leave(fx, 1, 4, 110);
+	leave(fx, 1, 3, 120);
+	leave(fx, 1, 2, 130);
+	assert_int_equal(fx->rec.n, 4);
+	assert_int_equal(totals(fx)->unmatched_exits, 3);
+}
+
+/* Exit of a middle frame closes the ones above it and leaves the outer open. */
+static void test_exit_of_middle_frame(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 0);
+	enter(fx, 1, 2, 10);
+	enter(fx, 1, 3, 20);
+	leave(fx, 1, 2, 50);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(fx->rec.s[0].name, 3);
+	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_UNTERMINATED);
+	assert_true(fx->rec.s[0].end_ns < 50);
+	assert_int_equal(fx->rec.s[1].name, 2);
+	assert_int_equal(fx->rec.s[1].flags, 0);
+	assert_int_equal(fx->rec.s[1].end_ns, 50);
+	leave(fx, 1, 1, 60);
+	assert_int_equal(fx->rec.n, 3);
+	check_span(&fx->rec.s[2], 1, 1, 0, 60, 20, 0, 0);
+	assert_int_equal(totals(fx)->unterminated, 1);
+}
+
+static void test_exit_without_entry(void **state)
+{
+	struct fx *fx = *state;
+
+	leave(fx, 1, 5, 10);
+	assert_int_equal(fx->rec.n, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 1);
+	assert_int_equal(totals(fx)->threads, 1);
+
+	/* With another span open: it is not disturbed. */
+	enter(fx, 1, 1, 20);
+	leave(fx, 1, 5, 30);
+	assert_int_equal(fx->rec.n, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 2);
+	leave(fx, 1, 1, 40);
+	assert_int_equal(fx->rec.n, 1);
+	check_span(&fx->rec.s[0], 1, 1, 20, 40, 20, 0, 0);
+	assert_int_equal(totals(fx)->spans, 1);
+	assert_int_equal(totals(fx)->unterminated, 0);
+}
+
+/* lp_nest_finish closes what is open, unterminated, at end_ns with inner ends earlier. */
+static void test_finish_closes_open_spans(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 0);
+	enter(fx, 1, 2, 10);
+	enter(fx, 1, 3, 20);
+	enter(fx, 2, 7, 5);
+	enter(fx, 3, 8, 6);
+	leave(fx, 3, 8, 16); /* a closed thread is left alone */
+	assert_int_equal(fx->rec.n, 1);
+	lp_nest_finish(fx->n, 1000);
+	assert_int_equal(fx->rec.n, 5);
+
+	const struct lp_span *t1[3] = { NULL, NULL, NULL };
+	const struct lp_span *t2 = NULL;
+	size_t k = 0;
+
+	for (size_t i = 1; i < fx->rec.n; i++) {
+		const struct lp_span *s = &fx->rec.s[i];
+
+		assert_int_equal(s->flags, LP_SPAN_UNTERMINATED);
+		if (s->tid == 1)
+			t1[k++] = s;
+		else if (s->tid == 2)
+			t2 = s;
+		else
+			fail_msg("span of thread %u closed twice", s->tid);
+	}
+	assert_int_equal(k, 3);
+	assert_non_null(t2);
+	/* innermost first, outermost at end_ns */
+	assert_int_equal(t1[0]->name, 3);
+	assert_int_equal(t1[1]->name, 2);
+	assert_int_equal(t1[2]->name, 1);
+	assert_int_equal(t1[2]->end_ns, 1000);
+	assert_int_equal(t1[1]->end_ns, 999);
+	assert_int_equal(t1[0]->end_ns, 998);
+	assert_int_equal(t1[2]->self_ns, t1[2]->total_ns - t1[1]->total_ns);
+	assert_int_equal(t1[1]->self_ns, t1[1]->total_ns - t1[0]->total_ns);
+	assert_int_equal(t2->end_ns, 1000);
+	assert_int_equal(t2->total_ns, 995);
+	assert_int_equal(totals(fx)->unterminated, 4);
+	assert_int_equal(totals(fx)->spans, 5);
+	assert_int_equal(totals(fx)->recorded_ns, 1000 + 995 + 10);
+	assert_int_equal(totals(fx)->last_ns, 1000);
+
+	/* Nothing is left open: a second finish closes nothing. */
+	lp_nest_finish(fx->n, 2000);
+	assert_int_equal(fx->rec.n, 5);
+}
+
+/* A sequence gap marks every span open on that thread uncertain, and only those. */
+static void test_lost_before_marks_open_spans(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 0);
+	enter(fx, 1, 2, 10);
+	leave(fx, 1, 2, 20);       /* B closed before the gap: certain */
+	enter(fx, 2, 1, 0);        /* another thread: certain */
+	enter(fx, 1, 3, 30);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 3, 40, false, 0, 2); /* 2 events lost before */
+	enter(fx, 1, 4, 50);       /* after the gap: certain */
+	leave(fx, 1, 4, 60);
+	leave(fx, 1, 1, 100);
+	leave(fx, 2, 1, 100);
+
+	assert_int_equal(fx->rec.n, 5);
+	assert_int_equal(fx->rec.s[0].name, 2);
+	assert_int_equal(fx->rec.s[0].flags, 0);
+	assert_int_equal(fx->rec.s[1].name, 3);
+	assert_int_equal(fx->rec.s[1].flags, LP_SPAN_UNCERTAIN);
+	assert_int_equal(fx->rec.s[2].name, 4);
+	assert_int_equal(fx->rec.s[2].flags, 0);
+	assert_int_equal(fx->rec.s[3].name, 1);
+	assert_int_equal(fx->rec.s[3].tid, 1);
+	assert_int_equal(fx->rec.s[3].flags, LP_SPAN_UNCERTAIN);
+	assert_int_equal(fx->rec.s[4].tid, 2);
+	assert_int_equal(fx->rec.s[4].flags, 0);
+	assert_int_equal(totals(fx)->uncertain, 2);
+	assert_int_equal(totals(fx)->lost_seen, 2);
+
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 2);
+	assert_int_equal(ti[0].lost_seen, 2);
+	assert_int_equal(ti[1].lost_seen, 0);
+}
+
+/* A gap just before an enter: the new span may have lost its children. */
+static void test_lost_before_enter(void **state)
+{
+	struct fx *fx = *state;
+
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 1, 0, false, 0, 1);
+	leave(fx, 1, 1, 10);
+	assert_int_equal(fx->rec.n, 1);
+	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_UNCERTAIN);
+	assert_int_equal(totals(fx)->uncertain, 1);
+	assert_int_equal(totals(fx)->lost_seen, 1);
+}
+
+/* A lost exit: the outer exit closes the inner span, both flags set. */
+static void test_lost_exit_unterminated_and_uncertain(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 0);
+	enter(fx, 1, 2, 10);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 1, 50, false, 0, 1);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN);
+	assert_int_equal(fx->rec.s[1].flags, LP_SPAN_UNCERTAIN);
+	assert_int_equal(totals(fx)->unterminated, 1);
+	assert_int_equal(totals(fx)->uncertain, 2);
+}
+
+/*
+ * LP_NEST_MAX_DEPTH open frames, then enters past the limit with the name of
+ * the outermost frame: they are counted, and their exits must not close it.
+ */
+static void test_depth_limit(void **state)
+{
+	struct fx *fx = *state;
+	const uint32_t max = LP_NEST_MAX_DEPTH, extra = 3;
+	uint64_t ts = 0;
+
+	for (uint32_t i = 0; i < max; i++)
+		enter(fx, 1, 1 + i, ts++);
+	for (uint32_t i = 0; i < extra; i++)
+		enter(fx, 1, 1, ts++);
+	assert_int_equal(totals(fx)->too_deep, extra);
+	for (uint32_t i = 0; i < extra; i++)
+		leave(fx, 1, 1, ts++);
+	assert_int_equal(fx->rec.n, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+
+	uint64_t inner_exit = ts;
+
+	for (uint32_t i = max; i-- > 0;)
+		leave(fx, 1, 1 + i, ts++);
+	assert_int_equal(fx->rec.n, max);
+	for (uint32_t k = 0; k < max; k++) {
+		const struct lp_span *s = &fx->rec.s[k];
+		uint32_t i = max - 1 - k;
+
+		assert_int_equal(s->name, 1 + i);
+		assert_int_equal(s->depth, i);
+		assert_int_equal(s->flags, 0);
+		assert_int_equal(s->start_ns, i);
+		assert_int_equal(s->end_ns, inner_exit + k);
+	}
+	/* The innermost kept span holds the skipped ones' time as its own. */
+	assert_int_equal(fx->rec.s[0].self_ns, fx->rec.s[0].total_ns);
+	assert_int_equal(totals(fx)->unterminated, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+	assert_int_equal(totals(fx)->too_deep, extra);
+
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 1);
+	assert_int_equal(ti[0].max_depth, max);
+
+	/* The thread works normally afterwards. */
+	enter(fx, 1, 42, ts);
+	leave(fx, 1, 42, ts + 5);
+	assert_int_equal(fx->rec.n, max + 1);
+	assert_int_equal(fx->rec.s[max].total_ns, 5);
+	assert_int_equal(fx->rec.s[max].depth, 0);
+}
+
+/* Window, recorded time (top-level spans only, gaps excluded), counter total, threads. */
+static void test_totals(void **state)
+{
+	struct fx *fx = *state;
+
+	/* thread 1: two top-level spans, one with a child and counters */
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 1, 1000, true, 10, 0);
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 2, 1100, true, 15, 0);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 2, 1200, true, 40, 0);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 1, 1500, true, 60, 0);
+	ev_full(fx, LP_EVENT_ENTER, 100, 1, 3, 2000, true, 100, 0);
+	ev_full(fx, LP_EVENT_EXIT, 100, 1, 3, 2100, true, 107, 0);
+	/* thread 2 overlaps thread 1: its time adds to recorded time */
+	enter(fx, 2, 1, 1400);
+	leave(fx, 2, 1, 3000);
+
+	const struct lp_nest_totals *t = totals(fx);
+
+	assert_int_equal(t->spans, 4);
+	assert_int_equal(t->first_ns, 1000);
+	assert_int_equal(t->last_ns, 3000);
+	assert_int_equal(t->recorded_ns, 500 + 100 + 1600);
+	assert_int_equal(t->counter_total, 50 + 7);
+	assert_int_equal(t->threads, 2);
+	assert_int_equal(t->unterminated, 0);
+	assert_int_equal(t->uncertain, 0);
+	assert_int_equal(t->too_deep, 0);
+	assert_int_equal(t->lost_seen, 0);
+
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 2);
+	assert_int_equal(ti[0].recorded_ns, 600);
+	assert_int_equal(ti[0].spans, 3);
+	assert_int_equal(ti[1].recorded_ns, 1600);
+	assert_int_equal(ti[1].spans, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_self_is_total_minus_children),
+		T(test_counter_self_and_total),
+		T(test_deep_nesting_500),
+		T(test_recursion_same_name),
+		T(test_two_threads_interleaved),
+		T(test_thread_key_includes_pid),
+		T(test_many_threads),
+		T(test_equal_timestamps),
+		T(test_exit_of_outer_closes_inner),
+		T(test_exit_of_middle_frame),
+		T(test_exit_without_entry),
+		T(test_finish_closes_open_spans),
+		T(test_lost_before_marks_open_spans),
+		T(test_lost_before_enter),
+		T(test_lost_exit_unterminated_and_uncertain),
+		T(test_depth_limit),
+		T(test_totals),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

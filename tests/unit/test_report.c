@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/* The summary table and the summary JSON (user/report.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "unit.h"
+
+#define ELLIPSIS "\xe2\x80\xa6"
+#define FFFD "\xef\xbf\xbd"
+
+static const char header_line[] = "Name                                      Self       Total  Calls"
+				  "      Mean       P95  Self HB      %";
+
+struct fx {
+	struct strtab *st;
+	struct lp_stats *stats;
+	struct lp_nest_totals totals;
+	struct lp_report_thread threads[2];
+	struct lp_report r;
+	char *out;
+	size_t out_len;
+	json_object *root;
+};
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	fx->st = strtab_new();
+	fx->stats = lp_stats_new();
+	if (!fx->st || !fx->stats)
+		return -1;
+	fx->r.st = fx->st;
+	fx->r.totals = &fx->totals;
+	fx->r.counter_name = "Lean heartbeats";
+	fx->r.exit_status = 0;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	if (fx->root)
+		json_object_put(fx->root);
+	free(fx->out);
+	lp_stats_free(fx->stats);
+	strtab_free(fx->st);
+	free(fx);
+	return 0;
+}
+
+static uint32_t id(struct fx *fx, const char *s)
+{
+	uint32_t i = strtab_intern(fx->st, s, strlen(s));
+
+	assert_true(i != UINT32_MAX);
+	return i;
+}
+
+static uint32_t id_n(struct fx *fx, const char *s, size_t len)
+{
+	uint32_t i = strtab_intern(fx->st, s, len);
+
+	assert_true(i != UINT32_MAX);
+	return i;
+}
+
+static void add(struct fx *fx, uint32_t name, uint32_t meta, uint64_t total, uint64_t self,
+		bool has_counter, uint64_t counter_self, uint64_t counter_total, unsigned flags)
+{
+	struct lp_span s = {
+		.pid = 1, .tid = 1, .name = name, .meta = meta,
+		.start_ns = 0, .end_ns = total, .total_ns = total, .self_ns = self,
+		.has_counter = has_counter, .counter_self = counter_self,
+		.counter_total = counter_total, .flags = flags,
+	};
+
+	assert_int_equal(lp_stats_add(fx->stats, &s), 0);
+}
+
+static void finish_groups(struct fx *fx)
+{
+	fx->r.ngroups = lp_stats_sorted(fx->stats, &fx->r.groups);
+}
+
+static void render_table(struct fx *fx)
+{
+	FILE *f = open_memstream(&fx->out, &fx->out_len);
+
+	assert_non_null(f);
+	lp_report_table(f, &fx->r);
+	assert_int_equal(fclose(f), 0);
+	assert_true(ut_valid_utf8(fx->out, fx->out_len));
+}
+
+/* The run of the seed's example (shared/seed/read-the-trace-and-summary.txt). */
+static void seed_run(struct fx *fx)
+{
+	uint32_t fwd = id(fx, "model.forward"), fwd_meta = id(fx, "phase=forward, module=encoder");
+	uint32_t load = id(fx, "input.load"), load_meta = id(fx, "phase=input, activity=load");
+	uint32_t root = id(fx, "example.nested-spans");
+
+	add(fx, fwd, fwd_meta, 4050000, 4050000, true, 2, 2, 0);
+	add(fx, fwd, fwd_meta, 4055001, 4055001, true, 2, 2, 0);
+	add(fx, fwd, fwd_meta, 4060000, 4060000, true, 2, 2, 0);
+	for (int i = 0; i < 3; i++)
+		add(fx, load, load_meta, 2060000, 2060000, true, 2, 2, 0);
+	add(fx, root, 0, 18440000, 89890, true, 278, 290, 0);
+	finish_groups(fx);
+	fx->totals.spans = 7;
+	fx->totals.threads = 1;
+	fx->totals.first_ns = 5000000;
+	fx->totals.last_ns = 5000000 + 18440000;
+	fx->totals.recorded_ns = 18440000;
+	fx->totals.counter_total = 290;
+	fx->r.res.valid = true;
+	fx->r.res.scope = "process tree";
+	fx->r.res.peak_rss_kib = 59528;
+	fx->r.res.voluntary_switches = 4;
+	fx->r.res.involuntary_switches = 2;
+}
+
+static void test_table_seed_layout(void **state)
+{
+	struct fx *fx = *state;
+
+	/*
+	 * Both as in the seed: its header line is 101 columns, its rows (the
+	 * format "%-40s%10s%11s%7s%10s%10s%9s%7s") 104.
+	 */
+	seed_run(fx);
+	render_table(fx);
+	/*
+	 * The seed's rows, except the last row's "%": 89.89 us of 18.44 ms is
+	 * 0.49%, which rounds to "0.5%" (the seed shows "0.4%").
+	 */
+	assert_string_equal(
+		fx->out,
+		"Lean profile: 7 events, 1 threads, window 18.44 ms,\n"
+		"recorded thread time 18.44 ms, 290 Lean heartbeats\n"
+		"Process resources: user CPU 0 ms, system CPU 0 ms, peak RSS 59528 KiB, context "
+		"switches 6\n"
+		"\n"
+		"Name                                      Self       Total  Calls      Mean       P95"
+		"  Self HB      %\n"
+		"model.forward [phase=forward, module=en" ELLIPSIS
+		"  12.17 ms   12.17 ms      3   4.05 ms   4.06 ms        6  66.0%\n"
+		"input.load [phase=input, activity=load]    6.18 ms    6.18 ms      3   2.06 ms   "
+		"2.06 ms        6  33.5%\n"
+		"example.nested-spans                      89.89 us   18.44 ms      1  18.44 ms  "
+		"18.44 ms      278   0.5%\n");
+	assert_non_null(strstr(fx->out, header_line));
+}
+
+/* Every row: a 40-column name cell, then the fixed-width columns. */
+static void test_table_row_layout(void **state)
+{
+	struct fx *fx = *state;
+	static const char hostile[] = "bad\nname\t\x1b[2J\xff" "end of a rather long name here";
+	char *line, *save = NULL;
+	int rows = 0;
+
+	add(fx, id(fx, "short"), 0, 1000, 1000, false, 0, 0, 0);
+	add(fx, id_n(fx, hostile, sizeof(hostile) - 1), id(fx, "k=v"), 2000, 2000, false, 0, 0,
+	    0);
+	add(fx, id(fx, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"), 0, 500, 500,
+	    false, 0, 0, LP_SPAN_UNCERTAIN);
+	finish_groups(fx);
+	fx->totals.spans = 3;
+	fx->totals.threads = 1;
+	fx->totals.first_ns = 0;
+	fx->totals.last_ns = 3500;
+	fx->totals.recorded_ns = 3500;
+	render_table(fx);
+	/* the hostile name is escaped and cut */
+	assert_non_null(strstr(fx->out, "bad\\nname\\t\\x1b[2J" FFFD "end of a rather long" ELLIPSIS));
+
+	for (line = strtok_r(fx->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t len = strlen(line), i = 0, cols = 0;
+
+		if (strncmp(line, header_line, sizeof(header_line) - 1) == 0) {
+			assert_string_equal(line, header_line);
+			rows = 1;
+			continue;
+		}
+		if (!rows)
+			continue;
+		rows++;
+		/* the name cell: exactly 40 code points */
+		while (cols < 40 && i < len) {
+			i++;
+			while (i < len && ((unsigned char)line[i] & 0xc0) == 0x80)
+				i++;
+			cols++;
+		}
+		assert_int_equal(cols, 40);
+		/* then 10+11+7+10+10+9+7 = 64 columns of ASCII, and maybe the note */
+		const char *rest = line + i;
+		size_t rl = strlen(rest);
+
+		if (rl > 64) {
+			assert_string_equal(rest + 64, "  (uncertain)");
+			rl = 64;
+		}
+		assert_int_equal(rl, 64);
+		for (size_t k = 0; k < rl; k++)
+			assert_true(rest[k] >= 0x20 && rest[k] < 0x7f);
+	}
+	assert_int_equal(rows, 1 + 3); /* the header, three rows, nothing split by a newline */
+}
+
+static void test_table_optional_lines(void **state)
+{
+	struct fx *fx = *state;
+
+	finish_groups(fx);
+	fx->totals.unterminated = 2;
+	fx->totals.unmatched_exits = 1;
+	fx->totals.too_deep = 4;
+	fx->r.loss.enter = 5;
+	fx->r.loss.exit = 6;
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "Lean profile: 0 events, 0 threads, window 0.00 ns,\n"));
+	assert_non_null(strstr(fx->out, "Process resources: not available\n"));
+	assert_non_null(strstr(fx->out, "Lost: 11 events (5 entries, 6 exits)"));
+	assert_non_null(strstr(fx->out, "Unterminated spans: 2, exits without an open span: 1, "
+					"enters past depth 1024: 4\n"));
+	assert_non_null(strstr(fx->out, "\n\n"));
+	/* ends with the header line: no rows */
+	size_t hl = strlen(header_line);
+
+	assert_true(fx->out_len > hl + 1);
+	assert_memory_equal(fx->out + fx->out_len - hl - 1, header_line, hl);
+}
+
+/* Parses the summary: valid UTF-8, strict JSON. */
+static json_object *summary(struct fx *fx)
+{
+	struct json_tokener *tok = json_tokener_new();
+	char *text = lp_report_summary_json(&fx->r);
+
+	assert_non_null(text);
+	assert_true(ut_valid_utf8(text, strlen(text)));
+	assert_non_null(tok);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	fx->root = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	if (!fx->root)
+		fail_msg("summary is not JSON: %s\n%s",
+			 json_tokener_error_desc(json_tokener_get_error(tok)), text);
+	json_tokener_free(tok);
+	free(text);
+	return fx->root;
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no key \"%s\" in %s", key, json_object_to_json_string(o));
+	return v;
+}
+
+static uint64_t u64(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+
+	assert_true(json_object_is_type(v, json_type_int));
+	return json_object_get_uint64(v);
+}
+
+static const char *str(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+
+	assert_true(json_object_is_type(v, json_type_string));
+	return json_object_get_string(v);
+}
+
+static void test_summary_json(void **state)
+{
+	struct fx *fx = *state;
+	char *argv[] = { "lean", "--run", "bad\xff" "arg", NULL };
+	json_object *root, *rows, *row, *meta;
+	const uint64_t huge = 9007199254740993ULL; /* 2^53 + 1: not exact as a double */
+
+	seed_run(fx);
+	add(fx, id(fx, "huge"), id(fx, "k=1, k=2, solo"), huge, huge, false, 0, 0,
+	    LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN);
+	/* 20 calls of 1..20 us: P95 is the 19th, not the maximum */
+	for (uint64_t i = 20; i >= 1; i--)
+		add(fx, id(fx, "many"), 0, i * 1000, 10, false, 0, 0, 0);
+	finish_groups(fx);
+	fx->threads[0] = (struct lp_report_thread){ .pid = 7, .tid = 8, .name = id(fx, "worker"),
+						    .spans = 8, .recorded_ns = 123456789,
+						    .lost = 3, .max_depth = 2 };
+	fx->r.threads = fx->threads;
+	fx->r.nthreads = 1;
+	fx->r.argv = argv;
+	fx->r.pid = 7;
+	fx->r.exit_status = 3;
+	fx->r.trace_path = "out/trace.json";
+	fx->r.loss.enter = 1;
+	fx->r.loss.exit = 2;
+	fx->r.malformed = 4;
+	fx->r.truncated = 5;
+	fx->r.unreadable = 6;
+	fx->r.buffer_bytes = 16 << 20;
+
+	root = summary(fx);
+	assert_string_equal(str(root, "schema"), LP_SUMMARY_SCHEMA);
+	assert_int_equal(json_object_array_length(get(root, "command")), 3);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(get(root, "command"),
+									      2)),
+			    "bad" FFFD "arg");
+	assert_int_equal(u64(root, "pid"), 7);
+	assert_int_equal(u64(root, "exit_status"), 3);
+	assert_string_equal(str(root, "counter_name"), "Lean heartbeats");
+	assert_int_equal(u64(root, "events"), 7);
+	assert_int_equal(u64(root, "threads"), 1);
+	assert_int_equal(u64(root, "window_ns"), 18440000);
+	assert_int_equal(u64(root, "recorded_thread_time_ns"), 18440000);
+	assert_int_equal(u64(root, "counter_total"), 290);
+	assert_int_equal(u64(get(root, "lost_events"), "total"), 3);
+	assert_int_equal(u64(get(root, "input"), "malformed_records"), 4);
+	assert_int_equal(u64(get(root, "input"), "truncated_strings"), 5);
+	assert_int_equal(u64(get(root, "input"), "unreadable_strings"), 6);
+	assert_true(json_object_get_boolean(get(get(root, "resources"), "available")));
+	assert_int_equal(u64(get(root, "resources"), "peak_rss_kib"), 59528);
+	assert_string_equal(str(get(root, "files"), "trace"), "out/trace.json");
+
+	rows = get(root, "rows");
+	assert_int_equal(json_object_array_length(rows), 5);
+
+	/* the huge row sorts first (largest self) and keeps every ns */
+	row = json_object_array_get_idx(rows, 0);
+	assert_string_equal(str(row, "name"), "huge");
+	assert_true(u64(row, "self_ns") == huge);
+	assert_true(u64(row, "total_ns") == huge);
+	assert_true(u64(row, "p95_ns") == huge);
+	assert_true(u64(row, "min_ns") == huge);
+	assert_true(u64(row, "max_ns") == huge);
+	assert_true(u64(row, "mean_ns") == huge);
+	assert_true(json_object_is_type(get(row, "self_counter"), json_type_null));
+	assert_true(json_object_is_type(get(row, "total_counter"), json_type_null));
+	assert_int_equal(u64(row, "unterminated"), 1);
+	assert_int_equal(u64(row, "uncertain"), 1);
+	assert_string_equal(str(row, "meta_text"), "k=1, k=2, solo");
+	meta = get(row, "meta");
+	assert_string_equal(str(meta, "k"), "1");
+	assert_string_equal(str(meta, "k#2"), "2");
+	assert_string_equal(str(meta, "solo"), "");
+	assert_int_equal(json_object_object_length(meta), 3);
+
+	row = json_object_array_get_idx(rows, 1);
+	assert_string_equal(str(row, "name"), "model.forward");
+	assert_string_equal(str(row, "meta_text"), "phase=forward, module=encoder");
+	assert_string_equal(str(get(row, "meta"), "module"), "encoder");
+	assert_int_equal(u64(row, "calls"), 3);
+	assert_int_equal(u64(row, "self_ns"), 12165001);
+	assert_int_equal(u64(row, "total_ns"), 12165001);
+	assert_int_equal(u64(row, "mean_ns"), 4055000);
+	assert_int_equal(u64(row, "p95_ns"), 4060000);
+	assert_int_equal(u64(row, "min_ns"), 4050000);
+	assert_int_equal(u64(row, "max_ns"), 4060000);
+	assert_int_equal(u64(row, "self_counter"), 6);
+	assert_int_equal(u64(row, "total_counter"), 6);
+	assert_true(json_object_get_double(get(row, "self_percent")) > 65.9);
+	assert_true(json_object_get_double(get(row, "self_percent")) < 66.0);
+
+	row = json_object_array_get_idx(rows, 4);
+	assert_string_equal(str(row, "name"), "many");
+	assert_int_equal(u64(row, "calls"), 20);
+	assert_int_equal(u64(row, "p95_ns"), 19000);
+	assert_int_equal(u64(row, "min_ns"), 1000);
+	assert_int_equal(u64(row, "max_ns"), 20000);
+	assert_int_equal(u64(row, "mean_ns"), 10500);
+	assert_int_equal(u64(row, "self_ns"), 200);
+
+	row = json_object_array_get_idx(rows, 3);
+	assert_string_equal(str(row, "name"), "example.nested-spans");
+	assert_string_equal(str(row, "meta_text"), "");
+	assert_int_equal(json_object_object_length(get(row, "meta")), 0);
+	assert_int_equal(u64(row, "self_ns"), 89890);
+	assert_int_equal(u64(row, "self_counter"), 278);
+	assert_int_equal(u64(row, "total_counter"), 290);
+
+	json_object *th = json_object_array_get_idx(get(root, "thread_list"), 0);
+
+	assert_int_equal(u64(th, "tid"), 8);
+	assert_string_equal(str(th, "name"), "worker");
+	assert_int_equal(u64(th, "recorded_ns"), 123456789);
+	assert_int_equal(u64(th, "lost_events"), 3);
+}
+
+/* Text from the target in names, metadata keys and values: the summary stays valid UTF-8. */
+static void test_summary_hostile_text(void **state)
+{
+	struct fx *fx = *state;
+	static const char name[] = "n\xff\"\n\x01";
+	static const char meta[] = "k\xc0=v\xed\xa0\x80, \x7f=\\";
+	json_object *row, *m;
+
+	add(fx, id_n(fx, name, sizeof(name) - 1), id_n(fx, meta, sizeof(meta) - 1), 10, 10, false,
+	    0, 0, 0);
+	finish_groups(fx);
+	fx->totals.spans = 1;
+	row = json_object_array_get_idx(get(summary(fx), "rows"), 0);
+	assert_string_equal(str(row, "name"), "n" FFFD "\"\n\x01");
+	m = get(row, "meta");
+	assert_string_equal(str(m, "k" FFFD), "v" FFFD FFFD FFFD);
+	assert_string_equal(str(m, "\x7f"), "\\");
+}
+
+/*
+ * A repeated metadata key longer than the 60 bytes kept in "key#n": the cut
+ * must not leave half a character in the summary JSON.
+ */
+static void test_summary_long_duplicate_key_utf8(void **state)
+{
+	struct fx *fx = *state;
+	char meta[512];
+	size_t len = 0;
+
+	/* "x" + 40 × é: 81 bytes, byte 60 falls inside an é */
+	for (int rep = 0; rep < 2; rep++) {
+		if (rep)
+			meta[len++] = ',';
+		meta[len++] = 'x';
+		for (int i = 0; i < 40; i++) {
+			meta[len++] = '\xc3';
+			meta[len++] = '\xa9';
+		}
+		meta[len++] = '=';
+		meta[len++] = rep ? '2' : '1';
+	}
+	add(fx, id(fx, "n"), id_n(fx, meta, len), 10, 10, false, 0, 0, 0);
+	finish_groups(fx);
+	fx->totals.spans = 1;
+
+	json_object *m = get(json_object_array_get_idx(get(summary(fx), "rows"), 0), "meta");
+
+	assert_int_equal(json_object_object_length(m), 2);
+}
+
+static void test_other_data_json(void **state)
+{
+	struct fx *fx = *state;
+	char *argv[] = { "prog", "a b", NULL };
+	char *text;
+	json_object *o;
+
+	finish_groups(fx);
+	fx->totals.unterminated = 2;
+	fx->totals.uncertain = 3;
+	fx->r.argv = argv;
+	fx->r.loss.enter = 4;
+	text = lp_report_other_data_json(&fx->r);
+	assert_non_null(text);
+	assert_null(strchr(text, '\n'));
+	o = json_tokener_parse(text);
+	assert_non_null(o);
+	assert_string_equal(str(o, "generator"), "leanprofiler");
+	assert_int_equal(json_object_array_length(get(o, "command")), 2);
+	assert_int_equal(u64(get(o, "lost_events"), "enter"), 4);
+	assert_int_equal(u64(o, "unterminated_spans"), 2);
+	assert_int_equal(u64(o, "uncertain_spans"), 3);
+	json_object_put(o);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_table_seed_layout),
+		T(test_table_row_layout),
+		T(test_table_optional_lines),
+		T(test_summary_json),
+		T(test_summary_hostile_text),
+		T(test_summary_long_duplicate_key_utf8),
+		T(test_other_data_json),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: MIT
+/* The Chrome Trace Event writer (user/trace.c) and atomic output files (user/outfile.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace.h"
+#include "unit.h"
+
+#define FFFD "\xef\xbf\xbd"
+
+struct fx {
+	char dir[64];
+	char path[128];
+	struct strtab *st;
+	char *text;
+	size_t len;
+	json_object *root;
+};
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	strcpy(fx->dir, "/tmp/lp-test-trace.XXXXXX");
+	if (!mkdtemp(fx->dir)) {
+		free(fx);
+		return -1;
+	}
+	snprintf(fx->path, sizeof(fx->path), "%s/trace.json", fx->dir);
+	fx->st = strtab_new();
+	if (!fx->st) {
+		rmdir(fx->dir);
+		free(fx);
+		return -1;
+	}
+	*state = fx;
+	return 0;
+}
+
+/* Files in the test directory. */
+static int dir_entries(struct fx *fx, char names[][64], int max)
+{
+	DIR *d = opendir(fx->dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (n < max)
+			snprintf(names[n], 64, "%.63s", e->d_name);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+	char names[16][64], p[160];
+	int n = dir_entries(fx, names, 16);
+
+	for (int i = 0; i < n && i < 16; i++) {
+		snprintf(p, sizeof(p), "%.63s/%.63s", fx->dir, names[i]);
+		unlink(p);
+	}
+	rmdir(fx->dir);
+	if (fx->root)
+		json_object_put(fx->root);
+	free(fx->text);
+	strtab_free(fx->st);
+	free(fx);
+	return 0;
+}
+
+static uint32_t id(struct fx *fx, const char *s)
+{
+	uint32_t i = strtab_intern(fx->st, s, strlen(s));
+
+	assert_true(i != UINT32_MAX);
+	return i;
+}
+
+static uint32_t id_n(struct fx *fx, const char *s, size_t len)
+{
+	uint32_t i = strtab_intern(fx->st, s, len);
+
+	assert_true(i != UINT32_MAX);
+	return i;
+}
+
+/* Reads the written trace: valid UTF-8, strict JSON, one value. */
+static json_object *load(struct fx *fx)
+{
+	struct json_tokener *tok = json_tokener_new();
+
+	fx->text = ut_read_file(fx->path, &fx->len);
+	assert_non_null(fx->text);
+	assert_true(ut_valid_utf8(fx->text, fx->len));
+	assert_non_null(tok);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	fx->root = json_tokener_parse_ex(tok, fx->text, (int)fx->len);
+	if (!fx->root)
+		fail_msg("trace is not JSON: %s\n%s",
+			 json_tokener_error_desc(json_tokener_get_error(tok)), fx->text);
+	json_tokener_free(tok);
+	assert_true(json_object_is_type(fx->root, json_type_object));
+	return fx->root;
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+	json_object *v = NULL;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		fail_msg("no key \"%s\" in %s", key, json_object_to_json_string(o));
+	return v;
+}
+
+static bool has(json_object *o, const char *key)
+{
+	return json_object_object_get_ex(o, key, NULL);
+}
+
+static void assert_jstr(json_object *o, const char *key, const char *want)
+{
+	json_object *v = get(o, key);
+
+	assert_true(json_object_is_type(v, json_type_string));
+	assert_string_equal(json_object_get_string(v), want);
+}
+
+/* A number as written in the file (json-c keeps a double's original text). */
+static void assert_jnum_text(json_object *o, const char *key, const char *want)
+{
+	json_object *v = get(o, key);
+
+	assert_true(json_object_is_type(v, json_type_double) ||
+		    json_object_is_type(v, json_type_int));
+	assert_string_equal(json_object_get_string(v), want);
+}
+
+static void assert_jint(json_object *o, const char *key, int64_t want)
+{
+	json_object *v = get(o, key);
+
+	assert_true(json_object_is_type(v, json_type_int));
+	assert_int_equal(json_object_get_int64(v), want);
+}
+
+static json_object *events(json_object *root)
+{
+	json_object *ev = get(root, "traceEvents");
+
+	assert_true(json_object_is_type(ev, json_type_array));
+	return ev;
+}
+
+static void test_x_and_m_events(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	char names[4][64];
+	struct lp_span a = {
+		.pid = 10, .tid = 11,
+		.name = id(fx, "compile"),
+		.meta = id(fx, "file=a.lean, n = 3"),
+		.start_ns = 1001500, .end_ns = 1001500 + 1234567,
+		.total_ns = 1234567, .self_ns = 1000000,
+		.counter_total = 50, .counter_self = 20, .has_counter = true,
+	};
+	struct lp_span b = {
+		.pid = 10, .tid = 12,
+		.name = id(fx, "inner"),
+		.start_ns = 1000000, .end_ns = 1000000,
+		.flags = LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN,
+	};
+	struct lp_span c = {
+		.pid = 10, .tid = 12,
+		.name = id(fx, "early"),
+		.start_ns = 999000, .end_ns = 1000001, .total_ns = 1001, .self_ns = 1001,
+	};
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 1000000), 0);
+	lp_trace_span(&t, &a);
+	lp_trace_span(&t, &b);
+	lp_trace_span(&t, &c);
+	lp_trace_name(&t, true, 10, 10, id(fx, "lean"));
+	lp_trace_name(&t, false, 10, 11, id(fx, "worker"));
+	assert_int_equal(t.spans, 3);
+	/* nothing at the final name until the commit */
+	assert_int_equal(access(fx->path, F_OK), -1);
+	assert_int_equal(lp_trace_close(&t, "{\"generator\":\"leanprofiler\",\"n\":1}"), 0);
+	/* renamed into place: the only file left */
+	assert_int_equal(dir_entries(fx, names, 4), 1);
+	assert_string_equal(names[0], "trace.json");
+
+	json_object *root = load(fx), *ev = events(root), *x, *args, *m;
+
+	assert_jstr(root, "displayTimeUnit", "ns");
+	assert_jstr(get(root, "otherData"), "generator", "leanprofiler");
+	assert_int_equal(json_object_array_length(ev), 5);
+
+	x = json_object_array_get_idx(ev, 0);
+	assert_jstr(x, "ph", "X");
+	assert_jstr(x, "name", "compile");
+	assert_jstr(x, "cat", "span");
+	assert_jint(x, "pid", 10);
+	assert_jint(x, "tid", 11);
+	assert_jnum_text(x, "ts", "1.500");
+	assert_jnum_text(x, "dur", "1234.567");
+	args = get(x, "args");
+	assert_jstr(args, "file", "a.lean");
+	assert_jstr(args, "n", "3");
+	assert_jint(args, "counter", 50);
+	assert_jint(args, "self_counter", 20);
+	assert_false(has(args, "unterminated"));
+	assert_false(has(args, "uncertain"));
+	assert_int_equal(json_object_object_length(args), 4);
+
+	x = json_object_array_get_idx(ev, 1);
+	assert_jstr(x, "name", "inner");
+	assert_jint(x, "tid", 12);
+	assert_jnum_text(x, "ts", "0.000");
+	assert_jnum_text(x, "dur", "0.000");
+	args = get(x, "args");
+	assert_true(json_object_get_boolean(get(args, "unterminated")));
+	assert_true(json_object_get_boolean(get(args, "uncertain")));
+	assert_false(has(args, "counter"));
+	assert_int_equal(json_object_object_length(args), 2);
+
+	/* a span that started before the base is shown at 0 */
+	x = json_object_array_get_idx(ev, 2);
+	assert_jnum_text(x, "ts", "0.000");
+	assert_jnum_text(x, "dur", "1.001");
+	assert_int_equal(json_object_object_length(get(x, "args")), 0);
+
+	m = json_object_array_get_idx(ev, 3);
+	assert_jstr(m, "ph", "M");
+	assert_jstr(m, "name", "process_name");
+	assert_jint(m, "pid", 10);
+	assert_jint(m, "tid", 10);
+	assert_jstr(get(m, "args"), "name", "lean");
+	m = json_object_array_get_idx(ev, 4);
+	assert_jstr(m, "ph", "M");
+	assert_jstr(m, "name", "thread_name");
+	assert_jint(m, "tid", 11);
+	assert_jstr(get(m, "args"), "name", "worker");
+
+	/* the raw text carries exactly three decimals */
+	assert_non_null(strstr(fx->text, "\"ts\":1.500,\"dur\":1234.567"));
+}
+
+/* Metadata keys that collide with the profiler's own, and repeated keys, stay distinct. */
+static void test_args_reserved_and_duplicate_keys(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	struct lp_span s = {
+		.pid = 1, .tid = 1,
+		.name = id(fx, "n"),
+		.meta = id(fx, "counter=x, a=1, a=2, unterminated=no, flag, a=3"),
+		.start_ns = 0, .end_ns = 10, .total_ns = 10, .self_ns = 10,
+		.has_counter = true, .counter_total = 9, .counter_self = 9,
+		.flags = LP_SPAN_UNTERMINATED,
+	};
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	lp_trace_span(&t, &s);
+	assert_int_equal(lp_trace_close(&t, NULL), 0);
+
+	json_object *root = load(fx), *args;
+
+	assert_false(has(root, "otherData"));
+	args = get(json_object_array_get_idx(events(root), 0), "args");
+	assert_jstr(args, "meta.counter", "x");
+	assert_jstr(args, "a", "1");
+	assert_jstr(args, "a#2", "2");
+	assert_jstr(args, "a#3", "3");
+	assert_jstr(args, "meta.unterminated", "no");
+	assert_jstr(args, "flag", "");
+	assert_jint(args, "counter", 9);
+	assert_jint(args, "self_counter", 9);
+	assert_true(json_object_get_boolean(get(args, "unterminated")));
+	/* json-c keeps one value per key: 9 distinct keys means none was written twice */
+	assert_int_equal(json_object_object_length(args), 9);
+}
+
+/* Names and metadata from the target may hold any bytes. */
+static void test_hostile_text(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	static const char name[] = "q\"b\\s\n\t\x01\x1f\x7f\xff\xc0\x80\xed\xa0\x80 end\xe2\x82";
+	static const char meta[] = "k\xff=v\x80\"\\, \x1b=\n";
+	struct lp_span s = {
+		.pid = 1, .tid = 1,
+		.name = id_n(fx, name, sizeof(name) - 1),
+		.meta = id_n(fx, meta, sizeof(meta) - 1),
+		.start_ns = 5, .end_ns = 10, .total_ns = 5, .self_ns = 5,
+	};
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	lp_trace_span(&t, &s);
+	lp_trace_name(&t, false, 1, 1, s.name);
+	assert_int_equal(lp_trace_close(&t, NULL), 0);
+
+	json_object *ev = events(load(fx)), *x = json_object_array_get_idx(ev, 0), *args;
+
+	assert_jstr(x, "name",
+		    "q\"b\\s\n\t\x01\x1f\x7f" FFFD FFFD FFFD FFFD FFFD FFFD " end" FFFD FFFD);
+	args = get(x, "args");
+	assert_jstr(args, "k" FFFD, "v" FFFD "\"\\");
+	assert_jstr(args, "\x1b", "\n"); /* only spaces and tabs are trimmed */
+	assert_jstr(get(json_object_array_get_idx(ev, 1), "args"), "name",
+		    "q\"b\\s\n\t\x01\x1f\x7f" FFFD FFFD FFFD FFFD FFFD FFFD " end" FFFD FFFD);
+	/* no raw control byte in the file but the newlines between events */
+	for (size_t i = 0; i < fx->len; i++) {
+		unsigned char ch = (unsigned char)fx->text[i];
+
+		assert_true(ch == '\n' || (ch >= 0x20 && ch != 0x7f));
+	}
+}
+
+static void test_many_spans(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	uint32_t name = id(fx, "s"), meta = id(fx, "i=1");
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	for (uint64_t i = 0; i < 5000; i++) {
+		struct lp_span s = {
+			.pid = 1, .tid = 1 + (uint32_t)(i % 4), .name = name, .meta = meta,
+			.start_ns = i * 1000, .end_ns = i * 1000 + 999, .total_ns = 999,
+			.self_ns = 999,
+		};
+
+		lp_trace_span(&t, &s);
+	}
+	assert_int_equal(lp_trace_close(&t, "{}"), 0);
+
+	json_object *ev = events(load(fx));
+
+	assert_int_equal(json_object_array_length(ev), 5000);
+	assert_jnum_text(json_object_array_get_idx(ev, 4999), "ts", "4999.000");
+	assert_jnum_text(json_object_array_get_idx(ev, 4999), "dur", "0.999");
+}
+
+static void test_abort_leaves_nothing(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	char names[4][64];
+	struct lp_span s = { .name = id(fx, "x"), .total_ns = 1 };
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	lp_trace_span(&t, &s);
+	assert_int_equal(dir_entries(fx, names, 4), 1); /* the temporary file */
+	lp_trace_abort(&t);
+	assert_int_equal(dir_entries(fx, names, 4), 0);
+	assert_int_equal(access(fx->path, F_OK), -1);
+}
+
+/* An existing file is replaced whole. */
+static void test_replaces_existing_file(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	FILE *f = fopen(fx->path, "w");
+	char names[4][64];
+
+	assert_non_null(f);
+	fputs("old contents that are not JSON", f);
+	fclose(f);
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	assert_int_equal(lp_trace_close(&t, NULL), 0);
+	assert_int_equal(json_object_array_length(events(load(fx))), 0);
+	assert_int_equal(dir_entries(fx, names, 4), 1);
+}
+
+static void test_open_fails_cleanly(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	char bad[200];
+
+	snprintf(bad, sizeof(bad), "%s/no/such/dir/trace.json", fx->dir);
+	assert_int_equal(lp_trace_open(&t, bad, fx->st, 0), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_x_and_m_events),
+		T(test_args_reserved_and_duplicate_keys),
+		T(test_hostile_text),
+		T(test_many_spans),
+		T(test_abort_leaves_nothing),
+		T(test_replaces_existing_file),
+		T(test_open_fails_cleanly),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
