@@ -29,9 +29,17 @@ struct {
 	__uint(max_entries, 16 << 20); /* set from --buffer-size before load */
 } rb SEC(".maps");
 
+/*
+ * Literals this thread knows were sent in its current address space: a small
+ * direct-mapped cache, so the common event costs no map lookup at all.
+ */
+#define LIT_CACHE 16
+
 struct lp_task {
 	__u32 seq;
 	__u32 announced;
+	__u64 mm; /* the cache is valid for this address space (exec changes it) */
+	__u64 lit[LIT_CACHE];
 };
 
 struct {
@@ -181,6 +189,20 @@ static __always_inline int intern(__u64 mm, __u64 addr, __u32 pid, __u32 tid, __
 	return 0;
 }
 
+/* Sends a literal's text unless this thread, or the LRU map, knows it was sent. */
+static __always_inline int literal(struct lp_task *st, __u64 mm, __u64 addr, __u32 pid, __u32 tid,
+				   __u32 seq, int is_meta)
+{
+	__u32 slot = (addr ^ (addr >> 6)) & (LIT_CACHE - 1);
+
+	if (st->lit[slot] == addr)
+		return 0;
+	if (intern(mm, addr, pid, tid, seq, is_meta))
+		return -1;
+	st->lit[slot] = addr;
+	return 0;
+}
+
 static __always_inline int record(__u16 type, __u64 name, __u64 meta, __u64 counter,
 				  __u64 marker_flags)
 {
@@ -204,10 +226,16 @@ static __always_inline int record(__u16 type, __u64 name, __u64 meta, __u64 coun
 	if (!st->announced)
 		st->announced = announce_thread(task, pid, tid, seq) == 0;
 
-	mm = (__u64)BPF_CORE_READ(task, mm);
+	mm = (__u64)task->mm;
+	if (st->mm != mm) {
+		/* A new address space (first event, or after exec): forget its literals. */
+		for (int i = 0; i < LIT_CACHE; i++)
+			st->lit[i] = 0;
+		st->mm = mm;
+	}
 	if (!name || !(flags & LP_EV_NAME_LITERAL))
 		flags |= LP_EV_NAME_INLINE;
-	else if (intern(mm, name, pid, tid, seq, 0)) {
+	else if (literal(st, mm, name, pid, tid, seq, 0)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
@@ -215,7 +243,7 @@ static __always_inline int record(__u16 type, __u64 name, __u64 meta, __u64 coun
 		flags |= LP_EV_NO_META;
 	} else if (!(flags & LP_EV_META_LITERAL)) {
 		flags |= LP_EV_META_INLINE;
-	} else if (intern(mm, meta, pid, tid, seq, 1)) {
+	} else if (literal(st, mm, meta, pid, tid, seq, 1)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
