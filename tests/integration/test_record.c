@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
@@ -357,8 +358,28 @@ static void test_workload_recorded_exactly(void **state)
 	(void)state;
 	snprintf(threads, sizeof(threads), "%d", THREADS);
 	snprintf(rounds, sizeof(rounds), "%d", ROUNDS);
+	/* Another process of the same binary, busy with spans the whole time. */
+	int ready[2];
+	char line[16] = { 0 };
+	pid_t bystander;
+
+	assert_int_equal(pipe(ready), 0);
+	bystander = fork();
+	assert_true(bystander >= 0);
+	if (bystander == 0) {
+		dup2(ready[1], 1);
+		execl(argv[5], argv[5], "--forever", (char *)NULL);
+		_exit(99);
+	}
+	close(ready[1]);
+	assert_true(read(ready[0], line, sizeof(line) - 1) > 0);
+	assert_string_equal(line, "ready\n");
 	run(&r, argv);
+	kill(bystander, SIGKILL);
+	waitpid(bystander, NULL, 0);
+	close(ready[0]);
 	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "bystander"));
 	nwant = read_expected(expect, &want);
 	ngot = read_trace(path("%s/leanprofiler-trace.json", out), &got);
 	sort_by_tid(want, nwant);

@@ -9,6 +9,8 @@
  * readings (before/after its enter and exit markers, CLOCK_MONOTONIC) are
  * written to OUT, one line per span in pre-order:
  *   tid depth t_before_enter t_after_enter t_before_exit t_after_exit name<TAB>meta
+ * `workload --forever` instead emits spans until killed (a process of the same
+ * binary that must not be recorded), printing "ready" once it has begun.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -121,9 +123,26 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/* A bystander: the same binary, never recorded, emitting spans until killed. */
+static int forever(void)
+{
+	for (unsigned long i = 0;; i++) {
+		LP_SPAN_ENTER("bystander", "recorded=never");
+		LP_SPAN_EXIT("bystander");
+		if (i == 0) {
+			puts("ready");
+			fflush(stdout);
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct thread main_t = { .index = -1, .rounds = 0 };
+
+	if (argc == 2 && !strcmp(argv[1], "--forever"))
+		return forever();
 	struct thread *ts;
 	int nthreads, rounds;
 	FILE *out;
