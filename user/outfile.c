@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int lp_outfile_open(struct lp_outfile *o, const char *path)
@@ -24,6 +25,17 @@ int lp_outfile_open(struct lp_outfile *o, const char *path)
 		free(o->tmp);
 		o->tmp = NULL;
 		goto fail;
+	}
+	/* mkstemp() makes 0600; the outputs get what open(2) would give them. */
+	{
+		mode_t mask = umask(0);
+
+		umask(mask);
+		if (fchmod(fd, 0666 & ~mask)) {
+			err = -errno;
+			close(fd);
+			goto fail;
+		}
 	}
 	o->f = fdopen(fd, "w");
 	if (!o->f) {

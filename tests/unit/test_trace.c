@@ -395,6 +395,26 @@ static void test_replaces_existing_file(void **state)
 	assert_int_equal(dir_entries(fx, names, 4), 1);
 }
 
+/* The output gets the mode open(2) would give a new file, not mkstemp's 0600. */
+static void test_mode_follows_umask(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	struct stat st;
+	mode_t old = umask(022);
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	assert_int_equal(lp_trace_close(&t, NULL), 0);
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	umask(077);
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	assert_int_equal(lp_trace_close(&t, NULL), 0);
+	assert_int_equal(stat(fx->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	umask(old);
+}
+
 static void test_open_fails_cleanly(void **state)
 {
 	struct fx *fx = *state;
@@ -415,6 +435,7 @@ int main(void)
 		T(test_many_spans),
 		T(test_abort_leaves_nothing),
 		T(test_replaces_existing_file),
+		T(test_mode_follows_umask),
 		T(test_open_fails_cleanly),
 #undef T
 	};
