@@ -7,70 +7,16 @@
 #include <string.h>
 
 #include "../bpf/wire.h"
+#include "map.h"
 #include "text.h"
-
-/* One open-addressing map from a 96-bit key to two u32 values. */
-struct ent {
-	uint64_t a;
-	uint32_t b;
-	uint32_t v1, v2;
-	bool used;
-};
-
-struct map {
-	struct ent *e;
-	size_t n, cap; /* cap: power of two */
-};
-
-static uint64_t ent_hash(uint64_t a, uint32_t b)
-{
-	return lp_hash64(a ^ lp_hash64(b));
-}
-
-static struct ent *map_find(struct map *m, uint64_t a, uint32_t b, bool create)
-{
-	size_t j;
-
-	if (create && (m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256;
-		struct ent *e = calloc(cap, sizeof(*e));
-
-		if (!e)
-			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->e[i].used)
-				continue;
-			j = ent_hash(m->e[i].a, m->e[i].b) & (cap - 1);
-			while (e[j].used)
-				j = (j + 1) & (cap - 1);
-			e[j] = m->e[i];
-		}
-		free(m->e);
-		m->e = e;
-		m->cap = cap;
-	}
-	if (!m->cap)
-		return NULL;
-	for (j = ent_hash(a, b) & (m->cap - 1); m->e[j].used; j = (j + 1) & (m->cap - 1))
-		if (m->e[j].a == a && m->e[j].b == b)
-			return &m->e[j];
-	if (!create)
-		return NULL;
-	m->e[j].used = true;
-	m->e[j].a = a;
-	m->e[j].b = b;
-	m->e[j].v1 = m->e[j].v2 = 0;
-	m->n++;
-	return &m->e[j];
-}
 
 struct lp_decoder {
 	struct strtab *st;
 	struct lp_decode_sink sink;
 	struct lp_decode_stats stats;
-	struct map literals; /* (addr, pid) -> string id */
-	struct map threads;  /* (pid, tid) -> v1: next seq, v2: 1 once one arrived */
-	struct map names;    /* (pid, tid) -> comm id, pcomm id */
+	struct lp_map literals; /* (addr, pid) -> string id */
+	struct lp_map threads; /* (pid, tid) -> v1: next seq, v2: 1 once one arrived */
+	struct lp_map names;    /* (pid, tid) -> comm id, pcomm id */
 	struct lp_buf tmp;
 	uint32_t id_null, id_unreadable, id_unknown;
 };
@@ -98,9 +44,9 @@ void lp_decoder_free(struct lp_decoder *d)
 {
 	if (!d)
 		return;
-	free(d->literals.e);
-	free(d->threads.e);
-	free(d->names.e);
+	lp_map_free(&d->literals);
+	lp_map_free(&d->threads);
+	lp_map_free(&d->names);
 	lp_buf_free(&d->tmp);
 	free(d);
 }
@@ -169,7 +115,7 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 {
 	const char *text = (const char *)(r + 1);
 	size_t avail = size - sizeof(*r);
-	struct ent *e;
+	struct lp_map_ent *e;
 	uint32_t id;
 
 	size_t limit = (r->h.flags & LP_STR_META) ? LP_META_MAX : LP_NAME_MAX;
@@ -187,7 +133,7 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	id = text_id(d, text, len, avail, limit, false);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
-	e = map_find(&d->literals, r->addr, r->h.pid, true);
+	e = lp_map_find(&d->literals, r->addr, r->h.pid, true);
 	if (!e)
 		return -ENOMEM;
 	e->v1 = id + 1;
@@ -196,7 +142,7 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 
 static uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
 {
-	struct ent *e = map_find(&d->literals, addr, pid, false);
+	struct lp_map_ent *e = lp_map_find(&d->literals, addr, pid, false);
 
 	if (!e || !e->v1) {
 		d->stats.unknown_literal++;
@@ -217,7 +163,7 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 		.counter = r->counter,
 		.has_counter = r->h.flags & LP_EV_HAS_COUNTER,
 	};
-	struct ent *t;
+	struct lp_map_ent *t;
 	size_t name_bytes = 0;
 
 	if (r->abi != 1)
@@ -241,7 +187,7 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 		return -ENOMEM;
 
 	/* Sequence numbers count every marker hit of the thread, delivered or not. */
-	t = map_find(&d->threads, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
+	t = lp_map_find(&d->threads, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
 	if (!t)
 		return -ENOMEM;
 	ev.lost_before = r->h.seq - (t->v2 ? t->v1 : 0);
@@ -252,7 +198,7 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 
 static int decode_thread(struct lp_decoder *d, const struct lp_rec_thread *r)
 {
-	struct ent *e = map_find(&d->names, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
+	struct lp_map_ent *e = lp_map_find(&d->names, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
 	uint32_t comm, pcomm;
 
 	if (!e)
@@ -297,7 +243,7 @@ malformed:
 bool lp_decoder_thread_name(const struct lp_decoder *d, uint32_t pid, uint32_t tid,
 			    uint32_t *comm, uint32_t *pcomm)
 {
-	struct ent *e = map_find((struct map *)&d->names, ((uint64_t)pid << 32) | tid, 0, false);
+	struct lp_map_ent *e = lp_map_find((struct lp_map *)&d->names, ((uint64_t)pid << 32) | tid, 0, false);
 
 	if (!e)
 		return false;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "nest.h"
+#include "map.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -28,34 +29,8 @@ struct lp_nest {
 	struct thread *threads;
 	struct lp_thread_info *infos; /* snapshot for lp_nest_threads() */
 	size_t nthreads, cap, infos_cap;
-	uint32_t *slots; /* thread index + 1, open addressing on (pid, tid) */
-	size_t nslots;
+	struct lp_map index; /* (pid, tid) -> v1: thread index + 1 */
 };
-
-static uint64_t thread_key(uint32_t pid, uint32_t tid)
-{
-	return ((uint64_t)pid << 32) | tid;
-}
-
-static int rehash(struct lp_nest *n, size_t nslots)
-{
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < n->nthreads; i++) {
-		struct lp_thread_info *in = &n->threads[i].info;
-		size_t j = lp_hash64(thread_key(in->pid, in->tid)) & (nslots - 1);
-
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = i + 1;
-	}
-	free(n->slots);
-	n->slots = slots;
-	n->nslots = nslots;
-	return 0;
-}
 
 struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink)
 {
@@ -65,10 +40,6 @@ struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink)
 		return NULL;
 	n->sink = *sink;
 	n->t.first_ns = UINT64_MAX;
-	if (rehash(n, 64)) {
-		free(n);
-		return NULL;
-	}
 	return n;
 }
 
@@ -80,21 +51,19 @@ void lp_nest_free(struct lp_nest *n)
 		free(n->threads[i].stack);
 	free(n->threads);
 	free(n->infos);
-	free(n->slots);
+	lp_map_free(&n->index);
 	free(n);
 }
 
 static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 {
-	uint64_t key = thread_key(pid, tid);
-	size_t j = lp_hash64(key) & (n->nslots - 1);
+	struct lp_map_ent *e = lp_map_find(&n->index, pid, tid, true);
 	struct thread *threads, *th;
 
-	for (; n->slots[j]; j = (j + 1) & (n->nslots - 1)) {
-		th = &n->threads[n->slots[j] - 1];
-		if (thread_key(th->info.pid, th->info.tid) == key)
-			return th;
-	}
+	if (!e)
+		return NULL;
+	if (e->v1)
+		return &n->threads[e->v1 - 1];
 	threads = lp_grow(n->threads, &n->cap, n->nthreads + 1, sizeof(*threads));
 	if (!threads)
 		return NULL;
@@ -103,10 +72,8 @@ static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 	memset(th, 0, sizeof(*th));
 	th->info.pid = pid;
 	th->info.tid = tid;
-	n->slots[j] = ++n->nthreads;
-	n->t.threads = n->nthreads;
-	if (n->nthreads * 2 > n->nslots && rehash(n, n->nslots * 2))
-		return NULL;
+	e->v1 = (uint32_t)++n->nthreads;
+	n->t.threads = (uint32_t)n->nthreads;
 	return th;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "stats.h"
+#include "map.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,44 +10,12 @@
 struct lp_stats {
 	struct lp_group **groups;
 	size_t n, cap;
-	uint32_t *slots;
-	size_t nslots;
+	struct lp_map index; /* (name, meta) -> v1: group index + 1 */
 };
-
-static uint64_t group_key(uint32_t name, uint32_t meta)
-{
-	return ((uint64_t)name << 32) | meta;
-}
-
-static int rehash(struct lp_stats *s, size_t nslots)
-{
-	uint32_t *slots = calloc(nslots, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < s->n; i++) {
-		size_t j = lp_hash64(group_key(s->groups[i]->name, s->groups[i]->meta)) &
-			   (nslots - 1);
-
-		while (slots[j])
-			j = (j + 1) & (nslots - 1);
-		slots[j] = i + 1;
-	}
-	free(s->slots);
-	s->slots = slots;
-	s->nslots = nslots;
-	return 0;
-}
 
 struct lp_stats *lp_stats_new(void)
 {
-	struct lp_stats *s = calloc(1, sizeof(*s));
-
-	if (s && rehash(s, 64)) {
-		free(s);
-		return NULL;
-	}
-	return s;
+	return calloc(1, sizeof(struct lp_stats));
 }
 
 void lp_stats_free(struct lp_stats *s)
@@ -58,21 +27,19 @@ void lp_stats_free(struct lp_stats *s)
 		free(s->groups[i]);
 	}
 	free(s->groups);
-	free(s->slots);
+	lp_map_free(&s->index);
 	free(s);
 }
 
 static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t meta)
 {
-	uint64_t key = group_key(name, meta);
-	size_t j = lp_hash64(key) & (s->nslots - 1);
+	struct lp_map_ent *e = lp_map_find(&s->index, name, meta, true);
 	struct lp_group **groups, *g;
 
-	for (; s->slots[j]; j = (j + 1) & (s->nslots - 1)) {
-		g = s->groups[s->slots[j] - 1];
-		if (group_key(g->name, g->meta) == key)
-			return g;
-	}
+	if (!e)
+		return NULL;
+	if (e->v1)
+		return s->groups[e->v1 - 1];
 	groups = lp_grow(s->groups, &s->cap, s->n + 1, sizeof(*groups));
 	if (!groups)
 		return NULL;
@@ -84,9 +51,7 @@ static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t me
 	g->meta = meta;
 	g->min_ns = UINT64_MAX;
 	s->groups[s->n] = g;
-	s->slots[j] = ++s->n;
-	if (s->n * 2 > s->nslots && rehash(s, s->nslots * 2))
-		return NULL;
+	e->v1 = (uint32_t)++s->n;
 	return g;
 }
 
@@ -175,9 +140,15 @@ static int cmp_group(const void *a, const void *b)
 
 size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out)
 {
-	/* Sorting reorders groups[]; the slot index must follow. */
+	/* Sorting reorders groups[]: the index must follow. */
 	qsort(s->groups, s->n, sizeof(*s->groups), cmp_group);
-	rehash(s, s->nslots);
+	for (size_t i = 0; i < s->n; i++) {
+		struct lp_map_ent *e = lp_map_find(&s->index, s->groups[i]->name,
+						   s->groups[i]->meta, false);
+
+		if (e)
+			e->v1 = (uint32_t)i + 1;
+	}
 	*out = s->groups;
 	return s->n;
 }

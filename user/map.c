@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#include "map.h"
+
+#include <stdlib.h>
+
+static uint64_t ent_hash(uint64_t a, uint32_t b)
+{
+	return lp_hash64(a ^ lp_hash64(b));
+}
+
+static int grow(struct lp_map *m)
+{
+	size_t cap = m->cap ? m->cap * 2 : 64, j;
+	struct lp_map_ent *e = calloc(cap, sizeof(*e));
+
+	if (!e)
+		return -1;
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->e[i].used)
+			continue;
+		j = ent_hash(m->e[i].a, m->e[i].b) & (cap - 1);
+		while (e[j].used)
+			j = (j + 1) & (cap - 1);
+		e[j] = m->e[i];
+	}
+	free(m->e);
+	m->e = e;
+	m->cap = cap;
+	return 0;
+}
+
+struct lp_map_ent *lp_map_find(struct lp_map *m, uint64_t a, uint32_t b, bool create)
+{
+	size_t j;
+
+	if (create && (m->n + 1) * 2 > m->cap && grow(m))
+		return NULL;
+	if (!m->cap)
+		return NULL;
+	for (j = ent_hash(a, b) & (m->cap - 1); m->e[j].used; j = (j + 1) & (m->cap - 1))
+		if (m->e[j].a == a && m->e[j].b == b)
+			return &m->e[j];
+	if (!create)
+		return NULL;
+	m->e[j] = (struct lp_map_ent){ .a = a, .b = b, .used = true };
+	m->n++;
+	return &m->e[j];
+}
+
+void lp_map_free(struct lp_map *m)
+{
+	free(m->e);
+	m->e = NULL;
+	m->n = m->cap = 0;
+}
