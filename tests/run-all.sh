@@ -35,6 +35,9 @@ suite() {
 for t in "$build"/tests/unit/*; do
 	[ -x "$t" ] && suite "unit: $(basename "$t")" "$t"
 done
+for t in "$build"/san/tests/unit/*; do
+	[ -x "$t" ] && suite "unit under ASan+UBSan: $(basename "$t")" "$t"
+done
 suite "header: compiles as C99/C11/GNU11/C2x/C++, notes, semaphore" tests/header/run.sh
 suite "consumer: install speedscope's importer" tests/consumer/setup.sh
 suite "consumer: selftest (good and bad traces)" tests/consumer/selftest.sh

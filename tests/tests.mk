@@ -18,10 +18,25 @@ $(OUT)/tests/integration/%: tests/integration/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< -lcmocka -ljson-c -lm -o $@
 
+# The same unit tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_CORE_OBJS := $(patsubst $(OUT)/user/%,$(OUT)/san/user/%,$(CORE_OBJS))
+SAN_UNIT_TESTS := $(patsubst $(OUT)/tests/unit/%,$(OUT)/san/tests/unit/%,$(UNIT_TESTS))
+
+$(OUT)/san/user/%.o: user/%.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(OUT)/san/tests/unit/%: tests/unit/%.c $(SAN_CORE_OBJS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $(SAN_FLAGS) $< $(SAN_CORE_OBJS) -lcmocka -ljson-c -lm -o $@
+
 INTEGRATION := $(patsubst tests/integration/%.c,$(OUT)/tests/integration/%,$(wildcard tests/integration/*.c))
 
 .PHONY: check check-build
-check-build: all $(UNIT_TESTS) $(TARGETS) $(INTEGRATION)
+check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(TARGETS) $(INTEGRATION)
 
 check:
 	$(Q)scripts/deps.sh test

@@ -140,6 +140,9 @@ static int cmp_group(const void *a, const void *b)
 
 size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out)
 {
+	*out = s->groups;
+	if (s->n == 0)
+		return 0; /* groups may be NULL, which qsort() must not see */
 	/* Sorting reorders groups[]: the index must follow. */
 	qsort(s->groups, s->n, sizeof(*s->groups), cmp_group);
 	for (size_t i = 0; i < s->n; i++) {
