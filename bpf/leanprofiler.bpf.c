@@ -23,6 +23,36 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* Force a consumer wakeup once this much data waits in the ring buffer. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* --all-processes: the binary whose processes become targets (0: not in that mode). */
+const volatile __u64 all_dev = 0;
+const volatile __u64 all_ino = 0;
+
+/* Set by user space when recording ends: from then on nothing is recorded. */
+__u32 lp_stopped = 0;
+
+/*
+ * Per probed file (the uprobe's cookie), when recording of its markers began,
+ * 0 while its probes are still being attached: an enter probe working before
+ * its exit probe would record spans that never end.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LP_MAX_FILES);
+	__type(key, __u32);
+	__type(value, __u64);
+} file_gate SEC(".maps");
+
+/*
+ * The processes being recorded, by tgid. The uprobes fire in every process
+ * that maps a probed file; only these are recorded. Children join at fork,
+ * in the kernel, so none of their spans can be missed.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, struct lp_target);
+} targets SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -189,6 +219,52 @@ static __always_inline int intern(__u64 mm, __u64 addr, __u32 pid, __u32 tid, __
 	return 0;
 }
 
+static __always_inline void emit_task(__u32 what, __u32 pid, __u32 tid, __u32 ppid,
+				      struct task_struct *named, __u16 flags, __u64 ts)
+{
+	struct lp_rec_task *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count(LP_STAT_LOST_TASK);
+		return;
+	}
+	fill_hdr(&r->h, LP_REC_TASK, flags, pid, tid, 0);
+	r->ts_ns = ts;
+	r->what = what;
+	r->ppid = ppid;
+	BPF_CORE_READ_STR_INTO(&r->comm, named, comm);
+	/* Rare and decisive for what follows: do not let it wait for the next poll. */
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
+static __always_inline int add_target(__u32 pid, __u64 ts)
+{
+	struct lp_target t = { .since_ns = ts };
+
+	return bpf_map_update_elem(&targets, &pid, &t, BPF_ANY);
+}
+
+/* --all-processes: a process running the binary becomes a target on its first hit. */
+static __always_inline bool runs_binary(struct task_struct *task)
+{
+	struct inode *inode;
+
+	if (!all_ino)
+		return false;
+	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+	return inode && BPF_CORE_READ(inode, i_ino) == all_ino &&
+	       BPF_CORE_READ(inode, i_sb, s_dev) == all_dev;
+}
+
+static __always_inline bool adopt(struct task_struct *task, __u32 pid, __u64 ts)
+{
+	if (!runs_binary(task) || add_target(pid, ts))
+		return false;
+	emit_task(LP_TASK_FOUND, pid, pid, BPF_CORE_READ(task, real_parent, tgid),
+		  BPF_CORE_READ(task, group_leader), 0, ts);
+	return true;
+}
+
 /* Sends a literal's text unless this thread, or the LRU map, knows it was sent. */
 static __always_inline int literal(struct lp_task *st, __u64 mm, __u64 addr, __u32 pid, __u32 tid,
 				   __u32 seq, int is_meta)
@@ -203,24 +279,36 @@ static __always_inline int literal(struct lp_task *st, __u64 mm, __u64 addr, __u
 	return 0;
 }
 
-static __always_inline int record(__u16 type, __u64 name, __u64 meta, __u64 counter,
+static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta, __u64 counter,
 				  __u64 marker_flags)
 {
-	__u64 ts = bpf_ktime_get_ns();
+	__u32 file = (__u32)bpf_get_attach_cookie(ctx);
+	__u64 *gate = bpf_map_lookup_elem(&file_gate, &file), ts;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u16 flags = marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL | LP_EV_HAS_COUNTER);
+	__u16 flags = (marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL | LP_EV_HAS_COUNTER)) |
+		      (((marker_flags >> 8) & 0xf) << LP_EV_ABI_SHIFT);
 	struct lp_rec_event *e;
 	struct lp_task *st;
 	__u64 mm;
 	__u32 seq;
 
-	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!st) {
-		count(LP_STAT_NO_TASK_STORAGE);
-		count_lost(type, pid, tid);
+	if (!gate || !*gate || lp_stopped)
 		return 0;
+	/* After the gate: no recorded event is older than the time it opened. */
+	ts = bpf_ktime_get_ns();
+	/* Only target threads have per-thread state: its presence is the fast check. */
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st) {
+		if (!bpf_map_lookup_elem(&targets, &pid) && !adopt(task, pid, ts))
+			return 0;
+		st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st) {
+			count(LP_STAT_NO_TASK_STORAGE);
+			count_lost(type, pid, tid);
+			return 0;
+		}
 	}
 	seq = st->seq++;
 	if (!st->announced)
@@ -269,7 +357,7 @@ static __always_inline int record(__u16 type, __u64 name, __u64 meta, __u64 coun
 	e->name = name;
 	e->meta = meta;
 	e->cpu = bpf_get_smp_processor_id();
-	e->abi = (marker_flags >> 8) & 0xff;
+	e->file = (__u16)file;
 	e->name_len = 0;
 	e->meta_len = 0;
 	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
@@ -306,11 +394,94 @@ static __always_inline int record(__u16 type, __u64 name, __u64 meta, __u64 coun
 SEC("uprobe")
 int BPF_KPROBE(lp_span_enter, const char *name, const char *meta, __u64 counter, __u64 flags)
 {
-	return record(LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags);
+	return record(ctx, LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 {
-	return record(LP_REC_EXIT, (__u64)name, 0, counter, flags);
+	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags);
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u64 ts;
+
+	if (!bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	if (ctgid == ptgid) {
+		emit_task(LP_TASK_THREAD, ptgid, child->pid, ptgid, child, 0, ts);
+		return 0;
+	}
+	/* Before the child runs: none of its spans can slip by. */
+	if (add_target(ctgid, ts))
+		return 0;
+	emit_task(LP_TASK_FORK, ctgid, child->pid, ptgid, child, 0, ts);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = p->tgid;
+	__u64 ts = bpf_ktime_get_ns();
+	struct lp_task *st;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid)) {
+		if (!runs_binary(p) || add_target(tgid, ts))
+			return 0;
+		emit_task(LP_TASK_FOUND, tgid, p->pid, BPF_CORE_READ(p, real_parent, tgid), p,
+			  LP_TASK_NEW_IMAGE, ts);
+		return 0;
+	}
+	/* A new program: its name is announced again, its literals are new. */
+	st = bpf_task_storage_get(&task_state, p, 0, 0);
+	if (st) {
+		st->announced = 0;
+		st->mm = 0;
+	}
+	emit_task(LP_TASK_EXEC, tgid, p->pid, 0, p, 0, ts);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(lp_exit, struct task_struct *p, bool group_dead)
+{
+	__u32 tgid = p->tgid;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	emit_task(LP_TASK_EXIT, tgid, p->pid, 0, p, group_dead ? LP_TASK_GROUP_DEAD : 0,
+		  bpf_ktime_get_ns());
+	if (group_dead)
+		bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}
+
+/*
+ * The dynamic loader calls _dl_debug_state() whenever its list of libraries
+ * changes (at start, around dlopen and dlclose): for a target, user space
+ * rescans the process's mappings and attaches to libraries with markers.
+ */
+SEC("uprobe")
+int lp_dl_state(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32;
+	struct lp_rec_libs *r;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(LP_STAT_LOST_TASK);
+		return 0;
+	}
+	fill_hdr(&r->h, LP_REC_LIBS, 0, tgid, (__u32)pid_tgid, 0);
+	r->ts_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	return 0;
 }

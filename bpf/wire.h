@@ -28,6 +28,8 @@ enum lp_rec_type {
 	LP_REC_EXIT = 2,   /* struct lp_rec_event, optionally followed by a name */
 	LP_REC_STRING = 3, /* struct lp_rec_string: text of a literal at an address */
 	LP_REC_THREAD = 4, /* struct lp_rec_thread: first event of a thread */
+	LP_REC_TASK = 5,   /* struct lp_rec_task: a target process or thread began, exec'ed, ended */
+	LP_REC_LIBS = 6,   /* struct lp_rec_libs: a target's loader changed its list of libraries */
 };
 
 /* lp_rec_event.flags: the marker's own flags (leanprofiler.h) in the low byte... */
@@ -38,6 +40,15 @@ enum lp_rec_type {
 #define LP_EV_NAME_INLINE 0x0100u /* name text follows the record (name_len bytes) */
 #define LP_EV_META_INLINE 0x0200u /* meta text follows the name text */
 #define LP_EV_NO_META 0x0400u     /* meta was NULL */
+/* The marker ABI version the target was built with, in the top 4 bits. */
+#define LP_EV_ABI_SHIFT 12
+#define LP_EV_ABI(flags) ((flags) >> LP_EV_ABI_SHIFT)
+
+/*
+ * Files with markers one recording can attach to. Each has a gate: its events
+ * are recorded only once both its probes are attached (lp_file_gate).
+ */
+#define LP_MAX_FILES 4096
 
 /*
  * String length fields carry bpf_probe_read_user_str()'s result minus the NUL:
@@ -63,7 +74,7 @@ struct lp_rec_event {
 	__u16 cpu;
 	__s16 name_len; /* with LP_EV_NAME_INLINE */
 	__s16 meta_len; /* with LP_EV_META_INLINE */
-	__u16 abi;      /* the marker ABI version the target was built with */
+	__u16 file;     /* which probed file (index, < LP_MAX_FILES) the marker is in */
 	/* char text[]: the inline strings, not NUL-terminated */
 };
 
@@ -83,6 +94,35 @@ struct lp_rec_thread {
 	char pcomm[LP_COMM_LEN]; /* process (thread group leader) name */
 };
 
+enum lp_task_what {
+	LP_TASK_FORK = 1,   /* h.pid is a new process, child of ppid: now a target */
+	LP_TASK_THREAD = 2, /* h.tid is a new thread of target h.pid */
+	LP_TASK_EXEC = 3,   /* h.pid exec'ed a new program (comm is the new name) */
+	LP_TASK_EXIT = 4,   /* thread h.tid exited; h.flags & LP_TASK_GROUP_DEAD: the last one */
+	LP_TASK_FOUND = 5,  /* --all-processes: h.pid runs the binary: now a target */
+};
+
+#define LP_TASK_GROUP_DEAD 0x1u
+#define LP_TASK_NEW_IMAGE 0x2u /* LP_TASK_FOUND at exec: nothing of it ran before */
+
+struct lp_rec_task {
+	struct lp_rec_hdr h; /* h.flags: LP_TASK_GROUP_DEAD */
+	__u64 ts_ns;
+	__u32 what; /* enum lp_task_what */
+	__u32 ppid;
+	char comm[LP_COMM_LEN];
+};
+
+struct lp_rec_libs {
+	struct lp_rec_hdr h;
+	__u64 ts_ns;
+};
+
+/* What the kernel half knows of a target process (map "targets", key tgid). */
+struct lp_target {
+	__u64 since_ns; /* became a target: attach, fork or found */
+};
+
 /* Counters the kernel half keeps in the per-CPU array "stats". */
 enum lp_stat {
 	LP_STAT_LOST_ENTER = 0, /* enter records not delivered (ring buffer full) */
@@ -90,6 +130,7 @@ enum lp_stat {
 	LP_STAT_LOST_STRING,    /* literal texts not delivered (their event is lost too) */
 	LP_STAT_LOST_THREAD,    /* thread records not delivered (name falls back to tid) */
 	LP_STAT_NO_TASK_STORAGE,/* per-thread state unavailable: event lost */
+	LP_STAT_LOST_TASK,      /* process/thread/map records not delivered */
 	LP_STAT_MAX,
 };
 

@@ -19,6 +19,7 @@ struct lp_decoder {
 	struct lp_map names;    /* (pid, tid) -> comm id, pcomm id */
 	struct lp_buf tmp;
 	uint32_t id_null, id_unreadable, id_unknown;
+	uint64_t file_since[LP_MAX_FILES];
 };
 
 struct lp_decoder *lp_decoder_new(struct strtab *st, const struct lp_decode_sink *sink)
@@ -166,8 +167,10 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 	struct lp_map_ent *t;
 	size_t name_bytes = 0;
 
-	if (r->abi != 1)
+	if (LP_EV_ABI(r->h.flags) != 1)
 		d->stats.abi_mismatch++;
+	if (r->file < LP_MAX_FILES)
+		ev.file_since_ns = d->file_since[r->file];
 	if (r->h.flags & LP_EV_NAME_INLINE) {
 		name_bytes = r->name_len > 0 ? (size_t)r->name_len : 0;
 		if (name_bytes > avail)
@@ -196,20 +199,52 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 	return d->sink.event ? d->sink.event(d->sink.ctx, &ev) : 0;
 }
 
-static int decode_thread(struct lp_decoder *d, const struct lp_rec_thread *r)
+static int set_name(struct lp_decoder *d, uint32_t pid, uint32_t tid, uint32_t comm,
+		    uint32_t pcomm)
 {
-	struct lp_map_ent *e = lp_map_find(&d->names, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
-	uint32_t comm, pcomm;
+	struct lp_map_ent *e = lp_map_find(&d->names, ((uint64_t)pid << 32) | tid, 0, true);
 
 	if (!e)
-		return -ENOMEM;
-	comm = strtab_intern(d->st, r->comm, strnlen(r->comm, sizeof(r->comm)));
-	pcomm = strtab_intern(d->st, r->pcomm, strnlen(r->pcomm, sizeof(r->pcomm)));
-	if (comm == UINT32_MAX || pcomm == UINT32_MAX)
 		return -ENOMEM;
 	e->v1 = comm + 1;
 	e->v2 = pcomm + 1;
 	return 0;
+}
+
+static int decode_thread(struct lp_decoder *d, const struct lp_rec_thread *r)
+{
+	uint32_t comm, pcomm;
+
+	comm = strtab_intern(d->st, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	pcomm = strtab_intern(d->st, r->pcomm, strnlen(r->pcomm, sizeof(r->pcomm)));
+	if (comm == UINT32_MAX || pcomm == UINT32_MAX)
+		return -ENOMEM;
+	return set_name(d, r->h.pid, r->h.tid, comm, pcomm);
+}
+
+static int decode_task(struct lp_decoder *d, const struct lp_rec_task *r)
+{
+	struct lp_task_event te = {
+		.what = r->what,
+		.pid = r->h.pid,
+		.tid = r->h.tid,
+		.ppid = r->ppid,
+		.ts_ns = r->ts_ns,
+		.group_dead = r->h.flags & LP_TASK_GROUP_DEAD,
+		.new_image = r->h.flags & LP_TASK_NEW_IMAGE,
+	};
+	int err;
+
+	te.comm = strtab_intern(d->st, r->comm, strnlen(r->comm, sizeof(r->comm)));
+	if (te.comm == UINT32_MAX)
+		return -ENOMEM;
+	/* A new process or program: its name is the process name too. */
+	if (te.what != LP_TASK_EXIT && te.what != LP_TASK_THREAD) {
+		err = set_name(d, te.pid, te.tid, te.comm, te.comm);
+		if (err)
+			return err;
+	}
+	return d->sink.task ? d->sink.task(d->sink.ctx, &te) : 0;
 }
 
 int lp_decode(struct lp_decoder *d, const void *data, size_t size)
@@ -234,9 +269,26 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 		if (size < sizeof(struct lp_rec_thread))
 			goto malformed;
 		return decode_thread(d, data);
+	case LP_REC_TASK:
+		if (size < sizeof(struct lp_rec_task))
+			goto malformed;
+		return decode_task(d, data);
+	case LP_REC_LIBS:
+		if (size < sizeof(struct lp_rec_libs))
+			goto malformed;
+		return d->sink.libs ? d->sink.libs(d->sink.ctx, ((const struct lp_rec_hdr *)data)->pid)
+				    : 0;
 	}
 malformed:
 	d->stats.malformed++;
+	return 0;
+}
+
+int lp_decoder_file_since(struct lp_decoder *d, uint32_t file, uint64_t since_ns)
+{
+	if (file >= LP_MAX_FILES)
+		return -EINVAL;
+	d->file_since[file] = since_ns;
 	return 0;
 }
 

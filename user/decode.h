@@ -12,8 +12,22 @@
 #include "nest.h"
 #include "strtab.h"
 
+/* A process or thread began, exec'ed or ended (wire.h enum lp_task_what). */
+struct lp_task_event {
+	unsigned what;
+	uint32_t pid, tid, ppid;
+	uint64_t ts_ns;
+	bool group_dead; /* LP_TASK_EXIT of the process's last thread */
+	bool new_image;  /* LP_TASK_FOUND at exec: nothing of the program ran before */
+	uint32_t comm;   /* string id of its name */
+};
+
+
 struct lp_decode_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
+	/* Optional, both. libs: pid's loader changed its list of libraries. */
+	int (*task)(void *ctx, const struct lp_task_event *te);
+	int (*libs)(void *ctx, uint32_t pid);
 	/*
 	 * Optional: reads a literal the kernel could not, from the target's
 	 * memory; its length or -errno, at most size-1 bytes, NUL-terminated.
@@ -38,6 +52,8 @@ void lp_decoder_free(struct lp_decoder *d);
 /* 0, or the sink's / allocation's -errno. Malformed records are counted, not errors. */
 int lp_decode(struct lp_decoder *d, const void *data, size_t size);
 const struct lp_decode_stats *lp_decoder_stats(const struct lp_decoder *d);
+/* Recording of file's markers began at since_ns (its gate opened). */
+int lp_decoder_file_since(struct lp_decoder *d, uint32_t file, uint64_t since_ns);
 /* Names from the thread's first record; false when none arrived. */
 bool lp_decoder_thread_name(const struct lp_decoder *d, uint32_t pid, uint32_t tid,
 			    uint32_t *comm, uint32_t *pcomm);

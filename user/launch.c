@@ -6,7 +6,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <stdio.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +82,77 @@ int lp_launch(struct lp_child *c, char *const argv[], const sigset_t *sigmask)
 		lp_launch_kill(c);
 		return err;
 	}
+	return 0;
+}
+
+static int entry_point(pid_t pid, uint64_t *entry)
+{
+	char path[64];
+	uint64_t av[2];
+	FILE *f;
+	int err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL) {
+		if (av[0] == AT_ENTRY) {
+			*entry = av[1];
+			err = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+int lp_launch_run_to_entry(struct lp_child *c)
+{
+	struct user_regs_struct regs;
+	uint64_t entry = 0;
+	long orig;
+	int status, err;
+
+	err = entry_point(c->pid, &entry);
+	if (err)
+		return err;
+	errno = 0;
+	orig = ptrace(PTRACE_PEEKTEXT, c->pid, (void *)entry, NULL);
+	if (errno)
+		return -errno;
+	/* A breakpoint on the entry point's first byte. */
+	if (ptrace(PTRACE_POKETEXT, c->pid, (void *)entry, (void *)((orig & ~0xffL) | 0xcc)))
+		return -errno;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, c->pid, NULL, NULL))
+			return -errno;
+		if (waitpid(c->pid, &status, 0) < 0)
+			return -errno;
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			c->reaped = true;
+			c->status = status;
+			return -ECHILD;
+		}
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP)
+			break;
+		/* A signal for the program: deliver it and go on. */
+		if (ptrace(PTRACE_CONT, c->pid, NULL, (void *)(long)WSTOPSIG(status)))
+			return -errno;
+		if (waitpid(c->pid, &status, 0) < 0)
+			return -errno;
+		if (WIFSTOPPED(status) && WSTOPSIG(status) == SIGTRAP)
+			break;
+	}
+	/* Put the byte back and step back onto it. */
+	if (ptrace(PTRACE_POKETEXT, c->pid, (void *)entry, (void *)orig) ||
+	    ptrace(PTRACE_GETREGS, c->pid, NULL, &regs))
+		return -errno;
+	if (regs.rip != entry + 1)
+		return -EPROTO;
+	regs.rip = entry;
+	if (ptrace(PTRACE_SETREGS, c->pid, NULL, &regs))
+		return -errno;
 	return 0;
 }
 

@@ -26,6 +26,11 @@ struct lp_child {
  * signal mask. 0, or -ENOENT / -EACCES / ... why exec failed, or -errno.
  */
 int lp_launch(struct lp_child *c, char *const argv[], const sigset_t *sigmask);
+/*
+ * Runs the stopped child to its entry point (AT_ENTRY) and stops it there: the
+ * dynamic loader has mapped the linked libraries, the program has not run.
+ */
+int lp_launch_run_to_entry(struct lp_child *c);
 /* Lets the stopped child run. */
 int lp_launch_resume(struct lp_child *c);
 /* Reaps the child if it has exited (block: wait for it). 1 reaped, 0 not yet, -errno. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "common.h"
 #include "record.h"
@@ -24,17 +25,26 @@ const char *argp_program_version = "leanprofiler " LP_VERSION;
 const char *argp_program_bug_address = NULL;
 
 static const char record_doc[] =
-	"Record the spans of COMMAND: launch it, attach to its leanprofiler markers before it "
-	"runs, record until it and all its threads exit, then print the summary table and write "
-	"DIR/leanprofiler-trace.json (Chrome Trace Event format: open it in Perfetto) and "
-	"DIR/leanprofiler-summary.json.\n\n"
-	"Exit status: COMMAND's (128+N when killed by signal N); 125 when leanprofiler "
-	"fails, 126 when COMMAND cannot be executed, 127 when it is not found."
+	"Record the spans of a program marked with leanprofiler.h, then print the summary table "
+	"and write DIR/leanprofiler-trace.json (Chrome Trace Event format: open it in Perfetto) "
+	"and DIR/leanprofiler-summary.json.\n\n"
+	"  record -- COMMAND          launch COMMAND and record it from its first instruction\n"
+	"                             until it exits\n"
+	"  record -p PID              attach to a running process, without restarting it\n"
+	"  record --all-processes BIN every process running BIN, now or started later\n\n"
+	"Every mode records all threads, the libraries' markers (dlopen'ed ones too) and the "
+	"child processes the targets fork. -p and --all-processes record until --duration "
+	"ends, the targets exit, or Ctrl-C; the targets run on, unharmed.\n\n"
+	"Exit status: COMMAND's (128+N when killed by signal N), or 0 for -p and "
+	"--all-processes; 125 when leanprofiler fails, 126 when COMMAND cannot be executed, "
+	"127 when it is not found."
 	"\vExamples:\n"
 	"  sudo leanprofiler record -- ./build/examples/nested\n"
-	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- ./server --port 8080\n";
+	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- ./server --port 8080\n"
+	"  sudo leanprofiler record -p 1234 --duration 10\n"
+	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n";
 
-enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME };
+enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -42,6 +52,10 @@ static const struct argp_option record_options[] = {
 	  "Ring buffer size, a power of two from 64K to 1G; suffixes K, M, G (default: 16M)", 0 },
 	{ "counter-name", OPT_COUNTER_NAME, "TEXT", 0,
 	  "What the markers' counter counts, for the table (default: Lean heartbeats)", 0 },
+	{ "pid", 'p', "PID", 0, "Attach to the running process PID", 0 },
+	{ "all-processes", OPT_ALL, "BINARY", 0,
+	  "Record every process running BINARY, now or later", 0 },
+	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop recording after SECONDS (e.g. 2.5)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
 	{ 0 },
 };
@@ -92,14 +106,51 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_COUNTER_NAME:
 		o->counter_name = arg;
 		break;
+	case 'p': {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || pid <= 0 || pid > INT32_MAX)
+			argp_error(state, "invalid PID '%s'", arg);
+		if (o->mode != LP_MODE_LAUNCH)
+			argp_error(state, "-p and --all-processes exclude each other");
+		o->mode = LP_MODE_ATTACH;
+		o->pid = (pid_t)pid;
+		break;
+	}
+	case OPT_ALL:
+		if (o->mode != LP_MODE_LAUNCH)
+			argp_error(state, "-p and --all-processes exclude each other");
+		if (!*arg)
+			argp_error(state, "--all-processes needs a binary");
+		o->mode = LP_MODE_ALL;
+		o->binary = arg;
+		break;
+	case OPT_DURATION: {
+		char *end;
+		double sec;
+
+		errno = 0;
+		sec = strtod(arg, &end);
+		if (errno || *end || end == arg || !(sec > 0) || sec > 1e7)
+			argp_error(state, "invalid --duration '%s': seconds, more than 0", arg);
+		o->duration_ns = (uint64_t)(sec * 1e9);
+		break;
+	}
 	case ARGP_KEY_ARG:
+		if (o->mode != LP_MODE_LAUNCH)
+			argp_error(state, "a COMMAND cannot go with -p or --all-processes");
 		/* The command starts here; its own options are not ours. */
 		o->argv = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
-		if (!o->argv)
-			argp_error(state, "no COMMAND to record");
+		if (o->mode == LP_MODE_LAUNCH && !o->argv)
+			argp_error(state, "no COMMAND to record (or -p PID, or --all-processes BINARY)");
+		if (o->mode == LP_MODE_LAUNCH && o->duration_ns)
+			argp_error(state, "--duration goes with -p or --all-processes");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -109,7 +160,8 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 
 static int cmd_record(int argc, char **argv)
 {
-	static const struct argp argp = { record_options, record_parse, "[--] COMMAND [ARG...]",
+	static const struct argp argp = { record_options, record_parse,
+					  "[--] COMMAND [ARG...]\n-p PID\n--all-processes BINARY",
 					  record_doc, NULL, NULL, NULL };
 	struct lp_record_opts o = {
 		.out_dir = "build",
@@ -129,7 +181,7 @@ static int cmd_record(int argc, char **argv)
 	case LP_STAGE_SETUP:
 		return LP_EXIT_FAILURE;
 	case LP_STAGE_RUN:
-		return err ? LP_EXIT_FAILURE : res.exit_code;
+		return err ? LP_EXIT_FAILURE : o.mode == LP_MODE_LAUNCH ? res.exit_code : 0;
 	}
 	return LP_EXIT_FAILURE;
 }

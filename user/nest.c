@@ -20,7 +20,11 @@ struct thread {
 	struct lp_thread_info info;
 	struct frame *stack;
 	size_t depth, cap;
-	uint64_t skipped; /* enters past the depth limit still open */
+	uint64_t skipped;  /* enters past the depth limit still open */
+	uint64_t since_ns; /* spans open before this may end here; 0: none can */
+	uint64_t born_ns;  /* recorded from then: its first event, or its process's start */
+	uint64_t top_ns;   /* total of the top-level spans closed so far */
+	bool ended;        /* exited: a later event with this tid is a new thread */
 };
 
 struct lp_nest {
@@ -30,6 +34,7 @@ struct lp_nest {
 	struct lp_thread_info *infos; /* snapshot for lp_nest_threads() */
 	size_t nthreads, cap, infos_cap;
 	struct lp_map index; /* (pid, tid) -> v1: thread index + 1 */
+	struct lp_map procs; /* (pid, 0) -> v1, v2: since_ns (low, high) when open_before */
 };
 
 struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink)
@@ -52,17 +57,18 @@ void lp_nest_free(struct lp_nest *n)
 	free(n->threads);
 	free(n->infos);
 	lp_map_free(&n->index);
+	lp_map_free(&n->procs);
 	free(n);
 }
 
 static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 {
-	struct lp_map_ent *e = lp_map_find(&n->index, pid, tid, true);
+	struct lp_map_ent *e = lp_map_find(&n->index, pid, tid, true), *p;
 	struct thread *threads, *th;
 
 	if (!e)
 		return NULL;
-	if (e->v1)
+	if (e->v1 && !n->threads[e->v1 - 1].ended)
 		return &n->threads[e->v1 - 1];
 	threads = lp_grow(n->threads, &n->cap, n->nthreads + 1, sizeof(*threads));
 	if (!threads)
@@ -72,6 +78,10 @@ static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 	memset(th, 0, sizeof(*th));
 	th->info.pid = pid;
 	th->info.tid = tid;
+	p = lp_map_find(&n->procs, pid, 0, false);
+	if (p)
+		th->since_ns = (uint64_t)p->v2 << 32 | p->v1;
+	th->born_ns = th->since_ns;
 	e->v1 = (uint32_t)++n->nthreads;
 	n->t.threads = (uint32_t)n->nthreads;
 	return th;
@@ -110,6 +120,7 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 	} else {
 		th->info.recorded_ns += s.total_ns;
 		n->t.recorded_ns += s.total_ns;
+		th->top_ns += s.total_ns;
 	}
 	/* Self counters add up to the whole, whichever spans carry counters. */
 	n->t.counter_total += s.counter_self;
@@ -119,6 +130,8 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 		n->t.unterminated++;
 	if (s.flags & LP_SPAN_UNCERTAIN)
 		n->t.uncertain++;
+	if (s.flags & LP_SPAN_STARTED_BEFORE)
+		n->t.started_before++;
 	if (s.start_ns < n->t.first_ns)
 		n->t.first_ns = s.start_ns;
 	if (s.end_ns > n->t.last_ns)
@@ -140,6 +153,36 @@ static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint6
 	}
 }
 
+/*
+ * An exit whose span began before recording: the span is rebuilt from the
+ * thread's since_ns, enclosing everything the thread recorded so far.
+ */
+static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct lp_event *ev,
+			     uint64_t from_ns)
+{
+	struct frame *f;
+	uint64_t top_before;
+
+	close_above(n, th, 0, ev->ts_ns);
+	f = lp_grow(th->stack, &th->cap, 1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	th->stack = f;
+	memset(f, 0, sizeof(*f));
+	f->name = ev->name;
+	f->start_ns = from_ns;
+	f->child_ns = th->top_ns; /* every top-level span so far lies inside it */
+	f->flags = LP_SPAN_STARTED_BEFORE;
+	th->depth = 1;
+	/* Its children's time is already recorded: count only what it adds. */
+	top_before = th->top_ns;
+	th->info.recorded_ns -= top_before;
+	n->t.recorded_ns -= top_before;
+	th->top_ns = 0;
+	close_top(n, th, ev->ts_ns, 0, false, 0);
+	return 0;
+}
+
 int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 {
 	struct thread *th = get_thread(n, ev->pid, ev->tid);
@@ -147,6 +190,8 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 
 	if (!th)
 		return -ENOMEM;
+	if (!th->born_ns)
+		th->born_ns = ev->ts_ns;
 	if (ev->lost_before) {
 		th->info.lost_seen += ev->lost_before;
 		n->t.lost_seen += ev->lost_before;
@@ -191,8 +236,80 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 			return 0;
 		}
 	}
+	/* Open before the thread's process, or before the marker's file, was recorded. */
+	if (th->since_ns || (ev->file_since_ns && ev->file_since_ns > th->born_ns)) {
+		uint64_t from = th->since_ns > ev->file_since_ns ? th->since_ns : ev->file_since_ns;
+
+		if (ev->ts_ns >= from)
+			return rebuild_open_span(n, th, ev, from);
+	}
 	n->t.unmatched_exits++;
 	return 0;
+}
+
+int lp_nest_process_begin(struct lp_nest *n, uint32_t pid, uint64_t since_ns, bool open_before)
+{
+	struct lp_map_ent *p = lp_map_find(&n->procs, pid, 0, true);
+	uint64_t since = open_before ? since_ns : 0;
+
+	if (!p)
+		return -ENOMEM;
+	p->v1 = (uint32_t)since;
+	p->v2 = (uint32_t)(since >> 32);
+	/* Threads already seen belong to the process as it is now. */
+	for (size_t i = 0; i < n->nthreads; i++)
+		if (n->threads[i].info.pid == pid && !n->threads[i].ended)
+			n->threads[i].since_ns = since;
+	return 0;
+}
+
+int lp_nest_thread_begin(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t ts_ns)
+{
+	struct thread *th = get_thread(n, pid, tid);
+
+	if (!th)
+		return -ENOMEM;
+	th->since_ns = 0;
+	th->born_ns = ts_ns;
+	return 0;
+}
+
+static void end_thread(struct lp_nest *n, struct thread *th, uint64_t end_ns)
+{
+	if (th->depth)
+		close_above(n, th, 0, end_ns + 1);
+	th->skipped = 0;
+}
+
+void lp_nest_thread_end(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t end_ns)
+{
+	struct lp_map_ent *e = lp_map_find(&n->index, pid, tid, false);
+	struct thread *th;
+
+	if (!e || !e->v1)
+		return;
+	th = &n->threads[e->v1 - 1];
+	if (th->ended)
+		return;
+	end_thread(n, th, end_ns);
+	th->ended = true;
+}
+
+void lp_nest_process_end(struct lp_nest *n, uint32_t pid, uint64_t end_ns)
+{
+	struct lp_map_ent *p = lp_map_find(&n->procs, pid, 0, false);
+
+	for (size_t i = 0; i < n->nthreads; i++) {
+		struct thread *th = &n->threads[i];
+
+		if (th->info.pid != pid || th->ended)
+			continue;
+		end_thread(n, th, end_ns);
+		th->since_ns = 0; /* a new image: nothing of it was open before */
+		th->born_ns = end_ns;
+	}
+	if (p)
+		p->v1 = p->v2 = 0;
 }
 
 void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)

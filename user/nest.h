@@ -24,10 +24,12 @@ struct lp_event {
 	uint32_t name; /* string ids (strtab); meta 0 = none */
 	uint32_t meta;
 	uint32_t lost_before; /* this thread's events lost just before this one */
+	uint64_t file_since_ns; /* recording of the marker's file began then (0: unknown) */
 };
 
 #define LP_SPAN_UNTERMINATED 0x1 /* no matching exit: closed by an outer exit or at the end */
 #define LP_SPAN_UNCERTAIN 0x2    /* its thread lost events while it was open */
+#define LP_SPAN_STARTED_BEFORE 0x4 /* open when recording began: starts at the attach time */
 
 struct lp_span {
 	uint32_t pid, tid;
@@ -51,6 +53,7 @@ struct lp_nest_totals {
 	uint64_t unterminated;    /* spans closed without their exit */
 	uint64_t uncertain;       /* spans open while their thread lost events */
 	uint64_t unmatched_exits; /* exits with no open span of that name */
+	uint64_t started_before;  /* spans open at attach, rebuilt from their exits */
 	uint64_t too_deep;        /* enters skipped past LP_NEST_MAX_DEPTH */
 	uint64_t lost_seen;       /* lost events revealed by sequence gaps */
 	uint64_t first_ns, last_ns; /* window: first entry .. last exit */
@@ -73,6 +76,26 @@ struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink);
 void lp_nest_free(struct lp_nest *n);
 /* 0 or -errno (ENOMEM). */
 int lp_nest_event(struct lp_nest *n, const struct lp_event *ev);
+/*
+ * Process pid is recorded from since_ns on. With open_before, its threads
+ * that exist already may be inside spans that began earlier: an exit with no
+ * open span of its name then closes a span rebuilt from since_ns (flagged
+ * LP_SPAN_STARTED_BEFORE) that encloses all the thread recorded so far.
+ * Without it (a launched or freshly exec'ed program) such an exit is counted
+ * as unmatched, unless its marker's file began to be recorded after the
+ * thread began (a library attached later): the span is rebuilt from then.
+ * Processes never announced are treated as open_before = false.
+ */
+int lp_nest_process_begin(struct lp_nest *n, uint32_t pid, uint64_t since_ns, bool open_before);
+/* tid was created at ts_ns, during the recording: it has no older spans. */
+int lp_nest_thread_begin(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t ts_ns);
+/* The thread exited: its open spans close, unterminated, at end_ns. */
+void lp_nest_thread_end(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t end_ns);
+/*
+ * The process exec'ed or ended: the open spans of all its threads close at
+ * end_ns, and a new program image starts with nothing open.
+ */
+void lp_nest_process_end(struct lp_nest *n, uint32_t pid, uint64_t end_ns);
 /*
  * Closes every span still open, as unterminated, at end_ns (inner ones 1 ns
  * earlier per level, so their ends stay strictly inside their parent's).

@@ -9,13 +9,16 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "../bpf/wire.h"
 #include "decode.h"
 #include "launch.h"
 #include "nest.h"
 #include "outfile.h"
+#include "proc.h"
 #include "procmem.h"
 #include "report.h"
 #include "session.h"
@@ -26,12 +29,20 @@
 #define LP_POLL_MS 10
 
 struct recorder {
+	const struct lp_record_opts *o;
 	struct strtab *st;
 	struct lp_decoder *dec;
 	struct lp_nest *nest;
 	struct lp_stats *stats;
+	struct lp_session *s;
 	struct lp_trace trace;
 	bool trace_open;
+	struct lp_report_process *procs;
+	size_t nprocs, procs_cap;
+	size_t live; /* target processes still running */
+	uint32_t *rescan; /* processes whose libraries changed: attach to new ones */
+	size_t nrescan, rescan_cap;
+	const char *end_reason;
 	int err; /* first pipeline error */
 };
 
@@ -44,13 +55,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static void set_err(struct recorder *r, int err)
+{
+	if (err && !r->err)
+		r->err = err;
+}
+
 static void on_span(void *ctx, const struct lp_span *s)
 {
 	struct recorder *r = ctx;
-	int err = lp_stats_add(r->stats, s);
 
-	if (err && !r->err)
-		r->err = err;
+	set_err(r, lp_stats_add(r->stats, s));
 	if (r->trace_open)
 		lp_trace_span(&r->trace, s);
 }
@@ -67,13 +82,147 @@ static long read_str(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t s
 	return lp_read_target_str((pid_t)pid, addr, buf, size);
 }
 
+static struct lp_report_process *find_proc(struct recorder *r, uint32_t pid)
+{
+	for (size_t i = r->nprocs; i-- > 0;)
+		if (r->procs[i].pid == pid)
+			return &r->procs[i];
+	return NULL;
+}
+
+static int add_proc(struct recorder *r, uint32_t pid, uint32_t ppid, const char *origin,
+		    uint32_t comm)
+{
+	struct lp_report_process *p = lp_grow(r->procs, &r->procs_cap, r->nprocs + 1,
+					      sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	r->procs = p;
+	r->procs[r->nprocs++] = (struct lp_report_process){
+		.pid = pid, .ppid = ppid, .origin = origin, .comm = comm, .alive = true,
+	};
+	r->live++;
+	return 0;
+}
+
+static uint32_t intern_cstr(struct recorder *r, const char *s)
+{
+	return strtab_intern(r->st, s, strlen(s));
+}
+
+/* Attaches to the markers of every executable file pid maps. */
+static int attach_file(void *ctx, const struct lp_proc_file *f)
+{
+	struct recorder *r = ctx;
+	int n = lp_session_attach(r->s, f->open_path, f->dev, f->ino);
+
+	if (n < 0 && n != -ENOEXEC && n != -ENOENT)
+		lp_warn("cannot read the probes of %s: %s", f->path, strerror(-n));
+	return 0;
+}
+
+/* pid has new libraries or a new program: look at its mappings after this batch. */
+static int queue_rescan(struct recorder *r, uint32_t pid)
+{
+	uint32_t *q;
+
+	for (size_t i = 0; i < r->nrescan; i++)
+		if (r->rescan[i] == pid)
+			return 0;
+	q = lp_grow(r->rescan, &r->rescan_cap, r->nrescan + 1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	r->rescan = q;
+	r->rescan[r->nrescan++] = pid;
+	return 0;
+}
+
+static int on_libs(void *ctx, uint32_t pid)
+{
+	return queue_rescan(ctx, pid);
+}
+
+static void gate_opened(void *ctx, uint32_t file, uint64_t since_ns)
+{
+	struct recorder *r = ctx;
+
+	lp_decoder_file_since(r->dec, file, since_ns);
+}
+
+/* Files attached since the last call are recorded from now on. */
+static int open_gates(struct recorder *r, uint64_t *since)
+{
+	uint64_t now = now_ns();
+
+	if (since)
+		*since = now;
+	return lp_session_open_gates(r->s, now, gate_opened, r);
+}
+
+static void rescan_queued(struct recorder *r)
+{
+	for (size_t i = 0; i < r->nrescan; i++) {
+		/* A process that is gone has nothing left to probe. */
+		if (lp_proc_exec_files((pid_t)r->rescan[i], attach_file, r) == 0)
+			lp_prefault((pid_t)r->rescan[i]);
+	}
+	r->nrescan = 0;
+	set_err(r, open_gates(r, NULL));
+}
+
+static int on_task(void *ctx, const struct lp_task_event *te)
+{
+	struct recorder *r = ctx;
+	struct lp_report_process *p;
+	int err = 0;
+
+	switch (te->what) {
+	case LP_TASK_FORK:
+		/* Spans open in the parent at fork are open in the child too. */
+		err = lp_nest_process_begin(r->nest, te->pid, te->ts_ns, true);
+		if (!err)
+			err = add_proc(r, te->pid, te->ppid, "forked", te->comm);
+		break;
+	case LP_TASK_FOUND:
+		err = lp_nest_process_begin(r->nest, te->pid, te->ts_ns, !te->new_image);
+		if (!err)
+			err = add_proc(r, te->pid, te->ppid, "found", te->comm);
+		if (!err)
+			err = queue_rescan(r, te->pid);
+		break;
+	case LP_TASK_THREAD:
+		err = lp_nest_thread_begin(r->nest, te->pid, te->tid, te->ts_ns);
+		break;
+	case LP_TASK_EXEC:
+		lp_nest_process_end(r->nest, te->pid, te->ts_ns);
+		err = lp_nest_process_begin(r->nest, te->pid, te->ts_ns, false);
+		if (!err)
+			err = queue_rescan(r, te->pid); /* a new program and loader */
+		p = find_proc(r, te->pid);
+		if (p)
+			p->comm = te->comm;
+		break;
+	case LP_TASK_EXIT:
+		lp_nest_thread_end(r->nest, te->pid, te->tid, te->ts_ns);
+		if (!te->group_dead)
+			break;
+		lp_nest_process_end(r->nest, te->pid, te->ts_ns);
+		p = find_proc(r, te->pid);
+		if (p && p->alive) {
+			p->alive = false;
+			r->live--;
+		}
+		break;
+	}
+	return err;
+}
+
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct recorder *r = ctx;
-	int err = lp_decode(r->dec, data, size);
 
-	if (err && !r->err)
-		r->err = err;
+	set_err(r, lp_decode(r->dec, data, size));
 	return 0; /* keep draining: a record we could not use is still consumed */
 }
 
@@ -97,63 +246,109 @@ static int ensure_dir(const char *dir)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-/* Waits for the child to exit, draining the ring buffer; forwards termination signals. */
-static int run_loop(struct lp_session *s, struct lp_child *c, int sigfd)
+struct loop {
+	struct lp_child *child; /* launch mode */
+	int root_pidfd;         /* attach mode: the attached process */
+	int sigfd;
+	uint64_t deadline_ns;   /* 0: none */
+	struct lp_proc_usage usage; /* attach mode: the latest sample */
+	bool usage_valid;
+};
+
+/* Records until the command exits, the targets exit, the duration ends or a signal. */
+static int run_loop(struct recorder *r, struct loop *l)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), err = 0;
-	struct epoll_event ev = { .events = EPOLLIN };
+	int fds[3] = { lp_session_fd(r->s), l->sigfd,
+		       l->child ? l->child->pidfd : l->root_pidfd };
 
 	if (ep < 0)
 		return -errno;
-	ev.data.fd = lp_session_fd(s);
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		goto fail;
-	ev.data.fd = c->pidfd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		goto fail;
-	ev.data.fd = sigfd;
-	if (epoll_ctl(ep, EPOLL_CTL_ADD, ev.data.fd, &ev))
-		goto fail;
+	for (size_t i = 0; i < 3; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+
+		if (fds[i] >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev)) {
+			err = -errno;
+			goto out;
+		}
+	}
 	for (;;) {
 		struct epoll_event evs[4];
-		int n = epoll_wait(ep, evs, 4, LP_POLL_MS);
+		int timeout = LP_POLL_MS, n;
 
-		if (n < 0 && errno != EINTR)
-			goto fail;
+		if (l->deadline_ns) {
+			uint64_t now = now_ns();
+
+			if (now >= l->deadline_ns) {
+				r->end_reason = "duration";
+				break;
+			}
+			if ((l->deadline_ns - now) / 1000000 < (uint64_t)timeout)
+				timeout = (int)((l->deadline_ns - now) / 1000000) + 1;
+		}
+		n = epoll_wait(ep, evs, 4, timeout);
+		if (n < 0 && errno != EINTR) {
+			err = -errno;
+			break;
+		}
 		for (int i = 0; i < n; i++) {
 			struct signalfd_siginfo si;
 
-			if (evs[i].data.fd != sigfd)
+			if (evs[i].data.fd == l->root_pidfd && l->root_pidfd >= 0) {
+				/* The attached process is gone, even if its exit record was lost. */
+				epoll_ctl(ep, EPOLL_CTL_DEL, l->root_pidfd, NULL);
+				l->root_pidfd = -1;
 				continue;
-			while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+			}
+			if (evs[i].data.fd != l->sigfd)
+				continue;
+			while (read(l->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (!l->child) {
+					r->end_reason = "signal";
+					continue;
+				}
 				/*
 				 * A terminal's Ctrl-C already reached the command (same
 				 * process group); a signal sent to us alone is passed on.
 				 */
 				if (si.ssi_code != SI_KERNEL)
-					kill(c->pid, (int)si.ssi_signo);
+					kill(l->child->pid, (int)si.ssi_signo);
 			}
 		}
-		err = lp_session_consume(s);
+		err = lp_session_consume(r->s);
 		if (err)
 			break;
-		err = lp_launch_reap(c, false);
-		if (err < 0)
+		if (r->nrescan)
+			rescan_queued(r);
+		if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd >= 0 &&
+		    lp_proc_usage(r->o->pid, &l->usage) == 0)
+			l->usage_valid = true;
+		if (r->end_reason)
 			break;
-		if (err == 1) {
-			err = 0;
+		if (l->child) {
+			err = lp_launch_reap(l->child, false);
+			if (err < 0)
+				break;
+			if (err == 1) {
+				err = 0;
+				r->end_reason = "command exited";
+				break;
+			}
+		} else if (r->o->mode == LP_MODE_ATTACH && r->live == 0) {
+			r->end_reason = "targets exited";
+			break;
+		} else if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd < 0 && r->live == 1) {
+			/* Only the attached process was left, and it is gone. */
+			r->end_reason = "targets exited";
 			break;
 		}
 	}
-	close(ep);
-	return err;
-fail:
-	err = -errno;
+out:
 	close(ep);
 	return err;
 }
 
-static void fill_resources(struct lp_resources *res, const struct lp_child *c)
+static void usage_from_rusage(struct lp_resources *res, const struct lp_child *c)
 {
 	res->valid = true;
 	res->scope = "launched command and its waited-for children (wait4)";
@@ -166,9 +361,27 @@ static void fill_resources(struct lp_resources *res, const struct lp_child *c)
 	res->involuntary_switches = (uint64_t)c->ru.ru_nivcsw;
 }
 
+static uint64_t delta(uint64_t end, uint64_t start)
+{
+	return end > start ? end - start : 0;
+}
+
+static void usage_from_proc(struct lp_resources *res, const struct lp_proc_usage *a,
+			    const struct lp_proc_usage *b, bool exited)
+{
+	res->valid = true;
+	res->scope = exited ? "attached process, over the recording window until its exit "
+			      "(/proc, last sample before the exit)"
+			    : "attached process, over the recording window (/proc deltas)";
+	res->user_ns = delta(b->user_ns, a->user_ns);
+	res->system_ns = delta(b->system_ns, a->system_ns);
+	res->voluntary_switches = delta(b->voluntary, a->voluntary);
+	res->involuntary_switches = delta(b->involuntary, a->involuntary);
+	res->peak_rss_kib = b->peak_rss_kib;
+}
+
 /* Thread rows for the report, names into the trace. */
-static struct lp_report_thread *collect_threads(struct recorder *r, struct lp_session *s,
-						size_t *count)
+static struct lp_report_thread *collect_threads(struct recorder *r, size_t *count)
 {
 	const struct lp_thread_info *infos;
 	size_t n = lp_nest_threads(r->nest, &infos);
@@ -183,15 +396,18 @@ static struct lp_report_thread *collect_threads(struct recorder *r, struct lp_se
 
 		if (!lp_decoder_thread_name(r->dec, infos[i].pid, infos[i].tid, &comm, &pcomm)) {
 			snprintf(buf, sizeof(buf), "tid %u", infos[i].tid);
-			comm = strtab_intern(r->st, buf, strlen(buf));
+			comm = intern_cstr(r, buf);
 			snprintf(buf, sizeof(buf), "pid %u", infos[i].pid);
-			pcomm = strtab_intern(r->st, buf, strlen(buf));
+			pcomm = intern_cstr(r, buf);
 		}
 		for (size_t j = 0; j < i; j++)
 			first_of_pid &= infos[j].pid != infos[i].pid;
 		if (r->trace_open) {
+			struct lp_report_process *p = find_proc(r, infos[i].pid);
+
 			if (first_of_pid)
-				lp_trace_name(&r->trace, true, infos[i].pid, infos[i].pid, pcomm);
+				lp_trace_name(&r->trace, true, infos[i].pid, infos[i].pid,
+					      p ? p->comm : pcomm);
 			lp_trace_name(&r->trace, false, infos[i].pid, infos[i].tid, comm);
 		}
 		out[i] = (struct lp_report_thread){
@@ -200,7 +416,7 @@ static struct lp_report_thread *collect_threads(struct recorder *r, struct lp_se
 			.name = comm,
 			.spans = infos[i].spans,
 			.recorded_ns = infos[i].recorded_ns,
-			.lost = lp_session_thread_loss(s, infos[i].tid),
+			.lost = lp_session_thread_loss(r->s, infos[i].tid),
 			.max_depth = infos[i].max_depth,
 		};
 	}
@@ -208,24 +424,167 @@ static struct lp_report_thread *collect_threads(struct recorder *r, struct lp_se
 	return out;
 }
 
+/* Sets the recording up for a process already running. */
+static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
+{
+	pid_t pid = r->o->pid;
+	char comm[32];
+	pid_t ppid = 0;
+	int err = lp_proc_comm(pid, comm, sizeof(comm));
+
+	if (err) {
+		lp_err("cannot attach to PID %d: %s", (int)pid,
+		       err == -ESRCH ? "no such process" : strerror(-err));
+		return err;
+	}
+	lp_proc_ppid(pid, &ppid);
+	/* A target first, so that a library mapped while we scan is still reported. */
+	*since = now_ns();
+	err = lp_session_add_target(r->s, pid, *since);
+	if (!err)
+		err = lp_nest_process_begin(r->nest, (uint32_t)pid, *since, true);
+	if (!err)
+		err = add_proc(r, (uint32_t)pid, (uint32_t)ppid, "attached", intern_cstr(r, comm));
+	if (!err)
+		err = lp_proc_exec_files(pid, attach_file, r);
+	if (err) {
+		lp_err("cannot attach to PID %d (%s): %s", (int)pid, comm,
+		       err == -ESRCH ? "it exited" : strerror(-err));
+		return err;
+	}
+	if (lp_session_probes(r->s) == 0) {
+		lp_err("no leanprofiler markers in PID %d (%s) or the libraries it has mapped: "
+		       "nothing to record (is it built with include/leanprofiler.h?)",
+		       (int)pid, comm);
+		return -ENOENT;
+	}
+	l->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (lp_proc_usage(pid, &l->usage) == 0)
+		l->usage_valid = true;
+	lp_prefault(pid);
+	return 0;
+}
+
+struct found_ctx {
+	struct recorder *r;
+	uint64_t since;
+};
+
+static int found_running(void *ctx, pid_t pid)
+{
+	struct found_ctx *fc = ctx;
+	struct recorder *r = fc->r;
+	char comm[32] = "?";
+	pid_t ppid = 0;
+	int err;
+
+	if (pid == getpid())
+		return 0;
+	lp_proc_comm(pid, comm, sizeof(comm));
+	lp_proc_ppid(pid, &ppid);
+	err = lp_session_add_target(r->s, pid, fc->since);
+	if (!err)
+		err = lp_nest_process_begin(r->nest, (uint32_t)pid, fc->since, true);
+	if (!err)
+		err = add_proc(r, (uint32_t)pid, (uint32_t)ppid, "found", intern_cstr(r, comm));
+	if (!err && lp_proc_exec_files(pid, attach_file, r) == 0)
+		lp_prefault(pid);
+	return err;
+}
+
+/* Sets the recording up for every process of a binary, running now or later. */
+static int start_all(struct recorder *r, uint64_t *since)
+{
+	struct found_ctx fc = { .r = r };
+	struct stat st;
+	int err;
+
+	if (stat(r->o->binary, &st)) {
+		err = -errno;
+		lp_err("cannot record %s: %s", r->o->binary, strerror(-err));
+		return err;
+	}
+	err = lp_session_attach(r->s, r->o->binary, lp_proc_kdev(st.st_dev), st.st_ino);
+	if (err < 0) {
+		lp_err("cannot read the probes of %s: %s", r->o->binary,
+		       err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+		return err;
+	}
+	*since = fc.since = now_ns();
+	err = lp_proc_each_running(lp_proc_kdev(st.st_dev), st.st_ino, found_running, &fc);
+	if (err) {
+		lp_err("cannot scan the running processes: %s", strerror(-err));
+		return err;
+	}
+	if (lp_session_probes(r->s) == 0) {
+		lp_err("no leanprofiler markers in %s: nothing to record (is it built with "
+		       "include/leanprofiler.h?)",
+		       r->o->binary);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static const char *mode_name(enum lp_mode m)
+{
+	return m == LP_MODE_LAUNCH ? "launch" : m == LP_MODE_ATTACH ? "attach" : "all-processes";
+}
+
+static int write_outputs(struct recorder *r, struct lp_report *rep, struct lp_outfile *summary,
+			 const char *trace_path, char **summary_path)
+{
+	char *json = lp_report_other_data_json(rep);
+	int err = 0, terr;
+
+	terr = lp_trace_close(&r->trace, json);
+	r->trace_open = false;
+	free(json);
+	if (terr) {
+		lp_err("cannot write %s: %s", trace_path, strerror(-terr));
+		rep->trace_path = NULL;
+		err = terr;
+	}
+	json = lp_report_summary_json(rep);
+	if (!json || fputs(json, summary->f) < 0) {
+		err = err ? err : -ENOMEM;
+		lp_outfile_abort(summary);
+		free(*summary_path);
+		*summary_path = NULL;
+	} else {
+		int serr = lp_outfile_commit(summary);
+
+		if (serr) {
+			lp_err("cannot write %s: %s", *summary_path, strerror(-serr));
+			free(*summary_path);
+			*summary_path = NULL;
+			err = err ? err : serr;
+		}
+	}
+	free(json);
+	return err;
+}
+
 int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 {
-	struct recorder r = { 0 };
+	struct recorder r = { .o = o };
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = &r };
-	struct lp_decode_sink dsink = { .event = on_event, .read_str = read_str, .ctx = &r };
+	struct lp_decode_sink dsink = { .event = on_event, .task = on_task, .libs = on_libs,
+					.read_str = read_str, .ctx = &r };
 	struct lp_session_opts so = { .buffer_bytes = o->buffer_bytes, .on_record = on_record,
 				      .ctx = &r };
-	struct lp_session *s = NULL;
 	struct lp_child c = { .pid = -1, .pidfd = -1 };
+	struct loop l = { .root_pidfd = -1, .sigfd = -1 };
 	struct lp_outfile summary = { 0 };
 	struct lp_report rep = { 0 };
 	struct lp_report_thread *threads = NULL;
+	struct lp_proc_usage usage0 = { 0 };
 	struct lp_group **groups;
 	const struct lp_decode_stats *ds;
-	char *trace_path = NULL, *summary_path = NULL, *json = NULL, exe[64];
+	char *trace_path = NULL, *summary_path = NULL;
 	sigset_t block, old;
-	int err, sigfd = -1, attached;
-	uint64_t base_ns, end_ns;
+	int err;
+	uint64_t since = 0, end_ns;
+	struct stat st;
 
 	memset(res, 0, sizeof(*res));
 	res->stage = LP_STAGE_SETUP;
@@ -241,7 +600,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		goto cleanup;
 	}
 
-	/* Output first: a bad directory must fail before the command runs, not after. */
+	/* Output first: a bad directory must fail before anything is recorded. */
 	err = ensure_dir(o->out_dir);
 	if (!err)
 		err = lp_outfile_open(&summary, summary_path);
@@ -250,137 +609,175 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		goto cleanup;
 	}
 
-	/* Our terminating signals arrive through a signalfd; the command gets the old mask. */
+	/* Our terminating signals arrive through a signalfd; a launched command gets the old mask. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGHUP);
 	sigaddset(&block, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &block, &old);
-	sigfd = signalfd(-1, &block, SFD_NONBLOCK | SFD_CLOEXEC);
-	if (sigfd < 0) {
+	l.sigfd = signalfd(-1, &block, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (l.sigfd < 0) {
 		err = -errno;
 		lp_err("signalfd: %s", strerror(-err));
 		goto cleanup;
 	}
 
-	err = lp_launch(&c, o->argv, &old);
-	if (err) {
-		if (err != -ECHILD) {
-			res->stage = LP_STAGE_EXEC;
-			lp_err("cannot run %s: %s", o->argv[0], strerror(-err));
-		} else {
-			lp_err("%s exited before recording could start", o->argv[0]);
+	if (o->mode == LP_MODE_ALL) {
+		if (stat(o->binary, &st)) {
+			err = -errno;
+			lp_err("cannot record %s: %s", o->binary, strerror(-err));
+			goto cleanup;
 		}
-		goto cleanup;
+		so.all_dev = lp_proc_kdev(st.st_dev);
+		so.all_ino = st.st_ino;
 	}
-	/*
-	 * BPF is loaded only now: the child was forked while this process was
-	 * small, and its peak RSS (which counts the pre-exec copy of us) stays its own.
-	 */
-	err = lp_session_open(&s, &so);
-	if (err) {
-		lp_launch_kill(&c);
-		goto cleanup;
+	if (o->mode == LP_MODE_LAUNCH) {
+		/*
+		 * Fork before loading BPF: the child was forked while this process
+		 * was small, and its peak RSS (which counts the pre-exec copy of us)
+		 * stays its own. The child waits, stopped after its exec.
+		 */
+		err = lp_launch(&c, o->argv, &old);
+		if (err) {
+			if (err != -ECHILD) {
+				res->stage = LP_STAGE_EXEC;
+				lp_err("cannot run %s: %s", o->argv[0], strerror(-err));
+			} else {
+				lp_err("%s exited before recording could start", o->argv[0]);
+			}
+			goto cleanup;
+		}
+		l.child = &c;
 	}
-	/* The exec'ed file itself, even if its path has changed since. */
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c.pid);
-	attached = lp_session_attach(s, c.pid, exe);
-	if (attached <= 0) {
-		err = attached ? attached : -ENOENT;
-		if (attached == 0)
-			lp_err("no leanprofiler markers in %s: nothing to record (is it built with "
-			       "include/leanprofiler.h?)",
-			       o->argv[0]);
-		else if (attached != -ENOEXEC)
-			lp_err("cannot attach to %s: %s", o->argv[0], strerror(-attached));
-		else
-			lp_err("%s is not an ELF executable this build can probe", o->argv[0]);
-		lp_launch_kill(&c);
-		goto cleanup;
-	}
-	err = lp_prefault(c.pid);
+	err = lp_session_open(&r.s, &so);
 	if (err)
-		lp_info("could not prefault the literals of PID %d: %s", (int)c.pid, strerror(-err));
-	err = lp_trace_open(&r.trace, trace_path, r.st, base_ns = now_ns());
+		goto cleanup;
+
+	if (o->mode == LP_MODE_LAUNCH) {
+		char comm[32];
+
+		since = now_ns();
+		err = lp_session_add_target(r.s, c.pid, since);
+		if (!err)
+			err = lp_nest_process_begin(r.nest, (uint32_t)c.pid, since, false);
+		if (!err && lp_proc_comm(c.pid, comm, sizeof(comm)) == 0)
+			err = add_proc(&r, (uint32_t)c.pid, (uint32_t)getpid(), "launched",
+				       intern_cstr(&r, comm));
+		/*
+		 * Run to the program's entry point: the loader has mapped every linked
+		 * library then, and none of the program's own code has run.
+		 */
+		if (!err)
+			err = lp_launch_run_to_entry(&c);
+		if (!err)
+			err = lp_proc_exec_files(c.pid, attach_file, &r);
+		if (err) {
+			lp_err("cannot attach to %s: %s", o->argv[0], strerror(-err));
+			goto cleanup;
+		}
+		if (lp_session_probes(r.s) == 0) {
+			lp_err("no leanprofiler markers in %s or the libraries it links: nothing to "
+			       "record (is it built with include/leanprofiler.h?)",
+			       o->argv[0]);
+			err = -ENOENT;
+			goto cleanup;
+		}
+		lp_prefault(c.pid);
+	} else if (o->mode == LP_MODE_ATTACH) {
+		err = start_attach(&r, &since, &l);
+		if (err)
+			goto cleanup;
+		usage0 = l.usage;
+	} else {
+		err = start_all(&r, &since);
+		if (err)
+			goto cleanup;
+	}
+	/* Every probe is in place: recording starts for all of them at once. */
+	err = open_gates(&r, &since);
+	if (err) {
+		lp_err("cannot start recording: %s", strerror(-err));
+		goto cleanup;
+	}
+	if (o->duration_ns)
+		l.deadline_ns = since + o->duration_ns;
+
+	err = lp_trace_open(&r.trace, trace_path, r.st, since);
 	if (err) {
 		lp_err("cannot write %s: %s", trace_path, strerror(-err));
-		lp_launch_kill(&c);
 		goto cleanup;
 	}
 	r.trace_open = true;
-	err = lp_launch_resume(&c);
-	if (err) {
-		lp_err("cannot resume %s: %s", o->argv[0], strerror(-err));
-		lp_launch_kill(&c);
-		goto cleanup;
+	if (o->mode == LP_MODE_LAUNCH) {
+		err = lp_launch_resume(&c);
+		if (err) {
+			lp_err("cannot resume %s: %s", o->argv[0], strerror(-err));
+			goto cleanup;
+		}
+	} else if (o->mode == LP_MODE_ATTACH) {
+		fprintf(stderr, "leanprofiler: recording PID %d (%zu probes); Ctrl-C to stop\n",
+			(int)o->pid, lp_session_probes(r.s));
+	} else {
+		fprintf(stderr,
+			"leanprofiler: recording every process of %s (%zu running, %zu probes); "
+			"Ctrl-C to stop\n",
+			o->binary, r.nprocs, lp_session_probes(r.s));
 	}
 	res->stage = LP_STAGE_RUN;
 
-	err = run_loop(s, &c, sigfd);
-	if (err) {
+	err = run_loop(&r, &l);
+	if (err)
 		lp_err("recording failed: %s; writing what was recorded", strerror(-err));
-		lp_launch_reap(&c, true);
-	}
+	/* Stop first: nothing is recorded after end_ns; then let the targets go. */
+	lp_session_stop(r.s);
 	end_ns = now_ns();
-	/* Everything the command emitted was submitted before it exited: drain it all. */
-	lp_session_consume(s);
-	res->exit_code = lp_launch_exit_code(&c);
+	lp_session_detach(r.s);
+	if (l.child && !c.reaped)
+		lp_launch_reap(&c, true);
+	lp_session_consume(r.s);
 	lp_nest_finish(r.nest, end_ns);
+	if (l.child)
+		res->exit_code = lp_launch_exit_code(&c);
 
 	rep.st = r.st;
 	rep.totals = lp_nest_totals(r.nest);
-	lp_session_loss(s, &rep.loss);
-	threads = collect_threads(&r, s, &rep.nthreads);
+	lp_session_loss(r.s, &rep.loss);
+	threads = collect_threads(&r, &rep.nthreads);
 	rep.threads = threads;
 	rep.ngroups = lp_stats_sorted(r.stats, &groups);
 	rep.groups = groups;
-	fill_resources(&rep.res, &c);
+	if (l.child)
+		usage_from_rusage(&rep.res, &c);
+	else if (o->mode == LP_MODE_ATTACH && l.usage_valid)
+		usage_from_proc(&rep.res, &usage0, &l.usage, l.root_pidfd < 0);
 	ds = lp_decoder_stats(r.dec);
 	rep.malformed = ds->malformed;
 	rep.truncated = ds->truncated;
 	rep.unreadable = ds->unreadable;
 	rep.counter_name = o->counter_name;
-	rep.argv = o->argv;
-	rep.pid = c.pid;
-	rep.exit_status = res->exit_code;
+	rep.argv = o->mode == LP_MODE_LAUNCH ? o->argv : NULL;
+	rep.pid = o->mode == LP_MODE_LAUNCH ? c.pid : o->mode == LP_MODE_ATTACH ? o->pid : 0;
+	rep.exit_status = l.child ? res->exit_code : -1;
 	rep.buffer_bytes = o->buffer_bytes;
-	rep.base_ns = base_ns;
+	rep.base_ns = since;
+	rep.end_ns = end_ns;
+	rep.end_reason = r.end_reason ? r.end_reason : "error";
+	rep.mode = mode_name(o->mode);
+	rep.binary = o->binary;
+	rep.procs = r.procs;
+	rep.nprocs = r.nprocs;
 	rep.trace_path = trace_path;
 	rep.summary_path = summary_path;
 	if (r.err) {
 		err = r.err;
 		lp_err("processing records failed: %s; the results are incomplete", strerror(-err));
 	}
-
-	json = lp_report_other_data_json(&rep);
 	{
-		int terr = lp_trace_close(&r.trace, json);
+		int werr = write_outputs(&r, &rep, &summary, trace_path, &summary_path);
 
-		r.trace_open = false;
-		free(json);
-		if (terr) {
-			lp_err("cannot write %s: %s", trace_path, strerror(-terr));
-			rep.trace_path = NULL;
-			err = err ? err : terr;
-		}
+		err = err ? err : werr;
 	}
-	json = lp_report_summary_json(&rep);
-	if (!json || fputs(json, summary.f) < 0) {
-		err = err ? err : -ENOMEM;
-		lp_outfile_abort(&summary);
-		summary_path = (free(summary_path), NULL);
-	} else {
-		int serr = lp_outfile_commit(&summary);
-
-		if (serr) {
-			lp_err("cannot write %s: %s", summary_path, strerror(-serr));
-			free(summary_path);
-			summary_path = NULL;
-			err = err ? err : serr;
-		}
-	}
-	free(json);
 
 	lp_report_table(stdout, &rep);
 	fputc('\n', stdout);
@@ -399,12 +796,20 @@ cleanup:
 		lp_trace_abort(&r.trace);
 	if (summary.f)
 		lp_outfile_abort(&summary);
+	if (l.child && !c.reaped) {
+		/* Never leave the command stopped or orphaned by our failure. */
+		lp_launch_kill(&c);
+	}
 	if (c.pidfd >= 0)
 		close(c.pidfd);
-	if (sigfd >= 0)
-		close(sigfd);
-	lp_session_close(s);
+	if (l.root_pidfd >= 0)
+		close(l.root_pidfd);
+	if (l.sigfd >= 0)
+		close(l.sigfd);
+	lp_session_close(r.s);
 	free(threads);
+	free(r.procs);
+	free(r.rescan);
 	lp_decoder_free(r.dec);
 	lp_nest_free(r.nest);
 	lp_stats_free(r.stats);

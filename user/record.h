@@ -1,26 +1,41 @@
 /* SPDX-License-Identifier: MIT */
-/* `leanprofiler record`: launch a command, record its spans, write and print the results. */
+/*
+ * `leanprofiler record`: launch a command, or attach to a running process, or
+ * to every process of a binary; record their spans; write and print the results.
+ */
 #ifndef LP_RECORD_H
 #define LP_RECORD_H
 
+#include <sys/types.h>
+
 #include "common.h"
 
+enum lp_mode {
+	LP_MODE_LAUNCH = 0, /* record -- COMMAND */
+	LP_MODE_ATTACH,     /* record -p PID */
+	LP_MODE_ALL,        /* record --all-processes BINARY */
+};
+
 struct lp_record_opts {
+	enum lp_mode mode;
 	const char *out_dir;
 	size_t buffer_bytes;
 	const char *counter_name;
-	char **argv; /* the command */
+	char **argv;        /* LP_MODE_LAUNCH: the command */
+	pid_t pid;          /* LP_MODE_ATTACH */
+	const char *binary; /* LP_MODE_ALL */
+	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 };
 
 enum lp_record_stage {
-	LP_STAGE_SETUP = 0, /* before the command ran: options, output, BPF */
+	LP_STAGE_SETUP = 0, /* before recording began: options, output, BPF, attach */
 	LP_STAGE_EXEC,      /* the command could not be executed (err says why) */
-	LP_STAGE_RUN,       /* the command ran; exit_code is its exit code */
+	LP_STAGE_RUN,       /* recording ran; exit_code is the command's, or 0 */
 };
 
 struct lp_record_result {
 	enum lp_record_stage stage;
-	int exit_code; /* the command's (128 + signal when killed) */
+	int exit_code; /* launch: the command's (128 + signal when killed) */
 };
 
 /* 0 when everything was recorded and written, else -errno (the table may still be printed). */

@@ -51,23 +51,29 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 		r->counter_name);
 	if (r->res.valid)
 		fprintf(out,
-			"Process resources: user CPU %" PRIu64 " ms, system CPU %" PRIu64
+			"Process resources%s: user CPU %" PRIu64 " ms, system CPU %" PRIu64
 			" ms, peak RSS %" PRIu64 " KiB, context switches %" PRIu64 "\n",
+			r->mode && !strcmp(r->mode, "attach") ? " (attached PID, during recording)"
+							       : "",
 			r->res.user_ns / 1000000, r->res.system_ns / 1000000, r->res.peak_rss_kib,
 			r->res.voluntary_switches + r->res.involuntary_switches);
 	else
-		fprintf(out, "Process resources: not available\n");
+		fprintf(out, "Process resources: not measured for %s\n",
+			r->mode && !strcmp(r->mode, "all-processes") ? "--all-processes"
+								    : "this recording");
 	if (lost_total(&r->loss))
 		fprintf(out,
 			"Lost: %" PRIu64 " events (%" PRIu64 " entries, %" PRIu64
 			" exits): the ring buffer was full; affected spans are marked uncertain. "
 			"Try a larger --buffer-size.\n",
 			lost_total(&r->loss), r->loss.enter, r->loss.exit);
-	if (t->unterminated || t->unmatched_exits || t->too_deep)
+	if (t->unterminated || t->unmatched_exits || t->too_deep || t->started_before)
 		fprintf(out,
-			"Unterminated spans: %" PRIu64 ", exits without an open span: %" PRIu64
-			", enters past depth %d: %" PRIu64 "\n",
-			t->unterminated, t->unmatched_exits, LP_NEST_MAX_DEPTH, t->too_deep);
+			"Unterminated spans: %" PRIu64 ", started before recording: %" PRIu64
+			", exits without an open span: %" PRIu64 ", enters past depth %d: %" PRIu64
+			"\n",
+			t->unterminated, t->started_before, t->unmatched_exits, LP_NEST_MAX_DEPTH,
+			t->too_deep);
 	fputc('\n', out);
 	fputs("Name                                      Self       Total  Calls      Mean       P95"
 	      "  Self HB      %\n",
@@ -161,6 +167,7 @@ static json_object *loss_object(const struct lp_report *r)
 	add_u64(o, "string", r->loss.string);
 	add_u64(o, "thread_record", r->loss.thread);
 	add_u64(o, "no_task_storage", r->loss.no_storage);
+	add_u64(o, "process_records", r->loss.task);
 	return o;
 }
 
@@ -175,7 +182,29 @@ char *lp_report_summary_json(const struct lp_report *r)
 	for (char *const *a = r->argv; a && *a; a++)
 		json_object_array_add(arr, jstr(*a, strlen(*a)));
 	json_object_object_add(root, "command", arr);
+	json_object_object_add(root, "mode", json_object_new_string(r->mode ? r->mode : "launch"));
+	if (r->binary)
+		json_object_object_add(root, "binary", jstr(r->binary, strlen(r->binary)));
 	json_object_object_add(root, "pid", json_object_new_int(r->pid));
+	o = json_object_new_object();
+	add_u64(o, "start_ns", r->base_ns);
+	add_u64(o, "end_ns", r->end_ns);
+	json_object_object_add(o, "end_reason",
+			       json_object_new_string(r->end_reason ? r->end_reason : "unknown"));
+	json_object_object_add(root, "recording", o);
+	arr = json_object_new_array();
+	for (size_t i = 0; i < r->nprocs; i++) {
+		const struct lp_report_process *p = &r->procs[i];
+		json_object *row = json_object_new_object();
+
+		json_object_object_add(row, "pid", json_object_new_int64(p->pid));
+		json_object_object_add(row, "ppid", json_object_new_int64(p->ppid));
+		json_object_object_add(row, "comm", jid(r->st, p->comm));
+		json_object_object_add(row, "origin", json_object_new_string(p->origin));
+		json_object_object_add(row, "alive_at_end", json_object_new_boolean(p->alive));
+		json_object_array_add(arr, row);
+	}
+	json_object_object_add(root, "processes", arr);
 	json_object_object_add(root, "exit_status", json_object_new_int(r->exit_status));
 	json_object_object_add(root, "counter_name", json_object_new_string(r->counter_name));
 	add_u64(root, "events", t->spans);
@@ -184,6 +213,7 @@ char *lp_report_summary_json(const struct lp_report *r)
 	add_u64(root, "recorded_thread_time_ns", t->recorded_ns);
 	add_u64(root, "counter_total", t->counter_total);
 	add_u64(root, "unterminated_spans", t->unterminated);
+	add_u64(root, "started_before_recording", t->started_before);
 	add_u64(root, "uncertain_spans", t->uncertain);
 	add_u64(root, "unmatched_exits", t->unmatched_exits);
 	add_u64(root, "too_deep_enters", t->too_deep);
@@ -238,6 +268,7 @@ char *lp_report_summary_json(const struct lp_report *r)
 										(double)t->recorded_ns
 								      : 0.0));
 		add_u64(row, "unterminated", g->unterminated);
+		add_u64(row, "started_before_recording", g->started_before);
 		add_u64(row, "uncertain", g->uncertain);
 		json_object_array_add(arr, row);
 	}
@@ -284,7 +315,9 @@ char *lp_report_other_data_json(const struct lp_report *r)
 	json_object_object_add(root, "clock", json_object_new_string("CLOCK_MONOTONIC"));
 	add_u64(root, "base_ns", r->base_ns);
 	json_object_object_add(root, "lost_events", loss_object(r));
+	add_u64(root, "end_ns", r->end_ns);
 	add_u64(root, "unterminated_spans", r->totals->unterminated);
+	add_u64(root, "started_before_recording", r->totals->started_before);
 	add_u64(root, "uncertain_spans", r->totals->uncertain);
 	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
 								   JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -28,6 +28,7 @@ struct lp_loss {
 	uint64_t string;       /* literal texts not delivered (counted in enter/exit too) */
 	uint64_t thread;       /* thread records not delivered */
 	uint64_t no_storage;   /* events lost for want of per-thread state */
+	uint64_t task;         /* process, thread and mapping records not delivered */
 };
 
 struct lp_report_thread {
@@ -35,6 +36,13 @@ struct lp_report_thread {
 	uint32_t name;  /* string id */
 	uint64_t spans, recorded_ns, lost;
 	uint32_t max_depth;
+};
+
+struct lp_report_process {
+	uint32_t pid, ppid;
+	uint32_t comm;      /* string id of its (latest) name */
+	const char *origin; /* "launched", "attached", "forked", "found" */
+	bool alive;         /* still running when recording ended */
 };
 
 struct lp_report {
@@ -54,7 +62,13 @@ struct lp_report {
 	int pid;
 	int exit_status; /* the command's, as leanprofiler exits with it; -1 unknown */
 	uint64_t buffer_bytes;
-	uint64_t base_ns; /* CLOCK_MONOTONIC time that trace timestamps count from */
+	uint64_t base_ns; /* CLOCK_MONOTONIC time recording began; trace timestamps count from it */
+	uint64_t end_ns;  /* ... and ended */
+	const char *end_reason; /* "command exited", "targets exited", "duration", "signal" */
+	const char *mode;       /* "launch", "attach", "all-processes" */
+	const char *binary;     /* all-processes: the binary */
+	const struct lp_report_process *procs;
+	size_t nprocs;
 };
 
 /* The header lines, a blank line and the table. */

@@ -12,6 +12,7 @@
 
 #include "../bpf/wire.h"
 #include "leanprofiler.skel.h"
+#include "map.h"
 #include "usdt.h"
 
 struct lp_session {
@@ -19,6 +20,10 @@ struct lp_session {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
+	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
+	size_t probes;
+	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
+	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
 	struct lp_session_opts opts;
 };
 
@@ -61,10 +66,20 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	/* Wake the consumer early only when a burst fills 1/8 of the buffer. */
 	s->skel->rodata->wakeup_bytes = o->buffer_bytes / 8 < (1u << 20) ? o->buffer_bytes / 8
 									 : (1u << 20);
+	s->skel->rodata->all_dev = o->all_dev;
+	s->skel->rodata->all_ino = o->all_ino;
 	err = leanprofiler_bpf__load(s->skel);
 	if (err) {
 		lp_err("failed to load the BPF programs: %s (needs root or CAP_BPF+CAP_PERFMON, "
 		       "and a kernel with BTF; rerun with -v for the verifier's log)",
+		       strerror(-err));
+		goto fail;
+	}
+	/* The kernel-side process tracking: forks, execs, exits and new mappings. */
+	err = leanprofiler_bpf__attach(s->skel);
+	if (err) {
+		lp_err("failed to attach the process-tracking BPF programs: %s (needs a kernel "
+		       "with BTF and fentry; rerun with -v for details)",
 		       strerror(-err));
 		goto fail;
 	}
@@ -94,17 +109,63 @@ static int add_link(struct lp_session *s, struct bpf_link *l)
 	return 0;
 }
 
-int lp_session_attach(struct lp_session *s, pid_t pid, const char *path)
+/* The dynamic loader: ld-linux-x86-64.so.2, ld-2.31.so, ld.so ... */
+static bool is_loader(const char *path)
 {
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strncmp(base, "ld-", 3) == 0 || strncmp(base, "ld.so", 5) == 0;
+}
+
+/*
+ * The loader tells debuggers of new libraries by calling _dl_debug_state():
+ * a probe there lets us attach to what a target dlopen()s. Best effort: a
+ * loader without the symbol only means dlopen'ed libraries go unseen.
+ */
+static void attach_loader(struct lp_session *s, const char *path)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+	struct bpf_link *l;
+
+	l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_dl_state, -1, path, 0, &uo);
+	if (!l) {
+		lp_warn("no _dl_debug_state in %s: libraries the targets dlopen() will not be "
+			"probed",
+			path);
+		return;
+	}
+	if (add_link(s, l) == 0)
+		lp_info("watching %s for dlopen()", path);
+}
+
+int lp_session_attach(struct lp_session *s, const char *path, uint64_t dev, uint64_t ino)
+{
+	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
 	struct lp_usdt_note *notes;
 	size_t n;
 	int err, attached = 0;
 
+	if (!known)
+		return -ENOMEM;
+	if (known->v1)
+		return (int)known->v1 - 1;
+	if (is_loader(path))
+		attach_loader(s, path);
 	err = lp_usdt_read(path, &notes, &n);
-	if (err)
+	if (err) {
+		known->v1 = 1; /* not ELF, or unreadable: no markers */
 		return err;
+	}
+	if (s->nfiles >= LP_MAX_FILES) {
+		lp_warn("%s not probed: already %d files with markers", path, LP_MAX_FILES);
+		known->v1 = 1;
+		free(notes);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off);
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
+			    .bpf_cookie = s->nfiles);
 		struct bpf_program *prog;
 		struct bpf_link *l;
 
@@ -116,11 +177,12 @@ int lp_session_attach(struct lp_session *s, pid_t pid, const char *path)
 			prog = s->skel->progs.lp_span_exit;
 		else
 			continue;
-		l = bpf_program__attach_uprobe_opts(prog, pid, path, notes[i].loc_off, &uo);
+		/* Every process: targets are chosen in the kernel, so forks are never missed. */
+		l = bpf_program__attach_uprobe_opts(prog, -1, path, notes[i].loc_off, &uo);
 		if (!l) {
 			err = -errno;
-			lp_err("failed to attach to %s:%s in %s (PID %d): %s", notes[i].provider,
-			       notes[i].name, path, (int)pid, strerror(-err));
+			lp_err("failed to attach to %s:%s in %s: %s", notes[i].provider,
+			       notes[i].name, path, strerror(-err));
 			goto cleanup;
 		}
 		err = add_link(s, l);
@@ -128,11 +190,56 @@ int lp_session_attach(struct lp_session *s, pid_t pid, const char *path)
 			goto cleanup;
 		attached++;
 	}
-	lp_info("attached %d probes in %s to PID %d", attached, path, (int)pid);
+	if (attached)
+		lp_info("attached %d probes in %s", attached, path);
+	/* The table entry may have moved while links grew: look it up again. */
+	known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
+	if (known)
+		known->v1 = (uint32_t)attached + 1;
+	s->probes += (size_t)attached;
+	if (attached)
+		s->nfiles++; /* its gate stays shut until lp_session_open_gates() */
 	err = attached;
 cleanup:
 	free(notes);
 	return err;
+}
+
+int lp_session_open_gates(struct lp_session *s, uint64_t since_ns,
+			  void (*fn)(void *ctx, uint32_t file, uint64_t since_ns), void *ctx)
+{
+	int fd = bpf_map__fd(s->skel->maps.file_gate);
+
+	for (; s->gates_open < s->nfiles; s->gates_open++) {
+		__u32 key = s->gates_open;
+		__u64 v = since_ns;
+
+		if (bpf_map_update_elem(fd, &key, &v, BPF_ANY))
+			return -errno;
+		if (fn)
+			fn(ctx, key, since_ns);
+	}
+	return 0;
+}
+
+void lp_session_stop(struct lp_session *s)
+{
+	s->skel->bss->lp_stopped = 1;
+}
+
+int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)
+{
+	struct lp_target t = { .since_ns = since_ns };
+	__u32 key = (__u32)pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &t, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+size_t lp_session_probes(const struct lp_session *s)
+{
+	return s->probes;
 }
 
 int lp_session_fd(struct lp_session *s)
@@ -170,6 +277,7 @@ int lp_session_loss(struct lp_session *s, struct lp_loss *loss)
 	loss->string = sums[LP_STAT_LOST_STRING];
 	loss->thread = sums[LP_STAT_LOST_THREAD];
 	loss->no_storage = sums[LP_STAT_NO_TASK_STORAGE];
+	loss->task = sums[LP_STAT_LOST_TASK];
 	return 0;
 }
 
@@ -182,13 +290,20 @@ uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid)
 	return l.enter + l.exit;
 }
 
+void lp_session_detach(struct lp_session *s)
+{
+	for (size_t i = 0; i < s->nlinks; i++)
+		bpf_link__destroy(s->links[i]);
+	s->nlinks = 0;
+}
+
 void lp_session_close(struct lp_session *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
+	lp_session_detach(s);
 	free(s->links);
+	lp_map_free(&s->files);
 	ring_buffer__free(s->rb);
 	leanprofiler_bpf__destroy(s->skel);
 	free(s);

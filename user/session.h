@@ -20,6 +20,8 @@ typedef int (*lp_record_fn)(void *ctx, const void *data, size_t size);
 
 struct lp_session_opts {
 	size_t buffer_bytes; /* power of two, LP_BUFFER_MIN..LP_BUFFER_MAX */
+	/* --all-processes: processes running this file become targets (ino 0: off). */
+	uint64_t all_dev, all_ino;
 	lp_record_fn on_record;
 	void *ctx;
 };
@@ -29,10 +31,24 @@ struct lp_session;
 /* Loads the BPF programs. 0 or -errno; *s is NULL on failure. */
 int lp_session_open(struct lp_session **s, const struct lp_session_opts *o);
 /*
- * Attaches to the leanprofiler markers of the ELF file at path, for process
- * pid only. Returns the number of probes attached (0: no markers) or -errno.
+ * Attaches to the leanprofiler markers of the ELF file at path, whose
+ * identity is (dev, ino), in every process that maps it: the kernel side
+ * records only targets. A file is attached once; later calls return what the
+ * first found. Returns the number of probes (0: no markers) or -errno.
  */
-int lp_session_attach(struct lp_session *s, pid_t pid, const char *path);
+int lp_session_attach(struct lp_session *s, const char *path, uint64_t dev, uint64_t ino);
+/*
+ * Files attached since the last call start being recorded now: each gets
+ * since_ns as its gate time, and fn (if set) is told of each file index.
+ */
+int lp_session_open_gates(struct lp_session *s, uint64_t since_ns,
+			  void (*fn)(void *ctx, uint32_t file, uint64_t since_ns), void *ctx);
+/* Nothing is recorded from now on (the probes may still fire until detached). */
+void lp_session_stop(struct lp_session *s);
+/* Records process pid (all its threads, and the children it forks from now on). */
+int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns);
+/* Total probes attached so far, over all files. */
+size_t lp_session_probes(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */
 int lp_session_fd(struct lp_session *s);
 /* Hands every waiting record to on_record; 0 or -errno. */
@@ -41,6 +57,8 @@ int lp_session_consume(struct lp_session *s);
 int lp_session_loss(struct lp_session *s, struct lp_loss *loss);
 /* Lost events of one thread as counted by the kernel. */
 uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid);
+/* Removes every probe (the targets' semaphores drop back); the ring buffer stays readable. */
+void lp_session_detach(struct lp_session *s);
 void lp_session_close(struct lp_session *s);
 
 #endif

@@ -84,6 +84,8 @@ int lp_stats_add(struct lp_stats *s, const struct lp_span *span)
 		g->unterminated++;
 	if (span->flags & LP_SPAN_UNCERTAIN)
 		g->uncertain++;
+	if (span->flags & LP_SPAN_STARTED_BEFORE)
+		g->started_before++;
 	return 0;
 }
 

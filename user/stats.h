@@ -16,7 +16,7 @@ struct lp_group {
 	uint64_t counter_self, counter_total;
 	uint64_t counter_calls; /* calls that carried a counter */
 	uint64_t min_ns, max_ns;
-	uint64_t unterminated, uncertain;
+	uint64_t unterminated, uncertain, started_before;
 	uint64_t *durs; /* inclusive duration of every call */
 	size_t ndurs, cap;
 	bool sorted;

@@ -26,7 +26,8 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 
 static bool reserved_key(const char *k, size_t len)
 {
-	static const char *const keys[] = { "counter", "self_counter", "unterminated", "uncertain" };
+	static const char *const keys[] = { "counter", "self_counter", "unterminated", "uncertain",
+					    "started_before_recording" };
 
 	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (strlen(keys[i]) == len && memcmp(keys[i], k, len) == 0)
@@ -68,6 +69,10 @@ void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_
 	}
 	if (s->flags & LP_SPAN_UNTERMINATED) {
 		jw_key(w, "unterminated", 12);
+		jw_bool(w, true);
+	}
+	if (s->flags & LP_SPAN_STARTED_BEFORE) {
+		jw_key(w, "started_before_recording", 24);
 		jw_bool(w, true);
 	}
 	if (s->flags & LP_SPAN_UNCERTAIN) {

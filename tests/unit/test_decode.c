@@ -162,7 +162,7 @@ static int send_event_ret(struct fx *fx, const struct evspec *e)
 
 	memset(fx->rec, 0, sizeof(fx->rec));
 	r->h.type = e->type;
-	r->h.flags = e->flags;
+	r->h.flags = e->flags | (uint16_t)((e->abi ? e->abi : 1) << LP_EV_ABI_SHIFT);
 	r->h.pid = e->pid ? e->pid : PID;
 	r->h.tid = e->tid ? e->tid : TID;
 	r->h.seq = e->seq;
@@ -173,7 +173,6 @@ static int send_event_ret(struct fx *fx, const struct evspec *e)
 	r->cpu = 3;
 	r->name_len = e->name_len;
 	r->meta_len = e->meta_len;
-	r->abi = e->abi ? e->abi : 1;
 	assert_true(e->text_len <= LP_NAME_BUF + LP_META_BUF);
 	if (e->text_len)
 		memcpy(r + 1, e->text, e->text_len);
