@@ -211,11 +211,10 @@ static __always_inline int intern(__u64 mm, __u64 addr, __u32 pid, __u32 tid, __
 		return -1;
 	}
 	/*
-	 * A failed read (a page the target never touched cannot be faulted in
-	 * here) is retried on the next event; user space reads it meanwhile.
+	 * Sent, even when the read failed (a page the process never touched
+	 * cannot be faulted in here): user space then reads the text itself.
 	 */
-	if (n > 0)
-		bpf_map_update_elem(&interned, &key, &one, BPF_ANY);
+	bpf_map_update_elem(&interned, &key, &one, BPF_ANY);
 	return 0;
 }
 

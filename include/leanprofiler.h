@@ -23,10 +23,10 @@
  *   "span_enter" (name, meta, counter, flags) and "span_exit" (name, counter,
  *   flags), visible to `readelf -n`, bpftrace and `perf list sdt`.
  * - Every marker of a binary calls one shared probe function per kind whose
- *   first instruction is a 5-byte nop: that nop is the probe site. Linux 6.18
- *   turns uprobes on a nop5 into a cheap trampoline call, and a nop5 at function
- *   entry is safe where one inside a function body would clobber the red zone.
- *   One site per kind also keeps attach time independent of the marker count.
+ *   first instruction is the probe site, with the arguments in registers. One
+ *   site per kind also keeps attach time independent of the marker count.
+ *   The site is a 1-byte nop; -DLP_FAST_PROBES makes it a 5-byte nop, faster
+ *   on Linux 6.18 but unsafe in programs that fork (see LP__SITE_INSN below).
  * - The call is guarded by the probes' shared USDT semaphore, which the kernel
  *   raises while a profiler is attached. Not attached, a marker is one load
  *   and one not-taken branch, and its arguments are NOT evaluated (except
@@ -61,6 +61,19 @@ void lp__probe_exit(const char *name, uint64_t counter, uint64_t flags)
 	__attribute__((visibility("hidden")));
 
 /*
+ * The probe site: a 1-byte nop by default. With -DLP_FAST_PROBES it is a
+ * 5-byte nop, which Linux 6.18 rewrites into a call to a trampoline page
+ * (about 25% cheaper per hit) -- but that kernel does not give a forked child
+ * the trampoline page, so a child that reaches a marker after fork() without
+ * exec() dies of SIGSEGV. Only for programs that never fork while profiled.
+ */
+#ifdef LP_FAST_PROBES
+#define LP__SITE_INSN ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+#else
+#define LP__SITE_INSN "nop"
+#endif
+
+/*
  * The probe functions, the semaphore and the notes describing them live in one
  * COMDAT group, so however many translation units include this header, the
  * linker keeps exactly one copy per executable or shared library (hidden, so a
@@ -73,14 +86,14 @@ __asm__(
 	".hidden lp__probe_enter\n"
 	".type lp__probe_enter, @function\n"
 	"lp__probe_enter:\n"
-	"991: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n" /* nop5: the probe site */
+	"991: " LP__SITE_INSN "\n" /* the probe site */
 	"ret\n"
 	".size lp__probe_enter, .-lp__probe_enter\n"
 	".weak lp__probe_exit\n"
 	".hidden lp__probe_exit\n"
 	".type lp__probe_exit, @function\n"
 	"lp__probe_exit:\n"
-	"992: .byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+	"992: " LP__SITE_INSN "\n"
 	"ret\n"
 	".size lp__probe_exit, .-lp__probe_exit\n"
 	/* Same group ("?"), so a discarded duplicate takes its notes with it. */

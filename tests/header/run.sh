@@ -11,8 +11,8 @@
 #     C++11/C++17, with gcc/g++ and clang/clang++, at -O0 and -O2.
 #  2. Several translation units link into one executable, or into a shared
 #     library plus an executable, and each ELF object carries exactly one
-#     span_enter and one span_exit USDT note, whose probe site is a nop5 and
-#     whose semaphore is in a writable .probes section.
+#     span_enter and one span_exit USDT note, whose probe site is a nop (a nop5
+#     with LP_FAST_PROBES) and whose semaphore is in a writable .probes section.
 #  3. Not attached, markers are inert: LP_ACTIVE() is 0 and marker arguments
 #     with side effects are not evaluated.
 #  4. bpftrace lists the probes.
@@ -98,7 +98,7 @@ symbol_value() {
 check_notes() {
 	local elf=$1 label=$2 notes=$tmp/notes
 	local probe kind loc base sem args want_args
-	local section type flags vaddr exported enter_sem=""
+	local section type flags vaddr exported enter_sem="" want_site=${3:-90c3}
 	sdt_notes "$elf" >"$notes"
 
 	begin
@@ -122,12 +122,14 @@ check_notes() {
 		expect arguments "${args:-}" "$want_args"
 		end "$label: $probe arguments are \"$want_args\""
 
-		# The probe site must be the nop5 the kernel can turn into a trampoline
-		# call, at the entry of the probe function (see the header's comment).
+		# The probe site is the first instruction of the probe function, then
+		# ret: a 1-byte nop, or with LP_FAST_PROBES the nop5 the kernel turns
+		# into a trampoline call (see the header's comment).
 		begin
-		expect "bytes at Location ${loc:-?}" "$(bytes_at "$elf" "${loc:-0}" 5)" 0f1f440000
+		expect "bytes at Location ${loc:-?}" \
+			"$(bytes_at "$elf" "${loc:-0}" $((${#want_site} / 2)))" "$want_site"
 		expect "lp__probe_$kind address" "$(symbol_value "$elf" "lp__probe_$kind")" "${loc:-?}"
-		end "$label: $probe Location is a nop5 at the entry of lp__probe_$kind"
+		end "$label: $probe Location is $want_site at the entry of lp__probe_$kind"
 
 		# The kernel raises the semaphore while a probe is attached, so it
 		# must exist (non-zero address) and be writable data.
@@ -242,6 +244,13 @@ for cc in gcc clang; do
 	for elf in exe libbc.so exe_lib; do
 		if [[ -f $d/$elf ]]; then check_notes "$d/$elf" "$cc $elf"; fi
 	done
+
+	# The opt-in fast site: a nop5 the kernel turns into a trampoline call.
+	begin
+	"$cc" "${cflags[@]}" -DLP_FAST_PROBES "$src/tu_main.c" "$src/tu_b.c" "$src/tu_c.c" \
+		-o "$d/exe_fast" >>"$errs" 2>&1 || complain "linking exe_fast failed"
+	end "$cc: -DLP_FAST_PROBES links"
+	if [[ -f $d/exe_fast ]]; then check_notes "$d/exe_fast" "$cc exe_fast" 0f1f440000c3; fi
 done
 
 # --- 3. not attached: inert -----------------------------------------------------
