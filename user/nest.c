@@ -13,6 +13,7 @@ struct frame {
 	bool has_counter;
 	uint64_t child_ns;
 	uint64_t child_counter;
+	uint64_t child_at_gate; /* child_ns when the thread's last gate opened */
 	unsigned flags;
 };
 
@@ -24,6 +25,8 @@ struct thread {
 	uint64_t since_ns; /* spans open before this may end here; 0: none can */
 	uint64_t born_ns;  /* recorded from then: its first event, or its process's start */
 	uint64_t top_ns;   /* total of the top-level spans closed so far */
+	uint64_t gate_ns;  /* when a file's recording last began while the thread ran */
+	uint64_t top_at_gate; /* top_ns then */
 	bool ended;        /* exited: a later event with this tid is a new thread */
 };
 
@@ -154,31 +157,44 @@ static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint6
 }
 
 /*
- * An exit whose span began before recording: the span is rebuilt from the
- * thread's since_ns, enclosing everything the thread recorded so far.
+ * An exit whose span began before its recording did (from_ns): the span is
+ * rebuilt from from_ns. It encloses what the thread recorded since then and
+ * is enclosed by the spans opened before then, which are still open.
  */
 static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct lp_event *ev,
 			     uint64_t from_ns)
 {
+	size_t k = 0;
+	uint64_t inside;
 	struct frame *f;
-	uint64_t top_before;
 
-	close_above(n, th, 0, ev->ts_ns);
-	f = lp_grow(th->stack, &th->cap, 1, sizeof(*f));
+	while (k < th->depth && th->stack[k].start_ns < from_ns)
+		k++;
+	/* Spans opened after from_ns and still open lie inside it: they end before it. */
+	close_above(n, th, k, ev->ts_ns);
+	/* What its children took, already counted where it now stands. */
+	if (k == 0)
+		inside = from_ns == th->since_ns ? th->top_ns : th->top_ns - th->top_at_gate;
+	else
+		inside = th->stack[k - 1].child_ns - th->stack[k - 1].child_at_gate;
+	f = lp_grow(th->stack, &th->cap, k + 1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
 	th->stack = f;
+	if (k == 0) {
+		th->top_ns -= inside;
+		th->info.recorded_ns -= inside;
+		n->t.recorded_ns -= inside;
+	} else {
+		th->stack[k - 1].child_ns -= inside;
+	}
+	f = &th->stack[k];
 	memset(f, 0, sizeof(*f));
 	f->name = ev->name;
 	f->start_ns = from_ns;
-	f->child_ns = th->top_ns; /* every top-level span so far lies inside it */
+	f->child_ns = inside;
 	f->flags = LP_SPAN_STARTED_BEFORE;
-	th->depth = 1;
-	/* Its children's time is already recorded: count only what it adds. */
-	top_before = th->top_ns;
-	th->info.recorded_ns -= top_before;
-	n->t.recorded_ns -= top_before;
-	th->top_ns = 0;
+	th->depth = k + 1;
 	close_top(n, th, ev->ts_ns, 0, false, 0);
 	return 0;
 }
@@ -261,6 +277,20 @@ int lp_nest_process_begin(struct lp_nest *n, uint32_t pid, uint64_t since_ns, bo
 		if (n->threads[i].info.pid == pid && !n->threads[i].ended)
 			n->threads[i].since_ns = since;
 	return 0;
+}
+
+void lp_nest_gate(struct lp_nest *n, uint64_t gate_ns)
+{
+	for (size_t i = 0; i < n->nthreads; i++) {
+		struct thread *th = &n->threads[i];
+
+		if (th->ended)
+			continue;
+		th->gate_ns = gate_ns;
+		th->top_at_gate = th->top_ns;
+		for (size_t d = 0; d < th->depth; d++)
+			th->stack[d].child_at_gate = th->stack[d].child_ns;
+	}
 }
 
 int lp_nest_thread_begin(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t ts_ns)

@@ -87,6 +87,13 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev);
  * Processes never announced are treated as open_before = false.
  */
 int lp_nest_process_begin(struct lp_nest *n, uint32_t pid, uint64_t since_ns, bool open_before);
+/*
+ * The markers of a file start being recorded at gate_ns, in the middle of the
+ * recording (a library attached late): what every thread has recorded so far
+ * is noted, so that a span of that file rebuilt from gate_ns encloses only
+ * what came after.
+ */
+void lp_nest_gate(struct lp_nest *n, uint64_t gate_ns);
 /* tid was created at ts_ns, during the recording: it has no older spans. */
 int lp_nest_thread_begin(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t ts_ns);
 /* The thread exited: its open spans close, unterminated, at end_ns. */

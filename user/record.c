@@ -148,6 +148,7 @@ static void gate_opened(void *ctx, uint32_t file, uint64_t since_ns)
 	struct recorder *r = ctx;
 
 	lp_decoder_file_since(r->dec, file, since_ns);
+	lp_nest_gate(r->nest, since_ns);
 }
 
 /* Files attached since the last call are recorded from now on. */

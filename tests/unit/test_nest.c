@@ -607,6 +607,151 @@ static void test_totals(void **state)
 	assert_int_equal(ti[1].spans, 1);
 }
 
+static void leave_from_file(struct fx *fx, uint32_t tid, uint32_t name, uint64_t ts,
+			    uint64_t file_since)
+{
+	struct lp_event ev = { .type = LP_EVENT_EXIT, .pid = 100, .tid = tid, .ts_ns = ts,
+			       .name = name, .file_since_ns = file_since };
+
+	assert_int_equal(lp_nest_event(fx->n, &ev), 0);
+}
+
+/*
+ * Attached at 50 while thread 1 was inside A > B: C(60..70) is recorded whole,
+ * then B's and A's exits rebuild them from 50, each enclosing what came before.
+ */
+static void test_rebuild_spans_open_at_attach(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, true), 0);
+	enter(fx, 1, 3, 60);
+	leave(fx, 1, 3, 70);
+	leave(fx, 1, 2, 80);
+	leave(fx, 1, 1, 100);
+	assert_int_equal(fx->rec.n, 3);
+	check_span(&fx->rec.s[0], 1, 3, 60, 70, 10, 0, 0);
+	check_span(&fx->rec.s[1], 1, 2, 50, 80, 20, 0, LP_SPAN_STARTED_BEFORE);
+	check_span(&fx->rec.s[2], 1, 1, 50, 100, 20, 0, LP_SPAN_STARTED_BEFORE);
+	assert_int_equal(totals(fx)->started_before, 2);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+	/* The thread was under A the whole time: counted once, not three times. */
+	assert_int_equal(totals(fx)->recorded_ns, 50);
+	assert_int_equal(totals(fx)->first_ns, 50);
+}
+
+/* A rebuilt span closes what is still open inside it, unterminated, just before its end. */
+static void test_rebuild_closes_open_inner(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, true), 0);
+	enter(fx, 1, 7, 60);
+	leave(fx, 1, 1, 70);
+	assert_int_equal(fx->rec.n, 2);
+	check_span(&fx->rec.s[0], 1, 7, 60, 69, 9, 0, LP_SPAN_UNTERMINATED);
+	check_span(&fx->rec.s[1], 1, 1, 50, 70, 11, 0, LP_SPAN_STARTED_BEFORE);
+	assert_int_equal(totals(fx)->recorded_ns, 20);
+}
+
+/* A launched program, or a thread born during recording, had nothing open before. */
+static void test_no_rebuild_without_history(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, false), 0);
+	leave(fx, 1, 1, 60);
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, true), 0);
+	assert_int_equal(lp_nest_thread_begin(fx->n, 100, 2, 55), 0);
+	leave(fx, 2, 1, 70);
+	assert_int_equal(fx->rec.n, 0);
+	assert_int_equal(totals(fx)->unmatched_exits, 2);
+	assert_int_equal(totals(fx)->started_before, 0);
+}
+
+/* A library attached after the thread began: its span is rebuilt from the library's start. */
+static void test_rebuild_from_file_attached_later(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 10, false), 0);
+	enter(fx, 1, 1, 20);
+	leave(fx, 1, 1, 30);
+	lp_nest_gate(fx->n, 40);
+	leave_from_file(fx, 1, 9, 50, 40);
+	/* The same file, for a span of a thread born after the library was attached. */
+	assert_int_equal(lp_nest_thread_begin(fx->n, 100, 2, 45), 0);
+	leave_from_file(fx, 2, 9, 60, 40);
+	assert_int_equal(fx->rec.n, 2);
+	/* A(20..30) ended before the library was recorded: not inside the rebuilt span. */
+	check_span(&fx->rec.s[1], 1, 9, 40, 50, 10, 0, LP_SPAN_STARTED_BEFORE);
+	assert_int_equal(totals(fx)->unmatched_exits, 1);
+	assert_int_equal(totals(fx)->recorded_ns, 20);
+}
+
+/* The library's span was inside an application span open across the gate. */
+static void test_rebuild_inside_span_open_across_gate(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 10, false), 0);
+	enter(fx, 1, 1, 32);
+	lp_nest_gate(fx->n, 40);
+	enter(fx, 1, 3, 42);
+	leave(fx, 1, 3, 44);
+	leave_from_file(fx, 1, 9, 50, 40);
+	leave(fx, 1, 1, 60);
+	assert_int_equal(fx->rec.n, 3);
+	check_span(&fx->rec.s[0], 1, 3, 42, 44, 2, 1, 0);
+	check_span(&fx->rec.s[1], 1, 9, 40, 50, 8, 1, LP_SPAN_STARTED_BEFORE);
+	check_span(&fx->rec.s[2], 1, 1, 32, 60, 18, 0, 0);
+	assert_int_equal(totals(fx)->recorded_ns, 28);
+}
+
+/* A thread that exits mid-span: its spans close at its exit, strictly nested. */
+static void test_thread_end_closes_its_spans(void **state)
+{
+	struct fx *fx = *state;
+
+	enter(fx, 1, 1, 10);
+	enter(fx, 1, 2, 20);
+	enter(fx, 2, 3, 25);
+	lp_nest_thread_end(fx->n, 100, 1, 30);
+	assert_int_equal(fx->rec.n, 2);
+	check_span(&fx->rec.s[0], 1, 2, 20, 29, 9, 1, LP_SPAN_UNTERMINATED);
+	check_span(&fx->rec.s[1], 1, 1, 10, 30, 11, 0, LP_SPAN_UNTERMINATED);
+	assert_true(fx->rec.s[0].end_ns < fx->rec.s[1].end_ns);
+	/* The tid comes back (reused): a new thread, nothing of the old one open. */
+	leave(fx, 1, 1, 40);
+	assert_int_equal(totals(fx)->unmatched_exits, 1);
+	assert_int_equal(totals(fx)->threads, 3);
+	/* Thread 2 is untouched. */
+	leave(fx, 2, 3, 50);
+	check_span(&fx->rec.s[2], 2, 3, 25, 50, 25, 0, 0);
+}
+
+/* exec: every thread's spans close; the new program starts with nothing open. */
+static void test_process_end_on_exec(void **state)
+{
+	struct fx *fx = *state;
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 5, true), 0);
+	enter(fx, 1, 1, 10);
+	enter(fx, 2, 2, 12);
+	ev_full(fx, LP_EVENT_ENTER, 200, 3, 3, 14, false, 0, 0);
+	lp_nest_process_end(fx->n, 100, 20);
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 20, false), 0);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_UNTERMINATED);
+	assert_int_equal(fx->rec.s[1].flags, LP_SPAN_UNTERMINATED);
+	leave(fx, 1, 1, 30);
+	assert_int_equal(totals(fx)->unmatched_exits, 1);
+	assert_int_equal(totals(fx)->started_before, 0);
+	/* Another process is not touched. */
+	ev_full(fx, LP_EVENT_EXIT, 200, 3, 3, 40, false, 0, 0);
+	check_span(&fx->rec.s[2], 3, 3, 14, 40, 26, 0, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -628,6 +773,13 @@ int main(void)
 		T(test_lost_exit_unterminated_and_uncertain),
 		T(test_depth_limit),
 		T(test_totals),
+		T(test_rebuild_spans_open_at_attach),
+		T(test_rebuild_closes_open_inner),
+		T(test_no_rebuild_without_history),
+		T(test_rebuild_from_file_attached_later),
+		T(test_rebuild_inside_span_open_across_gate),
+		T(test_thread_end_closes_its_spans),
+		T(test_process_end_on_exec),
 #undef T
 	};
 
