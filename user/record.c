@@ -624,6 +624,17 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		goto cleanup;
 	}
 
+	if (o->mode == LP_MODE_ATTACH) {
+		char comm[32];
+
+		/* Before loading BPF: a wrong PID is told at once. */
+		err = lp_proc_comm(o->pid, comm, sizeof(comm));
+		if (err) {
+			lp_err("cannot attach to PID %d: %s", (int)o->pid,
+			       err == -ESRCH ? "no such process" : strerror(-err));
+			goto cleanup;
+		}
+	}
 	if (o->mode == LP_MODE_ALL) {
 		if (stat(o->binary, &st)) {
 			err = -errno;
