@@ -27,13 +27,14 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile __u64 all_dev = 0;
 const volatile __u64 all_ino = 0;
 
-/* Set by user space when recording ends: from then on nothing is recorded. */
-__u32 lp_stopped = 0;
+/* Set by user space when recording ends: nothing from this time on is recorded. */
+__u64 lp_stop_ns = 0;
 
 /*
- * Per probed file (the uprobe's cookie), when recording of its markers began,
+ * Per probed file (the uprobe's cookie), when recording of its markers begins,
  * 0 while its probes are still being attached: an enter probe working before
- * its exit probe would record spans that never end.
+ * its exit probe would record spans that never end. Events older than it are
+ * not recorded, so "recorded from then on" holds exactly.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -293,10 +294,11 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	__u64 mm;
 	__u32 seq;
 
-	if (!gate || !*gate || lp_stopped)
+	if (!gate || !*gate)
 		return 0;
-	/* After the gate: no recorded event is older than the time it opened. */
 	ts = bpf_ktime_get_ns();
+	if (ts < *gate || (lp_stop_ns && ts >= lp_stop_ns))
+		return 0;
 	/* Only target threads have per-thread state: its presence is the fast check. */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st) {

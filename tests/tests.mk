@@ -36,8 +36,10 @@ $(OUT)/san/tests/unit/%: tests/unit/%.c $(SAN_CORE_OBJS)
 
 INTEGRATION := $(patsubst tests/integration/%.c,$(OUT)/tests/integration/%,$(wildcard tests/integration/*.c))
 
+include tests/attach.mk
+
 .PHONY: check check-build
-check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(TARGETS) $(INTEGRATION)
+check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(TARGETS) $(INTEGRATION) $(ATTACH_BUILD)
 
 check:
 	$(Q)scripts/deps.sh test

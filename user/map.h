@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The one hash map of the core: open addressing from a (u64, u32) key to two
- * u32 values. Threads, groups, literals and names are all found through it.
+ * u64 values. Threads, groups, literals and names are all found through it.
  */
 #ifndef LP_MAP_H
 #define LP_MAP_H
@@ -11,8 +11,8 @@
 struct lp_map_ent {
 	uint64_t a;
 	uint32_t b;
-	uint32_t v1, v2; /* a new entry starts with both 0 */
 	bool used;
+	uint64_t v1, v2; /* a new entry starts with both 0 */
 };
 
 struct lp_map {

@@ -37,7 +37,7 @@ struct lp_nest {
 	struct lp_thread_info *infos; /* snapshot for lp_nest_threads() */
 	size_t nthreads, cap, infos_cap;
 	struct lp_map index; /* (pid, tid) -> v1: thread index + 1 */
-	struct lp_map procs; /* (pid, 0) -> v1, v2: since_ns (low, high) when open_before */
+	struct lp_map procs; /* (pid, 0) -> v1: since_ns when open_before (else 0), v2: begin_ns */
 };
 
 struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink)
@@ -81,10 +81,12 @@ static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 	memset(th, 0, sizeof(*th));
 	th->info.pid = pid;
 	th->info.tid = tid;
+	/* A thread first seen now is as old as its process's recording, if known. */
 	p = lp_map_find(&n->procs, pid, 0, false);
-	if (p)
-		th->since_ns = (uint64_t)p->v2 << 32 | p->v1;
-	th->born_ns = th->since_ns;
+	if (p) {
+		th->since_ns = p->v1;
+		th->born_ns = p->v2;
+	}
 	e->v1 = (uint32_t)++n->nthreads;
 	n->t.threads = (uint32_t)n->nthreads;
 	return th;
@@ -270,8 +272,8 @@ int lp_nest_process_begin(struct lp_nest *n, uint32_t pid, uint64_t since_ns, bo
 
 	if (!p)
 		return -ENOMEM;
-	p->v1 = (uint32_t)since;
-	p->v2 = (uint32_t)(since >> 32);
+	p->v1 = since;
+	p->v2 = since_ns;
 	/* Threads already seen belong to the process as it is now. */
 	for (size_t i = 0; i < n->nthreads; i++)
 		if (n->threads[i].info.pid == pid && !n->threads[i].ended)
@@ -338,8 +340,10 @@ void lp_nest_process_end(struct lp_nest *n, uint32_t pid, uint64_t end_ns)
 		th->since_ns = 0; /* a new image: nothing of it was open before */
 		th->born_ns = end_ns;
 	}
-	if (p)
-		p->v1 = p->v2 = 0;
+	if (p) {
+		p->v1 = 0; /* a new image: nothing of it was open before */
+		p->v2 = end_ns;
+	}
 }
 
 void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)

@@ -20,7 +20,7 @@ uint64_t lp_proc_kdev(dev_t dev)
 
 static int read_file(pid_t pid, const char *what, char *buf, size_t size)
 {
-	char path[64];
+	char path[400];
 	FILE *f;
 	size_t n;
 
@@ -83,17 +83,47 @@ int lp_proc_usage(pid_t pid, struct lp_proc_usage *u)
 	err = read_file(pid, "status", buf, sizeof(buf));
 	if (err)
 		return err;
-	u->voluntary = u->involuntary = u->peak_rss_kib = 0;
+	u->peak_rss_kib = 0;
 	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		unsigned long long v;
 
 		if (sscanf(line, "VmHWM: %llu", &v) == 1)
 			u->peak_rss_kib = v;
-		else if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
-			u->voluntary = v;
-		else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
-			u->involuntary = v;
 	}
+	return 0;
+}
+
+int lp_proc_thread_switches(pid_t pid,
+			    void (*fn)(void *ctx, pid_t tid, uint64_t vol, uint64_t invol),
+			    void *ctx)
+{
+	char path[64], buf[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d))) {
+		unsigned long long vol = 0, invol = 0, v;
+		char what[300];
+		char *line;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		snprintf(what, sizeof(what), "task/%s/status", de->d_name);
+		if (read_file(pid, what, buf, sizeof(buf)))
+			continue; /* exited meanwhile */
+		for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+				vol = v;
+			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+				invol = v;
+		}
+		fn(ctx, (pid_t)atoi(de->d_name), vol, invol);
+	}
+	closedir(d);
 	return 0;
 }
 

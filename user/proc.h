@@ -9,9 +9,8 @@
 #include "common.h"
 
 struct lp_proc_usage {
-	uint64_t user_ns, system_ns; /* clock ticks, converted */
-	uint64_t voluntary, involuntary; /* context switches */
-	uint64_t peak_rss_kib;           /* VmHWM */
+	uint64_t user_ns, system_ns; /* the whole process, exited threads too (clock ticks) */
+	uint64_t peak_rss_kib;       /* VmHWM */
 };
 
 struct lp_proc_file {
@@ -24,6 +23,13 @@ struct lp_proc_file {
 int lp_proc_comm(pid_t pid, char *buf, size_t size);
 int lp_proc_ppid(pid_t pid, pid_t *ppid);
 int lp_proc_usage(pid_t pid, struct lp_proc_usage *u);
+/*
+ * Calls fn with the context switches (voluntary, involuntary) of each live
+ * thread of pid: /proc counts them per thread only. 0 or -errno.
+ */
+int lp_proc_thread_switches(pid_t pid,
+			    void (*fn)(void *ctx, pid_t tid, uint64_t vol, uint64_t invol),
+			    void *ctx);
 /*
  * Calls fn for each distinct executable file pid maps (once per file); stops
  * at fn's first non-zero return and returns it. 0 or -errno.

@@ -16,6 +16,7 @@
 #include "../bpf/wire.h"
 #include "decode.h"
 #include "launch.h"
+#include "map.h"
 #include "nest.h"
 #include "outfile.h"
 #include "proc.h"
@@ -115,7 +116,7 @@ static uint32_t intern_cstr(struct recorder *r, const char *s)
 static int attach_file(void *ctx, const struct lp_proc_file *f)
 {
 	struct recorder *r = ctx;
-	int n = lp_session_attach(r->s, f->open_path, f->dev, f->ino);
+	int n = lp_session_attach(r->s, f->open_path, f->path, f->dev, f->ino);
 
 	if (n < 0 && n != -ENOEXEC && n != -ENOENT)
 		lp_warn("cannot read the probes of %s: %s", f->path, strerror(-n));
@@ -151,14 +152,15 @@ static void gate_opened(void *ctx, uint32_t file, uint64_t since_ns)
 	lp_nest_gate(r->nest, since_ns);
 }
 
-/* Files attached since the last call are recorded from now on. */
+/* Files attached since the last call are recorded from a moment just ahead on. */
 static int open_gates(struct recorder *r, uint64_t *since)
 {
-	uint64_t now = now_ns();
+	uint64_t at;
+	int err = lp_session_open_gates(r->s, &at, gate_opened, r);
 
-	if (since)
-		*since = now;
-	return lp_session_open_gates(r->s, now, gate_opened, r);
+	if (!err && since && at)
+		*since = at;
+	return err;
 }
 
 static void rescan_queued(struct recorder *r)
@@ -254,7 +256,62 @@ struct loop {
 	uint64_t deadline_ns;   /* 0: none */
 	struct lp_proc_usage usage; /* attach mode: the latest sample */
 	bool usage_valid;
+	/* Context switches, counted per thread by /proc: tid -> v1 voluntary, v2 involuntary. */
+	struct lp_map sw_base, sw_last; /* at the start (threads then alive), latest */
+	bool sw_started;
+	uint64_t sw_sampled_ns;
 };
+
+/* Threads' context switches are sampled this often (a file per thread). */
+#define LP_SWITCH_SAMPLE_NS 100000000ULL
+
+static void on_thread_switches(void *ctx, pid_t tid, uint64_t vol, uint64_t invol)
+{
+	struct loop *l = ctx;
+	struct lp_map_ent *e;
+
+	if (!l->sw_started) {
+		e = lp_map_find(&l->sw_base, (uint64_t)tid, 0, true);
+		if (e) {
+			e->v1 = vol;
+			e->v2 = invol;
+		}
+	}
+	e = lp_map_find(&l->sw_last, (uint64_t)tid, 0, true);
+	if (e) {
+		e->v1 = vol;
+		e->v2 = invol;
+	}
+}
+
+/* Attach mode: the process's CPU time and peak RSS, its threads' switches now and then. */
+static void sample_usage(struct loop *l, pid_t pid, bool force)
+{
+	uint64_t now = now_ns();
+
+	if (lp_proc_usage(pid, &l->usage) == 0)
+		l->usage_valid = true;
+	if (!force && now - l->sw_sampled_ns < LP_SWITCH_SAMPLE_NS)
+		return;
+	if (lp_proc_thread_switches(pid, on_thread_switches, l) == 0)
+		l->sw_started = true;
+	l->sw_sampled_ns = now;
+}
+
+/* Switches over the window: threads alive at the start count from their value then. */
+static void switches_total(struct loop *l, uint64_t *vol, uint64_t *invol)
+{
+	*vol = *invol = 0;
+	for (size_t i = 0; i < l->sw_last.cap; i++) {
+		struct lp_map_ent *e = &l->sw_last.e[i], *b;
+
+		if (!e->used)
+			continue;
+		b = lp_map_find(&l->sw_base, e->a, 0, false);
+		*vol += e->v1 - (b && b->v1 <= e->v1 ? b->v1 : 0);
+		*invol += e->v2 - (b && b->v2 <= e->v2 ? b->v2 : 0);
+	}
+}
 
 /* Records until the command exits, the targets exit, the duration ends or a signal. */
 static int run_loop(struct recorder *r, struct loop *l)
@@ -321,9 +378,8 @@ static int run_loop(struct recorder *r, struct loop *l)
 			break;
 		if (r->nrescan)
 			rescan_queued(r);
-		if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd >= 0 &&
-		    lp_proc_usage(r->o->pid, &l->usage) == 0)
-			l->usage_valid = true;
+		if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd >= 0)
+			sample_usage(l, r->o->pid, false);
 		if (r->end_reason)
 			break;
 		if (l->child) {
@@ -368,16 +424,17 @@ static uint64_t delta(uint64_t end, uint64_t start)
 }
 
 static void usage_from_proc(struct lp_resources *res, const struct lp_proc_usage *a,
-			    const struct lp_proc_usage *b, bool exited)
+			    struct loop *l, bool exited)
 {
+	const struct lp_proc_usage *b = &l->usage;
+
 	res->valid = true;
 	res->scope = exited ? "attached process, over the recording window until its exit "
 			      "(/proc, last sample before the exit)"
 			    : "attached process, over the recording window (/proc deltas)";
 	res->user_ns = delta(b->user_ns, a->user_ns);
 	res->system_ns = delta(b->system_ns, a->system_ns);
-	res->voluntary_switches = delta(b->voluntary, a->voluntary);
-	res->involuntary_switches = delta(b->involuntary, a->involuntary);
+	switches_total(l, &res->voluntary_switches, &res->involuntary_switches);
 	res->peak_rss_kib = b->peak_rss_kib;
 }
 
@@ -443,8 +500,6 @@ static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 	*since = now_ns();
 	err = lp_session_add_target(r->s, pid, *since);
 	if (!err)
-		err = lp_nest_process_begin(r->nest, (uint32_t)pid, *since, true);
-	if (!err)
 		err = add_proc(r, (uint32_t)pid, (uint32_t)ppid, "attached", intern_cstr(r, comm));
 	if (!err)
 		err = lp_proc_exec_files(pid, attach_file, r);
@@ -460,8 +515,7 @@ static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 		return -ENOENT;
 	}
 	l->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (lp_proc_usage(pid, &l->usage) == 0)
-		l->usage_valid = true;
+	sample_usage(l, pid, true);
 	lp_prefault(pid);
 	return 0;
 }
@@ -485,8 +539,6 @@ static int found_running(void *ctx, pid_t pid)
 	lp_proc_ppid(pid, &ppid);
 	err = lp_session_add_target(r->s, pid, fc->since);
 	if (!err)
-		err = lp_nest_process_begin(r->nest, (uint32_t)pid, fc->since, true);
-	if (!err)
 		err = add_proc(r, (uint32_t)pid, (uint32_t)ppid, "found", intern_cstr(r, comm));
 	if (!err && lp_proc_exec_files(pid, attach_file, r) == 0)
 		lp_prefault(pid);
@@ -505,7 +557,8 @@ static int start_all(struct recorder *r, uint64_t *since)
 		lp_err("cannot record %s: %s", r->o->binary, strerror(-err));
 		return err;
 	}
-	err = lp_session_attach(r->s, r->o->binary, lp_proc_kdev(st.st_dev), st.st_ino);
+	err = lp_session_attach(r->s, r->o->binary, r->o->binary, lp_proc_kdev(st.st_dev),
+				st.st_ino);
 	if (err < 0) {
 		lp_err("cannot read the probes of %s: %s", r->o->binary,
 		       err == -ENOEXEC ? "not an ELF file" : strerror(-err));
@@ -671,8 +724,6 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 
 		since = now_ns();
 		err = lp_session_add_target(r.s, c.pid, since);
-		if (!err)
-			err = lp_nest_process_begin(r.nest, (uint32_t)c.pid, since, false);
 		if (!err && lp_proc_comm(c.pid, comm, sizeof(comm)) == 0)
 			err = add_proc(&r, (uint32_t)c.pid, (uint32_t)getpid(), "launched",
 				       intern_cstr(&r, comm));
@@ -708,6 +759,13 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	}
 	/* Every probe is in place: recording starts for all of them at once. */
 	err = open_gates(&r, &since);
+	/*
+	 * The processes found running may be inside spans that began earlier; a
+	 * launched command has run nothing yet.
+	 */
+	for (size_t i = 0; !err && i < r.nprocs; i++)
+		err = lp_nest_process_begin(r.nest, r.procs[i].pid, since,
+					    strcmp(r.procs[i].origin, "launched") != 0);
 	if (err) {
 		lp_err("cannot start recording: %s", strerror(-err));
 		goto cleanup;
@@ -741,9 +799,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	err = run_loop(&r, &l);
 	if (err)
 		lp_err("recording failed: %s; writing what was recorded", strerror(-err));
-	/* Stop first: nothing is recorded after end_ns; then let the targets go. */
-	lp_session_stop(r.s);
-	end_ns = now_ns();
+	if (o->mode == LP_MODE_ATTACH && l.root_pidfd >= 0)
+		sample_usage(&l, o->pid, true);
+	/* Stop first: nothing is recorded from end_ns on; then let the targets go. */
+	end_ns = lp_session_stop(r.s);
 	lp_session_detach(r.s);
 	if (l.child && !c.reaped)
 		lp_launch_reap(&c, true);
@@ -762,7 +821,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	if (l.child)
 		usage_from_rusage(&rep.res, &c);
 	else if (o->mode == LP_MODE_ATTACH && l.usage_valid)
-		usage_from_proc(&rep.res, &usage0, &l.usage, l.root_pidfd < 0);
+		usage_from_proc(&rep.res, &usage0, &l, l.root_pidfd < 0);
 	ds = lp_decoder_stats(r.dec);
 	rep.malformed = ds->malformed;
 	rep.truncated = ds->truncated;
@@ -816,6 +875,8 @@ cleanup:
 		close(c.pidfd);
 	if (l.root_pidfd >= 0)
 		close(l.root_pidfd);
+	lp_map_free(&l.sw_base);
+	lp_map_free(&l.sw_last);
 	if (l.sigfd >= 0)
 		close(l.sigfd);
 	lp_session_close(r.s);

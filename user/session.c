@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../bpf/wire.h"
 #include "leanprofiler.skel.h"
@@ -123,7 +124,7 @@ static bool is_loader(const char *path)
  * a probe there lets us attach to what a target dlopen()s. Best effort: a
  * loader without the symbol only means dlopen'ed libraries go unseen.
  */
-static void attach_loader(struct lp_session *s, const char *path)
+static void attach_loader(struct lp_session *s, const char *path, const char *name)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
 	struct bpf_link *l;
@@ -132,14 +133,15 @@ static void attach_loader(struct lp_session *s, const char *path)
 	if (!l) {
 		lp_warn("no _dl_debug_state in %s: libraries the targets dlopen() will not be "
 			"probed",
-			path);
+			name);
 		return;
 	}
 	if (add_link(s, l) == 0)
-		lp_info("watching %s for dlopen()", path);
+		lp_info("watching %s for dlopen()", name);
 }
 
-int lp_session_attach(struct lp_session *s, const char *path, uint64_t dev, uint64_t ino)
+int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
+		      uint64_t ino)
 {
 	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
 	struct lp_usdt_note *notes;
@@ -150,15 +152,15 @@ int lp_session_attach(struct lp_session *s, const char *path, uint64_t dev, uint
 		return -ENOMEM;
 	if (known->v1)
 		return (int)known->v1 - 1;
-	if (is_loader(path))
-		attach_loader(s, path);
+	if (is_loader(name))
+		attach_loader(s, path, name);
 	err = lp_usdt_read(path, &notes, &n);
 	if (err) {
 		known->v1 = 1; /* not ELF, or unreadable: no markers */
 		return err;
 	}
 	if (s->nfiles >= LP_MAX_FILES) {
-		lp_warn("%s not probed: already %d files with markers", path, LP_MAX_FILES);
+		lp_warn("%s not probed: already %d files with markers", name, LP_MAX_FILES);
 		known->v1 = 1;
 		free(notes);
 		return 0;
@@ -182,7 +184,7 @@ int lp_session_attach(struct lp_session *s, const char *path, uint64_t dev, uint
 		if (!l) {
 			err = -errno;
 			lp_err("failed to attach to %s:%s in %s: %s", notes[i].provider,
-			       notes[i].name, path, strerror(-err));
+			       notes[i].name, name, strerror(-err));
 			goto cleanup;
 		}
 		err = add_link(s, l);
@@ -191,7 +193,7 @@ int lp_session_attach(struct lp_session *s, const char *path, uint64_t dev, uint
 		attached++;
 	}
 	if (attached)
-		lp_info("attached %d probes in %s", attached, path);
+		lp_info("attached %d probes in %s", attached, name);
 	/* The table entry may have moved while links grew: look it up again. */
 	known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
 	if (known)
@@ -205,26 +207,69 @@ cleanup:
 	return err;
 }
 
-int lp_session_open_gates(struct lp_session *s, uint64_t since_ns,
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* How far ahead a gate's opening or the stop is set: longer than a map update takes. */
+#define LP_GATE_AHEAD_NS 1000000ULL
+
+/* Waits until the monotonic clock has passed t (at most LP_GATE_AHEAD_NS). */
+static void wait_until(uint64_t t)
+{
+	uint64_t now;
+
+	while ((now = mono_ns()) < t) {
+		struct timespec d = { 0, (long)(t - now) };
+
+		nanosleep(&d, NULL);
+	}
+}
+
+int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 			  void (*fn)(void *ctx, uint32_t file, uint64_t since_ns), void *ctx)
 {
 	int fd = bpf_map__fd(s->skel->maps.file_gate);
+	uint32_t first = s->gates_open;
+	uint64_t at;
 
-	for (; s->gates_open < s->nfiles; s->gates_open++) {
-		__u32 key = s->gates_open;
-		__u64 v = since_ns;
+	*since_ns = 0;
+	if (first == s->nfiles)
+		return 0;
+	/*
+	 * Each gate opens at a moment just ahead, the same for all: if writing
+	 * them took longer than that, they are written again, further ahead.
+	 */
+	do {
+		at = mono_ns() + LP_GATE_AHEAD_NS;
+		for (uint32_t i = first; i < s->nfiles; i++) {
+			__u32 key = i;
+			__u64 v = at;
 
-		if (bpf_map_update_elem(fd, &key, &v, BPF_ANY))
-			return -errno;
-		if (fn)
-			fn(ctx, key, since_ns);
-	}
+			if (bpf_map_update_elem(fd, &key, &v, BPF_ANY))
+				return -errno;
+		}
+	} while (mono_ns() >= at);
+	s->gates_open = s->nfiles;
+	*since_ns = at;
+	for (uint32_t i = first; fn && i < s->nfiles; i++)
+		fn(ctx, i, at);
+	wait_until(at);
 	return 0;
 }
 
-void lp_session_stop(struct lp_session *s)
+uint64_t lp_session_stop(struct lp_session *s)
 {
-	s->skel->bss->lp_stopped = 1;
+	uint64_t at = mono_ns() + LP_GATE_AHEAD_NS;
+
+	/* One 8-byte store: the BPF side sees either 0 or this. */
+	s->skel->bss->lp_stop_ns = at;
+	wait_until(at);
+	return at;
 }
 
 int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)

@@ -31,20 +31,26 @@ struct lp_session;
 /* Loads the BPF programs. 0 or -errno; *s is NULL on failure. */
 int lp_session_open(struct lp_session **s, const struct lp_session_opts *o);
 /*
- * Attaches to the leanprofiler markers of the ELF file at path, whose
+ * Attaches to the leanprofiler markers of the ELF file at path (name: how
+ * users know it, e.g. /usr/lib/x.so for /proc/PID/map_files/...), whose
  * identity is (dev, ino), in every process that maps it: the kernel side
  * records only targets. A file is attached once; later calls return what the
  * first found. Returns the number of probes (0: no markers) or -errno.
  */
-int lp_session_attach(struct lp_session *s, const char *path, uint64_t dev, uint64_t ino);
+int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
+		      uint64_t ino);
 /*
- * Files attached since the last call start being recorded now: each gets
- * since_ns as its gate time, and fn (if set) is told of each file index.
+ * Files attached since the last call start being recorded at *since_ns, a
+ * moment just ahead (set here): events before it are not recorded, events
+ * after it are. fn (if set) is told of each file index.
  */
-int lp_session_open_gates(struct lp_session *s, uint64_t since_ns,
+int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 			  void (*fn)(void *ctx, uint32_t file, uint64_t since_ns), void *ctx);
-/* Nothing is recorded from now on (the probes may still fire until detached). */
-void lp_session_stop(struct lp_session *s);
+/*
+ * Recording ends at the returned moment, just ahead: events from it on are not
+ * recorded (the probes still fire until detached). Returns once it has passed.
+ */
+uint64_t lp_session_stop(struct lp_session *s);
 /* Records process pid (all its threads, and the children it forks from now on). */
 int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns);
 /* Total probes attached so far, over all files. */

@@ -1,0 +1,27 @@
+# Targets of the attach tests (tests/integration/test_attach.c) that the generic
+# rules of tests/tests.mk do not build. Included by tests/tests.mk before the
+# check-build rule, which lists $(ATTACH_BUILD) among its prerequisites.
+ATTACH_TARGETS := $(OUT)/tests/targets
+
+ATTACH_BUILD += $(ATTACH_TARGETS)/libmarked.so $(ATTACH_TARGETS)/svc \
+	$(ATTACH_TARGETS)/svc-linked $(ATTACH_TARGETS)/second
+
+$(ATTACH_TARGETS)/libmarked.so: tests/targets/libmarked.c include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fPIC -shared $< -o $@
+
+# svc dlopens libmarked.so ("dlopen K") and execs second ("exec K"), both next to it.
+$(ATTACH_TARGETS)/svc: tests/targets/svc.c include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -pthread $< -ldl -o $@
+
+# The same service with libmarked.so linked in: markers in a shared library at attach.
+# svc.c finds the library with dlsym(RTLD_DEFAULT), so the link needs --no-as-needed.
+$(ATTACH_TARGETS)/svc-linked: tests/targets/svc.c include/leanprofiler.h \
+		$(ATTACH_TARGETS)/libmarked.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -pthread $< -L$(ATTACH_TARGETS) \
+		-Wl,--no-as-needed -lmarked -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -o $@
