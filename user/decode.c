@@ -202,6 +202,10 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 	struct lp_map_ent *t;
 	size_t name_bytes = 0;
 
+	if (ev.type == LP_EVENT_ENTER)
+		d->stats.enters++;
+	else
+		d->stats.exits++;
 	if (LP_EV_ABI(r->h.flags) != 1)
 		d->stats.abi_mismatch++;
 	if (r->file < LP_MAX_FILES)

@@ -38,6 +38,7 @@ struct lp_decode_sink {
 
 struct lp_decode_stats {
 	uint64_t records;
+	uint64_t enters, exits;   /* span events received */
 	uint64_t malformed;       /* records too short or of unknown type: skipped */
 	uint64_t unknown_literal; /* events naming a literal never sent: named "(unknown)" */
 	uint64_t truncated;       /* names or metadata cut to LP_NAME_MAX / LP_META_MAX */

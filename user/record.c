@@ -826,6 +826,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.malformed = ds->malformed;
 	rep.truncated = ds->truncated;
 	rep.unreadable = ds->unreadable;
+	rep.enters = ds->enters;
+	rep.exits = ds->exits;
 	rep.counter_name = o->counter_name;
 	rep.argv = o->mode == LP_MODE_LAUNCH ? o->argv : NULL;
 	rep.pid = o->mode == LP_MODE_LAUNCH ? c.pid : o->mode == LP_MODE_ATTACH ? o->pid : 0;

@@ -218,6 +218,10 @@ char *lp_report_summary_json(const struct lp_report *r)
 	add_u64(root, "unmatched_exits", t->unmatched_exits);
 	add_u64(root, "too_deep_enters", t->too_deep);
 	add_u64(root, "max_depth", LP_NEST_MAX_DEPTH);
+	o = json_object_new_object();
+	add_u64(o, "enter", r->enters);
+	add_u64(o, "exit", r->exits);
+	json_object_object_add(root, "events_received", o);
 	json_object_object_add(root, "lost_events", loss_object(r));
 	add_u64(root, "ring_buffer_bytes", r->buffer_bytes);
 	o = json_object_new_object();

@@ -55,6 +55,7 @@ struct lp_report {
 	struct lp_resources res;
 	struct lp_loss loss;
 	uint64_t malformed, truncated, unreadable;
+	uint64_t enters, exits; /* span events received */
 	const char *counter_name; /* "Lean heartbeats" */
 	const char *trace_path;   /* NULL when not written */
 	const char *summary_path;

@@ -526,6 +526,53 @@ static void test_failures(void **state)
 	assert_int_equal(access(created, F_OK), -1);
 }
 
+/*
+ * A flood through a 64 KiB ring buffer: what was recorded plus what was
+ * reported lost is what the target emitted, exactly, and the damage is flagged.
+ */
+static void test_losses_counted_exactly(void **state)
+{
+	enum { THREADS = 4, SPANS = 10000, EMITTED = THREADS * SPANS * 2 };
+	char *out = path("%s/flood", tmpdir), threads[8], spans[16];
+	char *argv[] = { path("%s/leanprofiler", build), "record", "--buffer-size", "64K", "-o",
+			 out, "--", path("%s/tests/targets/flood", build), threads, spans, NULL };
+	json_object *sum, *got, *lost, *list;
+	int64_t lost_total, by_thread = 0;
+	struct run r;
+
+	(void)state;
+	snprintf(threads, sizeof(threads), "%d", THREADS);
+	snprintf(spans, sizeof(spans), "%d", SPANS);
+	run(&r, argv);
+	assert_int_equal(r.status, 0);
+	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	got = get(sum, "events_received");
+	lost = get(sum, "lost_events");
+	lost_total = json_object_get_int64(get(lost, "total"));
+	/* Four busy threads on a small buffer: some loss is certain on two CPUs. */
+	assert_true(lost_total > 0);
+	assert_int_equal(json_object_get_int64(get(got, "enter")) +
+				 json_object_get_int64(get(lost, "enter")),
+			 EMITTED);
+	assert_int_equal(json_object_get_int64(get(got, "exit")) +
+				 json_object_get_int64(get(lost, "exit")),
+			 EMITTED);
+	list = get(sum, "thread_list");
+	for (size_t i = 0; i < json_object_array_length(list); i++)
+		by_thread += json_object_get_int64(get(json_object_array_get_idx(list, i),
+						       "lost_events"));
+	assert_int_equal(by_thread, lost_total);
+	/* Said in the table, on stderr with the fix, and on the spans it touched. */
+	assert_non_null(strstr(r.out, path("Lost: %lld events (", (long long)lost_total)));
+	assert_non_null(strstr(r.out, "(uncertain)\n"));
+	assert_non_null(strstr(r.err, "--buffer-size"));
+	assert_true(json_object_get_int64(get(sum, "uncertain_spans")) > 0);
+	json_object_put(sum);
+	/* The trace still nests strictly. */
+	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +580,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_workload_recorded_exactly),
 		cmocka_unit_test(test_exit_status_passed_on),
 		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_losses_counted_exactly),
 	};
 
 	if (argc > 1)
