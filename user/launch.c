@@ -19,7 +19,8 @@ static int pidfd_open_(pid_t pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-int lp_launch(struct lp_child *c, char *const argv[], const sigset_t *sigmask)
+int lp_launch(struct lp_child *c, char *const argv[], const sigset_t *sigmask,
+	      const struct lp_creds *creds)
 {
 	int pipefd[2], child_errno = 0, status, err;
 	ssize_t n;
@@ -40,10 +41,14 @@ int lp_launch(struct lp_child *c, char *const argv[], const sigset_t *sigmask)
 	if (pid == 0) {
 		close(pipefd[0]);
 		sigprocmask(SIG_SETMASK, sigmask, NULL);
+		child_errno = -lp_creds_become(creds);
 		/* Traced: the kernel stops us with SIGTRAP right after a successful exec. */
-		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0)
+		if (!child_errno && ptrace(PTRACE_TRACEME, 0, NULL, NULL) == 0) {
 			execvp(argv[0], argv);
-		child_errno = errno;
+			child_errno = errno;
+		} else if (!child_errno) {
+			child_errno = errno;
+		}
 		if (write(pipefd[1], &child_errno, sizeof(child_errno)) < 0)
 			_exit(127);
 		_exit(127);

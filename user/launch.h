@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "common.h"
+#include "creds.h"
 
 struct lp_child {
 	pid_t pid;
@@ -23,9 +24,11 @@ struct lp_child {
 
 /*
  * Starts argv[0] (searched in PATH) stopped after exec, with sigmask as its
- * signal mask. 0, or -ENOENT / -EACCES / ... why exec failed, or -errno.
+ * signal mask, as the user creds names (when set). 0, or -ENOENT / -EACCES /
+ * ... why exec (or becoming that user) failed, or -errno.
  */
-int lp_launch(struct lp_child *c, char *const argv[], const sigset_t *sigmask);
+int lp_launch(struct lp_child *c, char *const argv[], const sigset_t *sigmask,
+	      const struct lp_creds *creds);
 /*
  * Runs the stopped child to its entry point (AT_ENTRY) and stops it there: the
  * dynamic loader has mapped the linked libraries, the program has not run.

@@ -44,7 +44,7 @@ static const char record_doc[] =
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
 	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n";
 
-enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION };
+enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -56,6 +56,8 @@ static const struct argp_option record_options[] = {
 	{ "all-processes", OPT_ALL, "BINARY", 0,
 	  "Record every process running BINARY, now or later", 0 },
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop recording after SECONDS (e.g. 2.5)", 0 },
+	{ "run-as-root", OPT_RUN_AS_ROOT, NULL, 0,
+	  "Under sudo, run COMMAND as root (by default it runs as the user who ran sudo)", 0 },
 	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
 	{ 0 },
 };
@@ -105,6 +107,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_COUNTER_NAME:
 		o->counter_name = arg;
+		break;
+	case OPT_RUN_AS_ROOT:
+		o->run_as_root = true;
 		break;
 	case 'p': {
 		char *end;

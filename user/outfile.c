@@ -51,6 +51,11 @@ fail:
 	return err;
 }
 
+int lp_outfile_give(struct lp_outfile *o, uid_t uid, gid_t gid)
+{
+	return fchown(fileno(o->f), uid, gid) ? -errno : 0;
+}
+
 int lp_outfile_commit(struct lp_outfile *o)
 {
 	int err = 0;

@@ -7,6 +7,7 @@
 #define LP_OUTFILE_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 struct lp_outfile {
 	FILE *f;
@@ -16,6 +17,8 @@ struct lp_outfile {
 
 /* 0 or -errno. */
 int lp_outfile_open(struct lp_outfile *o, const char *path);
+/* The file will belong to uid:gid (the user who ran sudo). 0 or -errno. */
+int lp_outfile_give(struct lp_outfile *o, uid_t uid, gid_t gid);
 /* Flushes, syncs and renames into place; 0 or -errno (the temp file is removed). */
 int lp_outfile_commit(struct lp_outfile *o);
 void lp_outfile_abort(struct lp_outfile *o);

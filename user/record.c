@@ -15,6 +15,7 @@
 
 #include "../bpf/wire.h"
 #include "decode.h"
+#include "creds.h"
 #include "launch.h"
 #include "map.h"
 #include "nest.h"
@@ -238,12 +239,17 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-static int ensure_dir(const char *dir)
+/* The output directory, made (and given to the sudo user) if missing. */
+static int ensure_dir(const char *dir, const struct lp_creds *owner)
 {
 	struct stat st;
 
-	if (mkdir(dir, 0755) && errno != EEXIST)
+	if (mkdir(dir, 0755) == 0) {
+		if (owner->set && chown(dir, owner->uid, owner->gid))
+			return -errno;
+	} else if (errno != EEXIST) {
 		return -errno;
+	}
 	if (stat(dir, &st))
 		return -errno;
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
@@ -632,6 +638,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	struct lp_report rep = { 0 };
 	struct lp_report_thread *threads = NULL;
 	struct lp_proc_usage usage0 = { 0 };
+	struct lp_creds user, launch_as;
 	struct lp_group **groups;
 	const struct lp_decode_stats *ds;
 	char *trace_path = NULL, *summary_path = NULL;
@@ -654,10 +661,22 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		goto cleanup;
 	}
 
+	/* Under sudo, the command and the outputs are the invoking user's. */
+	err = lp_creds_from_sudo(&user);
+	if (err) {
+		lp_err("SUDO_UID or SUDO_GID is not a valid id; unset them or use --run-as-root");
+		goto cleanup;
+	}
+	launch_as = user;
+	if (o->run_as_root)
+		launch_as.set = false;
+
 	/* Output first: a bad directory must fail before anything is recorded. */
-	err = ensure_dir(o->out_dir);
+	err = ensure_dir(o->out_dir, &user);
 	if (!err)
 		err = lp_outfile_open(&summary, summary_path);
+	if (!err && user.set)
+		err = lp_outfile_give(&summary, user.uid, user.gid);
 	if (err) {
 		lp_err("cannot write to output directory %s: %s", o->out_dir, strerror(-err));
 		goto cleanup;
@@ -703,7 +722,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		 * was small, and its peak RSS (which counts the pre-exec copy of us)
 		 * stays its own. The child waits, stopped after its exec.
 		 */
-		err = lp_launch(&c, o->argv, &old);
+		err = lp_launch(&c, o->argv, &old, &launch_as);
 		if (err) {
 			if (err != -ECHILD) {
 				res->stage = LP_STAGE_EXEC;
@@ -774,11 +793,17 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		l.deadline_ns = since + o->duration_ns;
 
 	err = lp_trace_open(&r.trace, trace_path, r.st, since);
+	if (!err && user.set)
+		err = lp_outfile_give(&r.trace.out, user.uid, user.gid);
 	if (err) {
 		lp_err("cannot write %s: %s", trace_path, strerror(-err));
 		goto cleanup;
 	}
 	r.trace_open = true;
+	/* Everything that needed more is done: keep only what recording still uses. */
+	err = lp_creds_drop_capabilities();
+	if (err)
+		lp_warn("could not drop capabilities: %s", strerror(-err));
 	if (o->mode == LP_MODE_LAUNCH) {
 		err = lp_launch_resume(&c);
 		if (err) {

@@ -25,6 +25,7 @@ struct lp_record_opts {
 	pid_t pid;          /* LP_MODE_ATTACH */
 	const char *binary; /* LP_MODE_ALL */
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
+	bool run_as_root;     /* under sudo, keep the command root (else: the sudo user) */
 };
 
 enum lp_record_stage {

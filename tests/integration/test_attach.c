@@ -1762,6 +1762,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_launch_follows_fork_and_exec, teardown),
 	};
 
+	/* Under `sudo make check` the targets would run as the invoking user: not here. */
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unsetenv("SUDO_USER");
+
 	if (argc > 1)
 		build = argv[1];
 	if (geteuid() != 0) {

@@ -573,6 +573,68 @@ static void test_losses_counted_exactly(void **state)
 	run_free(&r);
 }
 
+/*
+ * Under sudo the command runs as the invoking user and the outputs are that
+ * user's; --run-as-root keeps it root; while recording, the profiler holds
+ * only the capabilities it still uses.
+ */
+static void test_privileges(void **state)
+{
+	/* CAP_CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, KILL, SYS_PTRACE, SYS_ADMIN, PERFMON, BPF */
+	const unsigned long long kept = (1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) |
+					(1ULL << 5) | (1ULL << 19) | (1ULL << 21) | (1ULL << 38) |
+					(1ULL << 39);
+	char *out = path("%s/privileges", tmpdir), *victim = path("%s/victim", tmpdir);
+	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
+			 path("%s/tests/targets/creds", build), NULL };
+	char *argv_root[] = { path("%s/leanprofiler", build), "record", "--run-as-root", "-o",
+			      out, "--", path("%s/tests/targets/creds", build), NULL };
+	char want[128], *text;
+	struct stat st;
+	struct run r;
+	FILE *f;
+
+	(void)state;
+	/* A symlink planted where the trace goes must not be followed. */
+	assert_int_equal(mkdir(out, 0755), 0);
+	f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("precious\n", f);
+	fclose(f);
+	assert_int_equal(symlink(victim, path("%s/leanprofiler-trace.json", out)), 0);
+
+	setenv("SUDO_UID", "65534", 1);
+	setenv("SUDO_GID", "65534", 1);
+	setenv("SUDO_USER", "nobody", 1);
+	run(&r, argv);
+	assert_int_equal(r.status, 0);
+	snprintf(want, sizeof(want), "uid=65534 gid=65534 groups=%s parent_capeff=%016llx\n",
+		 "1", kept);
+	if (!strstr(r.out, "uid=65534 gid=65534 groups=") ||
+	    !strstr(r.out, path("parent_capeff=%016llx\n", kept)))
+		fail_msg("want %sgot %s", want, r.out);
+	for (int i = 0; i < 2; i++) {
+		const char *name = i ? "leanprofiler-trace.json" : "leanprofiler-summary.json";
+
+		assert_int_equal(lstat(path("%s/%s", out, name), &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+		assert_int_equal(st.st_uid, 65534);
+		assert_int_equal(st.st_gid, 65534);
+	}
+	text = slurp(victim);
+	assert_string_equal(text, "precious\n");
+	free(text);
+	run_free(&r);
+
+	run(&r, argv_root);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "uid=0 gid=0 "));
+	run_free(&r);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unsetenv("SUDO_USER");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,10 +643,19 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exit_status_passed_on),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_losses_counted_exactly),
+		cmocka_unit_test(test_privileges),
 	};
 
 	if (argc > 1)
 		build = argv[1];
+	/*
+	 * Under `sudo make check` the profiler would run the targets as the
+	 * invoking user, who cannot write this test's files: each test says
+	 * whose the command is (test_privileges sets these itself).
+	 */
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unsetenv("SUDO_USER");
 	if (geteuid() != 0) {
 		printf("SKIPPED: integration tests need root (BPF); run sudo make check\n");
 		return 0;

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whose the command and the outputs are. Under sudo, the launched command runs
+ * as the user who invoked sudo (SUDO_UID, SUDO_GID and that user's groups) and
+ * the output files belong to that user; root only with --run-as-root. Once
+ * recording runs, leanprofiler keeps only the capabilities it still uses.
+ */
+#ifndef LP_CREDS_H
+#define LP_CREDS_H
+
+#include <sys/types.h>
+
+#include "common.h"
+
+struct lp_creds {
+	bool set;         /* drop to this user (else: keep whoever we are) */
+	uid_t uid;
+	gid_t gid;
+	char user[64];    /* for the supplementary groups; may be empty */
+	char home[256];   /* for HOME; may be empty */
+};
+
+/* From SUDO_UID/SUDO_GID/SUDO_USER when running as root under sudo. 0 or -EINVAL. */
+int lp_creds_from_sudo(struct lp_creds *c);
+/* In a child about to exec: become c's user (groups, gid, uid; HOME, USER, LOGNAME). */
+int lp_creds_become(const struct lp_creds *c);
+/*
+ * Keeps only the capabilities recording still needs (BPF, PERFMON, SYS_PTRACE,
+ * SYS_ADMIN for /proc/PID/map_files and attaching, DAC_OVERRIDE and
+ * DAC_READ_SEARCH for outputs and /proc, KILL, CHOWN, FOWNER); drops the rest
+ * from the effective, permitted, inheritable and bounding sets. 0 or -errno.
+ */
+int lp_creds_drop_capabilities(void);
+
+#endif
