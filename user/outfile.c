@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#define LP_OUTFILE_BUFFER (1u << 20)
+
 int lp_outfile_open(struct lp_outfile *o, const char *path)
 {
 	int fd, err;
@@ -44,7 +46,9 @@ int lp_outfile_open(struct lp_outfile *o, const char *path)
 		goto fail;
 	}
 	/* Large writes: the trace can be hundreds of MB. */
-	setvbuf(o->f, NULL, _IOFBF, 1 << 20);
+	o->buf = malloc(LP_OUTFILE_BUFFER);
+	if (o->buf)
+		setvbuf(o->f, o->buf, _IOFBF, LP_OUTFILE_BUFFER);
 	return 0;
 fail:
 	lp_outfile_abort(o);
@@ -65,6 +69,8 @@ int lp_outfile_commit(struct lp_outfile *o)
 	if (fclose(o->f) && !err)
 		err = -errno;
 	o->f = NULL;
+	free(o->buf);
+	o->buf = NULL;
 	if (!err && rename(o->tmp, o->path))
 		err = -errno;
 	if (err)
@@ -79,6 +85,7 @@ void lp_outfile_abort(struct lp_outfile *o)
 {
 	if (o->f)
 		fclose(o->f);
+	free(o->buf);
 	if (o->tmp)
 		unlink(o->tmp);
 	free(o->tmp);

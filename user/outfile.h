@@ -13,6 +13,7 @@ struct lp_outfile {
 	FILE *f;
 	char *path;
 	char *tmp;
+	char *buf; /* the stream's buffer (glibc ignores a size without one) */
 };
 
 /* 0 or -errno. */

@@ -605,8 +605,12 @@ static int write_outputs(struct recorder *r, struct lp_report *rep, struct lp_ou
 		err = terr;
 	}
 	json = lp_report_summary_json(rep);
+	errno = 0;
 	if (!json || fputs(json, summary->f) < 0) {
-		err = err ? err : -ENOMEM;
+		int serr = json ? -(errno ? errno : EIO) : -ENOMEM;
+
+		lp_err("cannot write %s: %s", *summary_path, strerror(-serr));
+		err = err ? err : serr;
 		lp_outfile_abort(summary);
 		free(*summary_path);
 		*summary_path = NULL;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "trace.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "meta.h"
@@ -155,7 +156,8 @@ int lp_trace_close(struct lp_trace *t, const char *other_data_json)
 	}
 	jw_obj_end(&t->w);
 	jw_newline(&t->w);
-	err = jw_error(&t->w);
+	/* A failed write is retried by the flush, which then says why (ENOSPC...). */
+	err = fflush(t->out.f) ? -errno : jw_error(&t->w);
 	if (err) {
 		lp_outfile_abort(&t->out);
 		return err;

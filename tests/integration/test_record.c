@@ -20,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -635,6 +637,38 @@ static void test_privileges(void **state)
 	unsetenv("SUDO_USER");
 }
 
+/* A full disk: one clear line per file, the table still printed, no partial file left. */
+static void test_disk_full(void **state)
+{
+	char *out = path("%s/full", tmpdir);
+	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
+			 path("%s/tests/targets/workload", build), path("%s/full.txt", tmpdir), "2",
+			 "300", NULL };
+	struct dirent *de;
+	struct run r;
+	DIR *d;
+
+	(void)state;
+	assert_int_equal(mkdir(out, 0755), 0);
+	/* 64 KiB: the trace (~300 KiB for this workload) cannot fit. */
+	if (mount("tmpfs", out, "tmpfs", 0, "size=64k")) {
+		print_message("SKIPPED: cannot mount a small tmpfs: %s\n", strerror(errno));
+		skip();
+	}
+	run(&r, argv);
+	d = opendir(out);
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			fail_msg("left in the full directory: %s", de->d_name);
+	closedir(d);
+	assert_int_equal(umount2(out, MNT_DETACH), 0);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.out, "Lean profile: "));
+	assert_non_null(strstr(r.err, "leanprofiler-trace.json: No space left on device\n"));
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,6 +678,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_losses_counted_exactly),
 		cmocka_unit_test(test_privileges),
+		cmocka_unit_test(test_disk_full),
 	};
 
 	if (argc > 1)
