@@ -260,6 +260,7 @@ struct loop {
 	int root_pidfd;         /* attach mode: the attached process */
 	int sigfd;
 	uint64_t deadline_ns;   /* 0: none */
+	int signals, signo;     /* terminating signals received, the last one */
 	struct lp_proc_usage usage; /* attach mode: the latest sample */
 	bool usage_valid;
 	/* Context switches, counted per thread by /proc: tid -> v1 voluntary, v2 involuntary. */
@@ -367,14 +368,17 @@ static int run_loop(struct recorder *r, struct loop *l)
 			if (evs[i].data.fd != l->sigfd)
 				continue;
 			while (read(l->sigfd, &si, sizeof(si)) == sizeof(si)) {
-				if (!l->child) {
+				l->signo = (int)si.ssi_signo;
+				/*
+				 * Attached: a signal ends the recording. Launched: the first
+				 * one is the command's (a terminal's Ctrl-C reached it already,
+				 * in the same process group; one sent to us alone is passed
+				 * on); a second one ends the recording, the command runs on.
+				 */
+				if (!l->child || ++l->signals > 1) {
 					r->end_reason = "signal";
 					continue;
 				}
-				/*
-				 * A terminal's Ctrl-C already reached the command (same
-				 * process group); a signal sent to us alone is passed on.
-				 */
 				if (si.ssi_code != SI_KERNEL)
 					kill(l->child->pid, (int)si.ssi_signo);
 			}
@@ -833,8 +837,15 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	/* Stop first: nothing is recorded from end_ns on; then let the targets go. */
 	end_ns = lp_session_stop(r.s);
 	lp_session_detach(r.s);
-	if (l.child && !c.reaped)
+	if (l.child && !c.reaped && r.end_reason && !strcmp(r.end_reason, "signal")) {
+		/* Stopped by a second signal: the command is not ours to end. */
+		lp_warn("stopped recording on signal %d; %s (PID %d) keeps running",
+			l.signo, o->argv[0], (int)c.pid);
+		c.reaped = true; /* not waited for: leave it be */
+		c.status = (128 + l.signo) << 8;
+	} else if (l.child && !c.reaped) {
 		lp_launch_reap(&c, true);
+	}
 	lp_session_consume(r.s);
 	lp_nest_finish(r.nest, end_ns);
 	if (l.child)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <poll.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -669,6 +670,73 @@ static void test_disk_full(void **state)
 	run_free(&r);
 }
 
+/* Reads one line from fd into buf (bounded wait); false on timeout or EOF. */
+static bool read_line(int fd, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	while (n + 1 < size) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		if (poll(&p, 1, 20000) != 1 || read(fd, buf + n, 1) != 1)
+			return false;
+		if (buf[n++] == '\n')
+			break;
+	}
+	buf[n] = '\0';
+	return true;
+}
+
+/*
+ * A command that shrugs off SIGTERM: the first SIGTERM to leanprofiler is
+ * passed on to it, a second one ends the recording; the files are written,
+ * the exit status says the signal, and the command runs on.
+ */
+static void test_second_signal_stops_recording(void **state)
+{
+	char *out = path("%s/stubborn", tmpdir), line[128];
+	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
+			 path("%s/tests/targets/stubborn", build), NULL };
+	int pipefd[2], status, target = 0;
+	json_object *sum;
+	pid_t lp;
+
+	(void)state;
+	assert_int_equal(pipe(pipefd), 0);
+	lp = fork();
+	assert_true(lp >= 0);
+	if (lp == 0) {
+		int err = open(path("%s/stubborn.err", tmpdir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(pipefd[1], 1);
+		dup2(err, 2);
+		close(pipefd[0]);
+		execv(argv[0], argv);
+		_exit(99);
+	}
+	close(pipefd[1]);
+	assert_true(read_line(pipefd[0], line, sizeof(line)));
+	assert_int_equal(sscanf(line, "ready pid=%d", &target), 1);
+	kill(lp, SIGTERM);
+	assert_true(read_line(pipefd[0], line, sizeof(line)));
+	assert_string_equal(line, "term\n"); /* passed on, and shrugged off */
+	kill(lp, SIGTERM);
+	assert_int_equal(waitpid(lp, &status, 0), lp);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 128 + SIGTERM);
+	/* The command was left running, not killed by us, and we said so. */
+	assert_int_equal(kill(target, 0), 0);
+	kill(target, SIGKILL);
+	assert_non_null(strstr(slurp(path("%s/stubborn.err", tmpdir)), "keeps running"));
+	close(pipefd[0]);
+	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	assert_string_equal(json_object_get_string(get(get(sum, "recording"), "end_reason")),
+			    "signal");
+	assert_true(json_object_get_int64(get(find_row(sum, "stubborn.tick", ""), "calls")) >= 1);
+	json_object_put(sum);
+	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +747,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_losses_counted_exactly),
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_disk_full),
+		cmocka_unit_test(test_second_signal_stops_recording),
 	};
 
 	if (argc > 1)
