@@ -183,7 +183,7 @@ static __always_inline int announce_thread(struct task_struct *task, __u32 pid, 
 static __always_inline int intern(__u64 mm, __u64 addr, __u32 pid, __u32 tid, __u32 seq,
 				  int is_meta)
 {
-	struct str_key key = { .mm = mm, .addr = addr };
+	struct str_key key = { .mm = mm, .addr = LP_LIT_KEY(addr, is_meta) };
 	struct lp_rec_string *r;
 	struct scratch *s;
 	__u32 zero = 0;
@@ -269,13 +269,14 @@ static __always_inline bool adopt(struct task_struct *task, __u32 pid, __u64 ts)
 static __always_inline int literal(struct lp_task *st, __u64 mm, __u64 addr, __u32 pid, __u32 tid,
 				   __u32 seq, int is_meta)
 {
-	__u32 slot = (addr ^ (addr >> 6)) & (LIT_CACHE - 1);
+	__u64 key = LP_LIT_KEY(addr, is_meta);
+	__u32 slot = (addr ^ (addr >> 6) ^ is_meta) & (LIT_CACHE - 1);
 
-	if (st->lit[slot] == addr)
+	if (st->lit[slot] == key)
 		return 0;
 	if (intern(mm, addr, pid, tid, seq, is_meta))
 		return -1;
-	st->lit[slot] = addr;
+	st->lit[slot] = key;
 	return 0;
 }
 

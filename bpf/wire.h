@@ -79,6 +79,13 @@ struct lp_rec_event {
 };
 
 #define LP_STR_META 0x1u /* lp_rec_string.h.flags: metadata (LP_META_MAX), else a name */
+/*
+ * A literal is known by its address plus this bit for metadata: one literal
+ * used as a name and as metadata is read with both limits. (User addresses
+ * never have bit 63 set.)
+ */
+#define LP_LIT_META_BIT (1ULL << 63)
+#define LP_LIT_KEY(addr, is_meta) ((addr) | ((is_meta) ? LP_LIT_META_BIT : 0))
 
 struct lp_rec_string {
 	struct lp_rec_hdr h;

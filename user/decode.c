@@ -121,14 +121,15 @@ static uint32_t text_id(struct lp_decoder *d, const char *s, long len, size_t av
  * at the same addresses: their literal already known, or read from their
  * memory. The id, or UINT32_MAX with *len the length read into buf (or < 0).
  */
-static uint32_t literal_elsewhere(struct lp_decoder *d, uint32_t pid, uint64_t addr, char *buf,
+static uint32_t literal_elsewhere(struct lp_decoder *d, uint32_t pid, uint64_t key, char *buf,
 				  size_t limit, long *len)
 {
+	uint64_t addr = key & ~LP_LIT_META_BIT;
 	struct lp_map_ent *e;
 
 	for (int hops = 0; pid && hops < 64; hops++) {
 		if (hops > 0) {
-			e = lp_map_find(&d->literals, addr, pid, false);
+			e = lp_map_find(&d->literals, key, pid, false);
 			if (e && e->v1 && e->v1 - 1 != d->id_unreadable)
 				return e->v1 - 1;
 		}
@@ -153,13 +154,15 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	struct lp_map_ent *e;
 	uint32_t id;
 
-	size_t limit = (r->h.flags & LP_STR_META) ? LP_META_MAX : LP_NAME_MAX;
+	bool is_meta = r->h.flags & LP_STR_META;
+	size_t limit = is_meta ? LP_META_MAX : LP_NAME_MAX;
+	uint64_t key = LP_LIT_KEY(r->addr, is_meta);
 	char buf[LP_META_BUF];
 	long len = r->len;
 
 	id = UINT32_MAX;
 	if (len < 0) {
-		id = literal_elsewhere(d, r->h.pid, r->addr, buf, limit, &len);
+		id = literal_elsewhere(d, r->h.pid, key, buf, limit, &len);
 		if (id == UINT32_MAX && len >= 0) {
 			text = buf;
 			avail = (size_t)len;
@@ -169,7 +172,7 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 		id = text_id(d, text, len, avail, limit, false);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
-	e = lp_map_find(&d->literals, r->addr, r->h.pid, true);
+	e = lp_map_find(&d->literals, key, r->h.pid, true);
 	if (!e)
 		return -ENOMEM;
 	e->v1 = id + 1;
@@ -216,7 +219,7 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 			name_bytes = avail;
 		ev.name = text_id(d, text, r->name_len, avail, LP_NAME_MAX, r->name == 0);
 	} else {
-		ev.name = literal_id(d, r->name, r->h.pid);
+		ev.name = literal_id(d, LP_LIT_KEY(r->name, false), r->h.pid);
 	}
 	if (r->h.flags & LP_EV_NO_META)
 		ev.meta = 0;
@@ -224,7 +227,7 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 		ev.meta = text_id(d, text + name_bytes, r->meta_len, avail - name_bytes, LP_META_MAX,
 				  false);
 	else
-		ev.meta = literal_id(d, r->meta, r->h.pid);
+		ev.meta = literal_id(d, LP_LIT_KEY(r->meta, true), r->h.pid);
 	if (ev.name == UINT32_MAX || ev.meta == UINT32_MAX)
 		return -ENOMEM;
 

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include "meta.h"
 
+#include <stdio.h>
+#include "text.h"
+
 #include <string.h>
 
 static void trim(const char **s, size_t *len)
@@ -62,4 +65,46 @@ size_t lp_meta_parse(const char *text, size_t len, struct lp_meta_item *items, s
 		n++;
 	}
 	return n;
+}
+
+static bool key_taken(const struct lp_meta_key *keys, size_t n, const char *s, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (keys[i].len == len && memcmp(keys[i].s, s, len) == 0)
+			return true;
+	return false;
+}
+
+static bool is_reserved(const char *const *reserved, const char *s, size_t len)
+{
+	for (; reserved && *reserved; reserved++)
+		if (strlen(*reserved) == len && memcmp(*reserved, s, len) == 0)
+			return true;
+	return false;
+}
+
+void lp_meta_keys(const struct lp_meta_item *items, size_t n, const char *const *reserved,
+		  struct lp_meta_key *keys)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct lp_buf b = { 0 };
+		struct lp_meta_key *k = &keys[i];
+		char base[LP_META_KEY_MAX + 8];
+		size_t len = 0;
+
+		/* Valid UTF-8 first: two different invalid keys may become the same text. */
+		if (lp_utf8_sanitize(&b, items[i].key, items[i].key_len) == 0 && b.p) {
+			len = b.len < LP_META_KEY_MAX ? b.len : LP_META_KEY_MAX;
+			while (len > 0 && len < b.len && ((unsigned char)b.p[len] & 0xc0) == 0x80)
+				len--;
+		}
+		snprintf(base, sizeof(base), "%s%.*s",
+			 is_reserved(reserved, b.p ? b.p : "", len) ? "meta." : "", (int)len,
+			 b.p ? b.p : "");
+		lp_buf_free(&b);
+		snprintf(k->s, sizeof(k->s), "%s", base);
+		for (unsigned nth = 2; key_taken(keys, i, k->s, strlen(k->s)); nth++)
+			snprintf(k->s, sizeof(k->s), "%s#%u", base, nth);
+		k->len = strlen(k->s);
+	}
 }

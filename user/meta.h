@@ -3,8 +3,8 @@
  * Span metadata: "key=value, key=value". Items are separated by ','; spaces
  * around items, keys and values are dropped; a key ends at the first '='. An
  * item without '=' becomes a key with an empty value; empty items are skipped;
- * a repeated key keeps every value, the later ones as "key#2", "key#3", ...
- * so nothing the program said is lost and JSON objects keep unique keys.
+ * a repeated key keeps every value (see lp_meta_keys), so nothing the program
+ * said is lost and JSON objects keep unique keys.
  */
 #ifndef LP_META_H
 #define LP_META_H
@@ -20,6 +20,22 @@ struct lp_meta_item {
 	size_t val_len;
 	unsigned dup; /* 0 for the first use of key, n for its (n+1)th */
 };
+
+#define LP_META_KEY_MAX 64 /* bytes of a key kept in the outputs, cut between characters */
+
+struct lp_meta_key {
+	char s[LP_META_KEY_MAX + 32]; /* "meta." + key + "#N": valid UTF-8, NUL-terminated */
+	size_t len;
+};
+
+/*
+ * The keys the outputs give items, all distinct, so that a JSON object loses
+ * no value: the key made valid UTF-8 and cut to LP_META_KEY_MAX bytes;
+ * "meta.KEY" when it is one of reserved (a NULL-terminated list, or NULL);
+ * then, when an earlier item took it, "KEY#2", "KEY#3", ...
+ */
+void lp_meta_keys(const struct lp_meta_item *items, size_t n, const char *const *reserved,
+		  struct lp_meta_key *keys);
 
 /*
  * Splits text (not modified, not NUL-terminated) into items; returns the

@@ -131,29 +131,15 @@ static void add_u64(json_object *o, const char *k, uint64_t v)
 static json_object *meta_object(const struct strtab *st, uint32_t meta)
 {
 	struct lp_meta_item items[LP_META_MAX_ITEMS];
+	struct lp_meta_key keys[LP_META_MAX_ITEMS];
 	json_object *o = json_object_new_object();
 	size_t len, n;
 	const char *text = strtab_str(st, meta, &len);
-	char key[80];
 
 	n = lp_meta_parse(text, len, items, ARRAY_SIZE(items));
-	for (size_t i = 0; i < n; i++) {
-		struct lp_buf kb = { 0 };
-
-		size_t klen;
-
-		lp_utf8_sanitize(&kb, items[i].key, items[i].key_len);
-		/* At most 60 bytes, cut between characters. */
-		klen = kb.len < 60 ? kb.len : 60;
-		while (klen > 0 && klen < kb.len && ((unsigned char)kb.p[klen] & 0xc0) == 0x80)
-			klen--;
-		if (items[i].dup)
-			snprintf(key, sizeof(key), "%.*s#%u", (int)klen, kb.p ? kb.p : "",
-				 items[i].dup + 1);
-		json_object_object_add(o, items[i].dup ? key : (kb.p ? kb.p : ""),
-				       jstr(items[i].val, items[i].val_len));
-		lp_buf_free(&kb);
-	}
+	lp_meta_keys(items, n, NULL, keys);
+	for (size_t i = 0; i < n; i++)
+		json_object_object_add(o, keys[i].s, jstr(items[i].val, items[i].val_len));
 	return o;
 }
 

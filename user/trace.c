@@ -25,42 +25,23 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 	return 0;
 }
 
-static bool reserved_key(const char *k, size_t len)
-{
-	static const char *const keys[] = { "counter", "self_counter", "unterminated", "uncertain",
-					    "started_before_recording" };
-
-	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
-		if (strlen(keys[i]) == len && memcmp(keys[i], k, len) == 0)
-			return true;
-	return false;
-}
+/* The keys of args the profiler writes itself: a metadata key equal to one is renamed. */
+static const char *const reserved_keys[] = { "counter", "self_counter", "unterminated",
+					     "uncertain", "started_before_recording", NULL };
 
 void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_span *s)
 {
 	struct lp_meta_item items[LP_META_MAX_ITEMS];
+	struct lp_meta_key keys[LP_META_MAX_ITEMS];
 	size_t len, n;
 	const char *meta = strtab_str(st, s->meta, &len);
-	char key[80];
 
 	n = lp_meta_parse(meta, len, items, ARRAY_SIZE(items));
+	lp_meta_keys(items, n, reserved_keys, keys);
 	jw_obj_begin(w);
 	for (size_t i = 0; i < n; i++) {
-		struct lp_meta_item *it = &items[i];
-		bool rename = reserved_key(it->key, it->key_len);
-
-		/* Keys stay unique: a repeat becomes "key#2", ours win over the target's. */
-		if (it->dup || rename) {
-			int k = snprintf(key, sizeof(key), "%s%.*s", rename ? "meta." : "",
-					 (int)(it->key_len > 60 ? 60 : it->key_len), it->key);
-
-			if (it->dup)
-				snprintf(key + k, sizeof(key) - (size_t)k, "#%u", it->dup + 1);
-			jw_key(w, key, strlen(key));
-		} else {
-			jw_key(w, it->key, it->key_len);
-		}
-		jw_str(w, it->val, it->val_len);
+		jw_key(w, keys[i].s, keys[i].len);
+		jw_str(w, items[i].val, items[i].val_len);
 	}
 	if (s->has_counter) {
 		jw_key(w, "counter", 7);

@@ -167,10 +167,66 @@ static void test_max_items_real_size(void **state)
 	check_item(&it[LP_META_MAX_ITEMS - 1], "_rest", "k63=63, extra=1", 0);
 }
 
+static void keys_of(const char *text, const char *const *reserved, const char **want, size_t nwant)
+{
+	struct lp_meta_item items[LP_META_MAX_ITEMS];
+	struct lp_meta_key keys[LP_META_MAX_ITEMS];
+	size_t n = lp_meta_parse(text, strlen(text), items, LP_META_MAX_ITEMS);
+
+	assert_int_equal(n, nwant);
+	lp_meta_keys(items, n, reserved, keys);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(keys[i].s, want[i]);
+		assert_int_equal(keys[i].len, strlen(want[i]));
+	}
+}
+
+/* Every value keeps a key of its own, whatever keys the program chose. */
+static void test_keys_unique(void **state)
+{
+	static const char *const ours[] = { "counter", "uncertain", NULL };
+
+	(void)state;
+	keys_of("a=1, a#2=x, a=2, a=3", NULL, (const char *[]){ "a", "a#2", "a#3", "a#4" }, 4);
+	keys_of("counter=5, meta.counter=10, counter=6", ours,
+		(const char *[]){ "meta.counter", "meta.counter#2", "meta.counter#3" }, 3);
+	/* Without reserved keys, ours are the program's own. */
+	keys_of("counter=5", NULL, (const char *[]){ "counter" }, 1);
+	/* Two different invalid keys both read as U+FFFD: still two keys. */
+	keys_of("\x80=1, \x81=2", NULL, (const char *[]){ "\xef\xbf\xbd", "\xef\xbf\xbd#2" }, 2);
+	/* An empty key is a key too. */
+	keys_of("=y, =z", NULL, (const char *[]){ "", "#2" }, 2);
+}
+
+/* A long key is cut to LP_META_KEY_MAX bytes, between characters. */
+static void test_keys_cut(void **state)
+{
+	struct lp_meta_item items[2];
+	struct lp_meta_key keys[2];
+	char text[400];
+	size_t n, i = 0;
+
+	(void)state;
+	text[i++] = 'x';
+	while (i < 200) {
+		memcpy(text + i, "\xc3\xa9", 2); /* é */
+		i += 2;
+	}
+	memcpy(text + i, "=v", 3);
+	n = lp_meta_parse(text, strlen(text), items, 2);
+	assert_int_equal(n, 1);
+	lp_meta_keys(items, n, NULL, keys);
+	assert_true(keys[0].len <= LP_META_KEY_MAX);
+	assert_int_equal(keys[0].len, LP_META_KEY_MAX - 1); /* "x" + 31 é: a 32nd would split */
+	assert_memory_equal(keys[0].s, text, keys[0].len);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic_and_spaces),
+		cmocka_unit_test(test_keys_unique),
+		cmocka_unit_test(test_keys_cut),
 		cmocka_unit_test(test_item_without_equals),
 		cmocka_unit_test(test_first_equals_splits),
 		cmocka_unit_test(test_empty_items_skipped),
