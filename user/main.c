@@ -82,6 +82,15 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/*
+ * A bad command line: one line that says what is wrong and where to look, and
+ * the exit code of leanprofiler's own failures (argp ends the process, as it
+ * does for --help).
+ */
+#define usage_error(state, fmt, ...)                                                     \
+	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler record --help'",  \
+		     ##__VA_ARGS__)
+
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct lp_record_opts *o = state->input;
@@ -90,7 +99,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'o':
 		if (!*arg)
-			argp_error(state, "--output needs a directory");
+			usage_error(state, "--output needs a directory");
 		o->out_dir = arg;
 		break;
 	case 'v':
@@ -99,7 +108,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_BUFFER:
 		if (parse_size(arg, &size) || size < LP_BUFFER_MIN || size > LP_BUFFER_MAX ||
 		    (size & (size - 1)))
-			argp_error(state,
+			usage_error(state,
 				   "invalid --buffer-size '%s': a power of two from 64K to 1G, "
 				   "e.g. 16M",
 				   arg);
@@ -118,18 +127,18 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		pid = strtol(arg, &end, 10);
 		if (errno || *end || end == arg || pid <= 0 || pid > INT32_MAX)
-			argp_error(state, "invalid PID '%s'", arg);
+			usage_error(state, "invalid PID '%s'", arg);
 		if (o->mode != LP_MODE_LAUNCH)
-			argp_error(state, "-p and --all-processes exclude each other");
+			usage_error(state, "-p and --all-processes exclude each other");
 		o->mode = LP_MODE_ATTACH;
 		o->pid = (pid_t)pid;
 		break;
 	}
 	case OPT_ALL:
 		if (o->mode != LP_MODE_LAUNCH)
-			argp_error(state, "-p and --all-processes exclude each other");
+			usage_error(state, "-p and --all-processes exclude each other");
 		if (!*arg)
-			argp_error(state, "--all-processes needs a binary");
+			usage_error(state, "--all-processes needs a binary");
 		o->mode = LP_MODE_ALL;
 		o->binary = arg;
 		break;
@@ -140,22 +149,22 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		sec = strtod(arg, &end);
 		if (errno || *end || end == arg || !(sec > 0) || sec > 1e7)
-			argp_error(state, "invalid --duration '%s': seconds, more than 0", arg);
+			usage_error(state, "invalid --duration '%s': seconds, more than 0", arg);
 		o->duration_ns = (uint64_t)(sec * 1e9);
 		break;
 	}
 	case ARGP_KEY_ARG:
 		if (o->mode != LP_MODE_LAUNCH)
-			argp_error(state, "a COMMAND cannot go with -p or --all-processes");
+			usage_error(state, "a COMMAND cannot go with -p or --all-processes");
 		/* The command starts here; its own options are not ours. */
 		o->argv = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
 		if (o->mode == LP_MODE_LAUNCH && !o->argv)
-			argp_error(state, "no COMMAND to record (or -p PID, or --all-processes BINARY)");
+			usage_error(state, "no COMMAND to record (or -p PID, or --all-processes BINARY)");
 		if (o->mode == LP_MODE_LAUNCH && o->duration_ns)
-			argp_error(state, "--duration goes with -p or --all-processes");
+			usage_error(state, "--duration goes with -p or --all-processes");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

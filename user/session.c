@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../bpf/wire.h"
 #include "leanprofiler.skel.h"
@@ -55,6 +56,19 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	if (!s)
 		return -ENOMEM;
 	s->opts = *o;
+	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		err = -ENOTSUP;
+		lp_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): leanprofiler needs a "
+		       "kernel built with CONFIG_DEBUG_INFO_BTF");
+		goto fail;
+	}
+	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
+		err = -ENOTSUP;
+		lp_err("this kernel has no uprobes (/sys/bus/event_source/devices/uprobe): "
+		       "leanprofiler needs CONFIG_UPROBE_EVENTS");
+		goto fail;
+	}
 	s->skel = leanprofiler_bpf__open();
 	if (!s->skel) {
 		err = -errno;
@@ -71,9 +85,13 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	s->skel->rodata->all_ino = o->all_ino;
 	err = leanprofiler_bpf__load(s->skel);
 	if (err) {
-		lp_err("failed to load the BPF programs: %s (needs root or CAP_BPF+CAP_PERFMON, "
-		       "and a kernel with BTF; rerun with -v for the verifier's log)",
-		       strerror(-err));
+		if (err == -EPERM)
+			lp_err("not allowed to load BPF programs: run as root (sudo) or with "
+			       "CAP_BPF and CAP_PERFMON");
+		else
+			lp_err("failed to load the BPF programs: %s (rerun with -v for the "
+			       "verifier's log)",
+			       strerror(-err));
 		goto fail;
 	}
 	/* The kernel-side process tracking: forks, execs, exits and new mappings. */

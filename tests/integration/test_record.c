@@ -492,6 +492,7 @@ static void test_failures(void **state)
 	char *lp = path("%s/leanprofiler", build), *out = path("%s/fail", tmpdir);
 	char *created = path("%s/created-by-touch", tmpdir);
 	char *notexec = path("%s/not-executable", tmpdir);
+	char *nobody_out = path("%s/nobody", tmpdir);
 	static const struct {
 		int want;
 		const char *says;
@@ -502,14 +503,25 @@ static void test_failures(void **state)
 		{ 125, "invalid --buffer-size '3M'" },
 		{ 125, "no COMMAND to record" },
 		{ 125, "cannot write to output directory /proc/no/such/dir" },
+		{ 125, "not allowed to load BPF programs: run as root (sudo) or with CAP_BPF and "
+		       "CAP_PERFMON\n" },
+		{ 125, "cannot attach to PID 999999999: no such process\n" },
+		{ 125, "invalid --duration '0'" },
+		{ 125, "invalid PID 'x'" },
 	};
-	char *cases[][8] = {
+	char *cases[][10] = {
 		{ lp, "record", "-o", out, "--", "/nonexistent/command", NULL },
 		{ lp, "record", "-o", out, "--", notexec, NULL },
 		{ lp, "record", "-o", out, "--", "/bin/true", NULL },
 		{ lp, "record", "--buffer-size", "3M", "--", "/bin/true", NULL },
 		{ lp, "record", "-o", out, NULL },
 		{ lp, "record", "-o", "/proc/no/such/dir", "--", "/usr/bin/touch", created, NULL },
+		/* Not root: nobody, with no capabilities, in a directory it may write. */
+		{ "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", lp,
+		  "record", "-o", nobody_out, path("%s/examples/nested", build) },
+		{ lp, "record", "-p", "999999999", NULL },
+		{ lp, "record", "-p", "1", "--duration", "0", NULL },
+		{ lp, "record", "-p", "x", NULL },
 	};
 	struct run r;
 	FILE *f = fopen(notexec, "w");
@@ -518,6 +530,10 @@ static void test_failures(void **state)
 	assert_non_null(f);
 	fclose(f);
 	chmod(notexec, 0644);
+	/* nobody must reach the BPF step: the output directory is one it may write. */
+	assert_int_equal(mkdir(nobody_out, 0777), 0);
+	assert_int_equal(chmod(nobody_out, 0777), 0);
+	assert_int_equal(chmod(tmpdir, 0755), 0);
 	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
 		run(&r, cases[i]);
 		if (r.status != expect[i].want || !strstr(r.err, expect[i].says))
