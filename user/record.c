@@ -17,7 +17,6 @@
 #include "decode.h"
 #include "creds.h"
 #include "launch.h"
-#include "map.h"
 #include "nest.h"
 #include "outfile.h"
 #include "proc.h"
@@ -26,6 +25,7 @@
 #include "session.h"
 #include "stats.h"
 #include "trace.h"
+#include "usage.h"
 
 /* How often the ring buffer is drained when the kernel does not wake us. */
 #define LP_POLL_MS 10
@@ -261,64 +261,8 @@ struct loop {
 	int sigfd;
 	uint64_t deadline_ns;   /* 0: none */
 	int signals, signo;     /* terminating signals received, the last one */
-	struct lp_proc_usage usage; /* attach mode: the latest sample */
-	bool usage_valid;
-	/* Context switches, counted per thread by /proc: tid -> v1 voluntary, v2 involuntary. */
-	struct lp_map sw_base, sw_last; /* at the start (threads then alive), latest */
-	bool sw_started;
-	uint64_t sw_sampled_ns;
+	struct lp_usage usage;  /* attach mode */
 };
-
-/* Threads' context switches are sampled this often (a file per thread). */
-#define LP_SWITCH_SAMPLE_NS 100000000ULL
-
-static void on_thread_switches(void *ctx, pid_t tid, uint64_t vol, uint64_t invol)
-{
-	struct loop *l = ctx;
-	struct lp_map_ent *e;
-
-	if (!l->sw_started) {
-		e = lp_map_find(&l->sw_base, (uint64_t)tid, 0, true);
-		if (e) {
-			e->v1 = vol;
-			e->v2 = invol;
-		}
-	}
-	e = lp_map_find(&l->sw_last, (uint64_t)tid, 0, true);
-	if (e) {
-		e->v1 = vol;
-		e->v2 = invol;
-	}
-}
-
-/* Attach mode: the process's CPU time and peak RSS, its threads' switches now and then. */
-static void sample_usage(struct loop *l, pid_t pid, bool force)
-{
-	uint64_t now = now_ns();
-
-	if (lp_proc_usage(pid, &l->usage) == 0)
-		l->usage_valid = true;
-	if (!force && now - l->sw_sampled_ns < LP_SWITCH_SAMPLE_NS)
-		return;
-	if (lp_proc_thread_switches(pid, on_thread_switches, l) == 0)
-		l->sw_started = true;
-	l->sw_sampled_ns = now;
-}
-
-/* Switches over the window: threads alive at the start count from their value then. */
-static void switches_total(struct loop *l, uint64_t *vol, uint64_t *invol)
-{
-	*vol = *invol = 0;
-	for (size_t i = 0; i < l->sw_last.cap; i++) {
-		struct lp_map_ent *e = &l->sw_last.e[i], *b;
-
-		if (!e->used)
-			continue;
-		b = lp_map_find(&l->sw_base, e->a, 0, false);
-		*vol += e->v1 - (b && b->v1 <= e->v1 ? b->v1 : 0);
-		*invol += e->v2 - (b && b->v2 <= e->v2 ? b->v2 : 0);
-	}
-}
 
 /* Records until the command exits, the targets exit, the duration ends or a signal. */
 static int run_loop(struct recorder *r, struct loop *l)
@@ -389,7 +333,7 @@ static int run_loop(struct recorder *r, struct loop *l)
 		if (r->nrescan)
 			rescan_queued(r);
 		if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd >= 0)
-			sample_usage(l, r->o->pid, false);
+			lp_usage_sample(&l->usage, now_ns(), false);
 		if (r->end_reason)
 			break;
 		if (l->child) {
@@ -413,39 +357,6 @@ static int run_loop(struct recorder *r, struct loop *l)
 out:
 	close(ep);
 	return err;
-}
-
-static void usage_from_rusage(struct lp_resources *res, const struct lp_child *c)
-{
-	res->valid = true;
-	res->scope = "launched command and its waited-for children (wait4)";
-	res->user_ns = (uint64_t)c->ru.ru_utime.tv_sec * 1000000000ULL +
-		       (uint64_t)c->ru.ru_utime.tv_usec * 1000ULL;
-	res->system_ns = (uint64_t)c->ru.ru_stime.tv_sec * 1000000000ULL +
-			 (uint64_t)c->ru.ru_stime.tv_usec * 1000ULL;
-	res->peak_rss_kib = (uint64_t)c->ru.ru_maxrss;
-	res->voluntary_switches = (uint64_t)c->ru.ru_nvcsw;
-	res->involuntary_switches = (uint64_t)c->ru.ru_nivcsw;
-}
-
-static uint64_t delta(uint64_t end, uint64_t start)
-{
-	return end > start ? end - start : 0;
-}
-
-static void usage_from_proc(struct lp_resources *res, const struct lp_proc_usage *a,
-			    struct loop *l, bool exited)
-{
-	const struct lp_proc_usage *b = &l->usage;
-
-	res->valid = true;
-	res->scope = exited ? "attached process, over the recording window until its exit "
-			      "(/proc, last sample before the exit)"
-			    : "attached process, over the recording window (/proc deltas)";
-	res->user_ns = delta(b->user_ns, a->user_ns);
-	res->system_ns = delta(b->system_ns, a->system_ns);
-	switches_total(l, &res->voluntary_switches, &res->involuntary_switches);
-	res->peak_rss_kib = b->peak_rss_kib;
 }
 
 /* Thread rows for the report, names into the trace. */
@@ -492,6 +403,39 @@ static struct lp_report_thread *collect_threads(struct recorder *r, size_t *coun
 	return out;
 }
 
+/* Sets the recording up for the launched command, stopped right after its exec. */
+static int start_launch(struct recorder *r, struct lp_child *c, uint64_t *since)
+{
+	char comm[32];
+	int err;
+
+	*since = now_ns();
+	err = lp_session_add_target(r->s, c->pid, *since);
+	if (!err && lp_proc_comm(c->pid, comm, sizeof(comm)) == 0)
+		err = add_proc(r, (uint32_t)c->pid, (uint32_t)getpid(), "launched",
+			       intern_cstr(r, comm));
+	/*
+	 * Run to the program's entry point: the loader has mapped every linked
+	 * library then, and none of the program's own code has run.
+	 */
+	if (!err)
+		err = lp_launch_run_to_entry(c);
+	if (!err)
+		err = lp_proc_exec_files(c->pid, attach_file, r);
+	if (err) {
+		lp_err("cannot attach to %s: %s", r->o->argv[0], strerror(-err));
+		return err;
+	}
+	if (lp_session_probes(r->s) == 0) {
+		lp_err("no leanprofiler markers in %s or the libraries it links: nothing to record "
+		       "(is it built with include/leanprofiler.h?)",
+		       r->o->argv[0]);
+		return -ENOENT;
+	}
+	lp_prefault(c->pid);
+	return 0;
+}
+
 /* Sets the recording up for a process already running. */
 static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 {
@@ -525,7 +469,7 @@ static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 		return -ENOENT;
 	}
 	l->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	sample_usage(l, pid, true);
+	lp_usage_start(&l->usage, pid, now_ns());
 	lp_prefault(pid);
 	return 0;
 }
@@ -645,7 +589,6 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	struct lp_outfile summary = { 0 };
 	struct lp_report rep = { 0 };
 	struct lp_report_thread *threads = NULL;
-	struct lp_proc_usage usage0 = { 0 };
 	struct lp_creds user, launch_as;
 	struct lp_group **groups;
 	const struct lp_decode_stats *ds;
@@ -747,38 +690,13 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		goto cleanup;
 
 	if (o->mode == LP_MODE_LAUNCH) {
-		char comm[32];
-
-		since = now_ns();
-		err = lp_session_add_target(r.s, c.pid, since);
-		if (!err && lp_proc_comm(c.pid, comm, sizeof(comm)) == 0)
-			err = add_proc(&r, (uint32_t)c.pid, (uint32_t)getpid(), "launched",
-				       intern_cstr(&r, comm));
-		/*
-		 * Run to the program's entry point: the loader has mapped every linked
-		 * library then, and none of the program's own code has run.
-		 */
-		if (!err)
-			err = lp_launch_run_to_entry(&c);
-		if (!err)
-			err = lp_proc_exec_files(c.pid, attach_file, &r);
-		if (err) {
-			lp_err("cannot attach to %s: %s", o->argv[0], strerror(-err));
+		err = start_launch(&r, &c, &since);
+		if (err)
 			goto cleanup;
-		}
-		if (lp_session_probes(r.s) == 0) {
-			lp_err("no leanprofiler markers in %s or the libraries it links: nothing to "
-			       "record (is it built with include/leanprofiler.h?)",
-			       o->argv[0]);
-			err = -ENOENT;
-			goto cleanup;
-		}
-		lp_prefault(c.pid);
 	} else if (o->mode == LP_MODE_ATTACH) {
 		err = start_attach(&r, &since, &l);
 		if (err)
 			goto cleanup;
-		usage0 = l.usage;
 	} else {
 		err = start_all(&r, &since);
 		if (err)
@@ -833,7 +751,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	if (err)
 		lp_err("recording failed: %s; writing what was recorded", strerror(-err));
 	if (o->mode == LP_MODE_ATTACH && l.root_pidfd >= 0)
-		sample_usage(&l, o->pid, true);
+		lp_usage_sample(&l.usage, now_ns(), true);
 	/* Stop first: nothing is recorded from end_ns on; then let the targets go. */
 	end_ns = lp_session_stop(r.s);
 	lp_session_detach(r.s);
@@ -859,9 +777,9 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.ngroups = lp_stats_sorted(r.stats, &groups);
 	rep.groups = groups;
 	if (l.child)
-		usage_from_rusage(&rep.res, &c);
-	else if (o->mode == LP_MODE_ATTACH && l.usage_valid)
-		usage_from_proc(&rep.res, &usage0, &l, l.root_pidfd < 0);
+		lp_usage_from_rusage(&c.ru, &rep.res);
+	else if (o->mode == LP_MODE_ATTACH)
+		lp_usage_report(&l.usage, l.root_pidfd < 0, &rep.res);
 	ds = lp_decoder_stats(r.dec);
 	rep.malformed = ds->malformed;
 	rep.truncated = ds->truncated;
@@ -917,8 +835,7 @@ cleanup:
 		close(c.pidfd);
 	if (l.root_pidfd >= 0)
 		close(l.root_pidfd);
-	lp_map_free(&l.sw_base);
-	lp_map_free(&l.sw_last);
+	lp_usage_free(&l.usage);
 	if (l.sigfd >= 0)
 		close(l.sigfd);
 	lp_session_close(r.s);
