@@ -543,6 +543,31 @@ static void test_failures(void **state)
 	}
 	/* The output directory is checked before the command runs. */
 	assert_int_equal(access(created, F_OK), -1);
+
+	/* A running process without markers: said, and left alone. */
+	{
+		pid_t plain = fork();
+		char *argv_p[] = { lp, "record", "-o", out, "-p", NULL, NULL };
+		char pid[16];
+		int st;
+
+		assert_true(plain >= 0);
+		if (plain == 0) {
+			execl("/bin/sleep", "sleep", "60", (char *)NULL);
+			_exit(99);
+		}
+		snprintf(pid, sizeof(pid), "%d", (int)plain);
+		argv_p[5] = pid;
+		run(&r, argv_p);
+		if (r.status != 125 ||
+		    !strstr(r.err, path("no leanprofiler markers in PID %d (sleep)", (int)plain)))
+			fail_msg("-p of a process without markers: exit %d, stderr: %s", r.status,
+				 r.err);
+		assert_int_equal(waitpid(plain, &st, WNOHANG), 0); /* still running */
+		kill(plain, SIGKILL);
+		waitpid(plain, &st, 0);
+		run_free(&r);
+	}
 }
 
 /*
