@@ -44,6 +44,7 @@ suite "consumer: selftest (good and bad traces)" tests/consumer/selftest.sh
 suite "integration: real BPF recording" "$build/tests/integration/test_record" "$build"
 suite "integration: attach to running processes" "$build/tests/integration/test_attach" "$build"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
+suite "fuzz: libFuzzer, ${FUZZ_SECONDS:-20} s per fuzzer" tests/fuzz/run.sh "$build"
 
 echo
 [ ${#bad_suites[@]} -gt 0 ] && printf 'failed suite: %s\n' "${bad_suites[@]}"

@@ -37,9 +37,11 @@ $(OUT)/san/tests/unit/%: tests/unit/%.c $(SAN_CORE_OBJS)
 INTEGRATION := $(patsubst tests/integration/%.c,$(OUT)/tests/integration/%,$(wildcard tests/integration/*.c))
 
 include tests/attach.mk
+include tests/fuzz/fuzz.mk
 
 .PHONY: check check-build
-check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(TARGETS) $(INTEGRATION) $(ATTACH_BUILD)
+check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(TARGETS) $(INTEGRATION) $(ATTACH_BUILD) \
+	$(FUZZERS)
 
 check:
 	$(Q)scripts/deps.sh test

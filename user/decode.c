@@ -88,7 +88,9 @@ static uint32_t text_id(struct lp_decoder *d, const char *s, long len, size_t av
 		return d->id_unreadable;
 	}
 	n = (size_t)len < avail ? (size_t)len : avail;
-	if ((size_t)len > limit) {
+	/* The kernel reads C strings: a record claiming bytes past a NUL ends there. */
+	n = strnlen(s, n);
+	if ((size_t)len > limit && n >= limit) {
 		/* Cut to the limit without splitting a UTF-8 sequence, then mark the cut. */
 		size_t i = 0;
 

@@ -89,22 +89,28 @@ void lp_meta_keys(const struct lp_meta_item *items, size_t n, const char *const 
 	for (size_t i = 0; i < n; i++) {
 		struct lp_buf b = { 0 };
 		struct lp_meta_key *k = &keys[i];
-		char base[LP_META_KEY_MAX + 8];
-		size_t len = 0;
+		size_t len = 0, base;
 
 		/* Valid UTF-8 first: two different invalid keys may become the same text. */
 		if (lp_utf8_sanitize(&b, items[i].key, items[i].key_len) == 0 && b.p) {
+			/* A key is a C string, as everything the kernel reads: a NUL ends it. */
+			b.len = strnlen(b.p, b.len);
 			len = b.len < LP_META_KEY_MAX ? b.len : LP_META_KEY_MAX;
 			while (len > 0 && len < b.len && ((unsigned char)b.p[len] & 0xc0) == 0x80)
 				len--;
 		}
-		snprintf(base, sizeof(base), "%s%.*s",
-			 is_reserved(reserved, b.p ? b.p : "", len) ? "meta." : "", (int)len,
-			 b.p ? b.p : "");
+		k->len = 0;
+		if (is_reserved(reserved, b.p ? b.p : "", len)) {
+			memcpy(k->s, "meta.", 5);
+			k->len = 5;
+		}
+		if (len)
+			memcpy(k->s + k->len, b.p, len);
+		k->len += len;
 		lp_buf_free(&b);
-		snprintf(k->s, sizeof(k->s), "%s", base);
-		for (unsigned nth = 2; key_taken(keys, i, k->s, strlen(k->s)); nth++)
-			snprintf(k->s, sizeof(k->s), "%s#%u", base, nth);
-		k->len = strlen(k->s);
+		base = k->len;
+		for (unsigned nth = 2; key_taken(keys, i, k->s, k->len); nth++)
+			k->len = base + (size_t)snprintf(k->s + base, sizeof(k->s) - base, "#%u", nth);
+		k->s[k->len] = '\0';
 	}
 }

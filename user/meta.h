@@ -25,12 +25,13 @@ struct lp_meta_item {
 
 struct lp_meta_key {
 	char s[LP_META_KEY_MAX + 32]; /* "meta." + key + "#N": valid UTF-8, NUL-terminated */
-	size_t len;
+	size_t len;                   /* strlen(s) */
 };
 
 /*
  * The keys the outputs give items, all distinct, so that a JSON object loses
- * no value: the key made valid UTF-8 and cut to LP_META_KEY_MAX bytes;
+ * no value: the key made valid UTF-8, ended at a NUL byte if it holds one, and
+ * cut to LP_META_KEY_MAX bytes;
  * "meta.KEY" when it is one of reserved (a NULL-terminated list, or NULL);
  * then, when an earlier item took it, "KEY#2", "KEY#3", ...
  */

@@ -1,0 +1,30 @@
+# libFuzzer targets (tests/fuzz/run.sh runs them for a bounded time):
+#   build/fuzz/fuzz_decode  records -> decoder -> nesting -> stats, trace, table, summary
+#   build/fuzz/fuzz_meta    metadata parser and the text functions
+# clang only: -fsanitize=fuzzer needs clang's runtime (Debian: libclang-rt-14-dev).
+# Included by tests/tests.mk; uses the Makefile's OUT, CLANG, CPPFLAGS and CORE_SRCS.
+FUZZ_CC ?= $(CLANG)
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FUZZ_SAN)
+FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/obj/%.o,$(CORE_SRCS))
+FUZZERS := $(OUT)/fuzz/fuzz_decode $(OUT)/fuzz/fuzz_meta
+
+# The core, instrumented for coverage (fuzzer-no-link: libFuzzer's main comes at the link).
+$(OUT)/fuzz/obj/%.o: user/%.c
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(OUT)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -ljson-c -lm -o $@
+
+.PHONY: fuzz-build fuzz
+fuzz-build: $(FUZZERS)
+
+# FUZZ_SECONDS=N make fuzz: run each fuzzer N seconds (default 20).
+fuzz: fuzz-build
+	$(Q)tests/fuzz/run.sh $(OUT)
+
+-include $(wildcard $(OUT)/fuzz/obj/*.d $(OUT)/fuzz/*.d)

@@ -1,0 +1,605 @@
+// SPDX-License-Identifier: MIT
+/*
+ * libFuzzer target: the record decoder, the nesting builder, the statistics
+ * and every writer, wired as `leanprofiler record` wires them (user/record.c),
+ * fed hostile ring-buffer records.
+ *
+ * Input: a sequence of chunks, each a little-endian u16 head and a body.
+ *   head < 0x8000   one ring-buffer record (bpf/wire.h) of head bytes follows
+ *                   (fewer when the input ends first); it is copied to a heap
+ *                   block of exactly its size, so ASan sees any overread.
+ *   head >= 0x8000  a harness command, op = head & 0xf, arg = (head >> 4) & 0x7ff:
+ *     op 0  u16 file, u64 ns: a file's gate opened (lp_decoder_file_since +
+ *           lp_nest_gate, as record.c's gate_opened)
+ *     op 1  u32 pid, u64 ns: lp_nest_process_begin(pid, ns, open_before = arg & 1)
+ *           (record.c announces launched / attached processes this way)
+ *     op 2  the last record again, arg times; an event's seq and ts_ns go up by
+ *           1 each time (deep nesting, many calls)
+ *     other ops are ignored.
+ * At most MAX_DECODES records are decoded per input, repeats included, to
+ * keep runs fast.
+ * At the end: lp_nest_finish, thread names, lp_stats_sorted, the table, the
+ * summary JSON and the trace's closing, all checked.
+ *
+ * Invariants (abort() when broken): every span has end_ns >= start_ns,
+ * total_ns == end_ns - start_ns, self_ns <= total_ns, counter_self <=
+ * counter_total, depth < LP_NEST_MAX_DEPTH, string ids that exist; the
+ * nesting totals agree with the spans delivered; the summary JSON and the
+ * whole trace are valid UTF-8 and parse (json-c, strict; a trace of more than
+ * TRACE_PARSE_MAX_SPANS spans only for UTF-8, for speed); the table is valid
+ * UTF-8 with no control character but '\n'; every metadata item keeps its own
+ * JSON key in the trace and the summary, as meta.h promises (LP_FUZZ_UNIQUE_KEYS=0
+ * in the environment turns that check off). LP_FUZZ_DUMP=1 prints the table, the
+ * summary and the trace of each input to stderr (to read a reproducer).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <json-c/json.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../bpf/wire.h"
+#include "decode.h"
+#include "fuzz_common.h"
+#include "jsonw.h"
+#include "meta.h"
+#include "nest.h"
+#include "report.h"
+#include "stats.h"
+#include "strtab.h"
+#include "trace.h"
+
+#define MAX_PROCS 256
+/* Enough for past LP_NEST_MAX_DEPTH enters and their exits. */
+#define MAX_DECODES 1500
+/* Traces of more spans are checked for UTF-8 only: parsing is most of a run's time. */
+#define TRACE_PARSE_MAX_SPANS 256
+/* Bytes of the trace kept to check; past that only counted (long names, many spans). */
+#define TRACE_KEEP_MAX (1 << 20)
+
+static bool check_unique_keys, dump;
+
+struct fuzz {
+	struct strtab *st;
+	struct lp_nest *nest;
+	struct lp_decoder *dec;
+	struct lp_stats *stats;
+	struct lp_trace trace; /* only .w, .st and .base_ns: written to memory */
+	char *trace_text; /* the trace's first TRACE_KEEP_MAX bytes (trace_buf) */
+	size_t trace_len, trace_total;
+	bool have_base;
+	uint64_t max_ts;
+	struct lp_report_process procs[MAX_PROCS];
+	size_t nprocs;
+	/* What the sink saw, to check the nesting totals against. */
+	uint64_t spans, unterminated, uncertain, started_before, counter_self;
+	unsigned __int128 top_total;
+	size_t *want_keys; /* per span, in trace order: the keys its args must have */
+	size_t nspans, spans_cap;
+};
+
+static char trace_buf[TRACE_KEEP_MAX + 1];
+
+/* The trace's FILE: fills trace_buf, which is reused, without a realloc. */
+static ssize_t trace_write(void *ctx, const char *buf, size_t n)
+{
+	struct fuzz *f = ctx;
+
+	if (f->trace_total + n <= TRACE_KEEP_MAX) {
+		memcpy(trace_buf + f->trace_len, buf, n);
+		f->trace_len += n;
+	}
+	f->trace_total += n;
+	return (ssize_t)n;
+}
+
+static bool parses(const char *text, size_t len, json_object **out)
+{
+	struct json_tokener *tok = json_tokener_new_ex(64);
+	json_object *o;
+	bool ok;
+
+	FUZZ_CHECK(tok, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	ok = o && json_tokener_get_parse_end(tok) == len;
+	if (!ok)
+		fprintf(stderr, "json-c: %s at byte %zu\n",
+			json_tokener_error_desc(json_tokener_get_error(tok)),
+			json_tokener_get_parse_end(tok));
+	json_tokener_free(tok);
+	if (ok && out)
+		*out = o;
+	else
+		json_object_put(o);
+	return ok;
+}
+
+static size_t meta_items(const struct strtab *st, uint32_t meta)
+{
+	struct lp_meta_item items[LP_META_MAX_ITEMS];
+	size_t len;
+	const char *text = strtab_str(st, meta, &len);
+
+	return lp_meta_parse(text, len, items, LP_META_MAX_ITEMS);
+}
+
+/* The keys of a span's trace args: one per metadata item plus the profiler's own. */
+static size_t args_keys(struct fuzz *f, const struct lp_span *s)
+{
+	return meta_items(f->st, s->meta) + (s->has_counter ? 2 : 0) +
+	       !!(s->flags & LP_SPAN_UNTERMINATED) + !!(s->flags & LP_SPAN_STARTED_BEFORE) +
+	       !!(s->flags & LP_SPAN_UNCERTAIN);
+}
+
+static void on_span(void *ctx, const struct lp_span *s)
+{
+	struct fuzz *f = ctx;
+	uint32_t nstr = strtab_count(f->st);
+
+	FUZZ_CHECK(s->end_ns >= s->start_ns, "end %llu < start %llu",
+		   (unsigned long long)s->end_ns, (unsigned long long)s->start_ns);
+	FUZZ_CHECK(s->total_ns == s->end_ns - s->start_ns, "total %llu",
+		   (unsigned long long)s->total_ns);
+	FUZZ_CHECK(s->self_ns <= s->total_ns, "self %llu > total %llu",
+		   (unsigned long long)s->self_ns, (unsigned long long)s->total_ns);
+	FUZZ_CHECK(s->has_counter || (!s->counter_total && !s->counter_self), "counter");
+	FUZZ_CHECK(s->counter_self <= s->counter_total, "self counter %llu > total %llu",
+		   (unsigned long long)s->counter_self, (unsigned long long)s->counter_total);
+	FUZZ_CHECK(s->depth < LP_NEST_MAX_DEPTH, "depth %u", s->depth);
+	FUZZ_CHECK(s->name < nstr && s->meta < nstr, "string ids %u, %u of %u", s->name, s->meta,
+		   nstr);
+	FUZZ_CHECK(!(s->flags & ~(unsigned)(LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN |
+					   LP_SPAN_STARTED_BEFORE)),
+		   "flags %#x", s->flags);
+
+	f->spans++;
+	f->unterminated += !!(s->flags & LP_SPAN_UNTERMINATED);
+	f->uncertain += !!(s->flags & LP_SPAN_UNCERTAIN);
+	f->started_before += !!(s->flags & LP_SPAN_STARTED_BEFORE);
+	f->counter_self += s->counter_self;
+	if (s->depth == 0)
+		f->top_total += s->total_ns;
+
+	FUZZ_CHECK(lp_stats_add(f->stats, s) == 0, "lp_stats_add failed");
+	lp_trace_span(&f->trace, s);
+	if (f->nspans == f->spans_cap) {
+		f->spans_cap = f->spans_cap ? 2 * f->spans_cap : 256;
+		f->want_keys = realloc(f->want_keys, f->spans_cap * sizeof(*f->want_keys));
+		FUZZ_CHECK(f->want_keys, "out of memory");
+	}
+	f->want_keys[f->nspans++] = args_keys(f, s);
+}
+
+static int on_event(void *ctx, const struct lp_event *ev)
+{
+	struct fuzz *f = ctx;
+
+	if (!f->have_base) {
+		f->trace.base_ns = ev->ts_ns;
+		f->have_base = true;
+	}
+	if (ev->ts_ns > f->max_ts)
+		f->max_ts = ev->ts_ns;
+	return lp_nest_event(f->nest, ev);
+}
+
+static struct lp_report_process *find_proc(struct fuzz *f, uint32_t pid)
+{
+	for (size_t i = f->nprocs; i-- > 0;)
+		if (f->procs[i].pid == pid)
+			return &f->procs[i];
+	return NULL;
+}
+
+static void add_proc(struct fuzz *f, const struct lp_task_event *te, const char *origin)
+{
+	if (f->nprocs < MAX_PROCS)
+		f->procs[f->nprocs++] = (struct lp_report_process){
+			.pid = te->pid, .ppid = te->ppid, .origin = origin, .comm = te->comm,
+			.alive = true,
+		};
+}
+
+/* record.c's on_task, without the rescans. */
+static int on_task(void *ctx, const struct lp_task_event *te)
+{
+	struct fuzz *f = ctx;
+	struct lp_report_process *p;
+	int err = 0;
+
+	FUZZ_CHECK(te->comm < strtab_count(f->st), "comm id %u", te->comm);
+	if (te->ts_ns > f->max_ts)
+		f->max_ts = te->ts_ns;
+	switch (te->what) {
+	case LP_TASK_FORK:
+		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, true);
+		add_proc(f, te, "forked");
+		break;
+	case LP_TASK_FOUND:
+		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, !te->new_image);
+		add_proc(f, te, "found");
+		break;
+	case LP_TASK_THREAD:
+		err = lp_nest_thread_begin(f->nest, te->pid, te->tid, te->ts_ns);
+		break;
+	case LP_TASK_EXEC:
+		lp_nest_process_end(f->nest, te->pid, te->ts_ns);
+		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, false);
+		p = find_proc(f, te->pid);
+		if (p)
+			p->comm = te->comm;
+		break;
+	case LP_TASK_EXIT:
+		lp_nest_thread_end(f->nest, te->pid, te->tid, te->ts_ns);
+		if (!te->group_dead)
+			break;
+		lp_nest_process_end(f->nest, te->pid, te->ts_ns);
+		p = find_proc(f, te->pid);
+		if (p)
+			p->alive = false;
+		break;
+	}
+	return err;
+}
+
+static int on_libs(void *ctx, uint32_t pid)
+{
+	return 0;
+}
+
+/*
+ * Stands in for reading a literal from the target's memory: fails for odd
+ * addresses, else a text whose length (up to size-1, the contract) and bytes
+ * depend on the address, multi-byte characters included, so cuts can split them.
+ */
+static long read_str(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size)
+{
+	static const char pattern[] = "r\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80=,x ";
+	size_t len;
+
+	if ((addr & 1) || size == 0)
+		return -EFAULT;
+	len = (size_t)((addr >> 1) % size);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern[(i + (addr >> 12)) % (sizeof(pattern) - 1)];
+	buf[len] = '\0';
+	return (long)len;
+}
+
+static uint64_t get_le(const uint8_t *p, size_t n)
+{
+	uint64_t v = 0;
+
+	for (size_t i = n; i-- > 0;)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static void decode_one(struct fuzz *f, const void *rec, size_t size)
+{
+	int err = lp_decode(f->dec, rec, size);
+
+	/* Only allocation failures may come back; the sink's are those too. */
+	FUZZ_CHECK(err == 0 || err == -ENOMEM, "lp_decode: %d", err);
+}
+
+static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
+{
+	uint8_t *last = NULL;
+	size_t last_size = 0, budget = MAX_DECODES;
+
+	while (size >= 2 && budget) {
+		unsigned head = (unsigned)get_le(data, 2), op = head & 0xf, arg = (head >> 4) & 0x7ff;
+
+		data += 2, size -= 2;
+		if (head < 0x8000) {
+			size_t n = head < size ? head : size;
+
+			free(last);
+			/* Exactly n bytes on the heap: an overread is an ASan report. */
+			last = malloc(n ? n : 1);
+			FUZZ_CHECK(last, "out of memory");
+			memcpy(last, data, n);
+			last_size = n;
+			decode_one(f, last, n);
+			budget--;
+			data += n, size -= n;
+		} else if (op == 0) {
+			if (size < 10)
+				break;
+			lp_decoder_file_since(f->dec, (uint32_t)get_le(data, 2), get_le(data + 2, 8));
+			lp_nest_gate(f->nest, get_le(data + 2, 8));
+			data += 10, size -= 10;
+		} else if (op == 1) {
+			if (size < 12)
+				break;
+			FUZZ_CHECK(lp_nest_process_begin(f->nest, (uint32_t)get_le(data, 4),
+							 get_le(data + 4, 8), arg & 1) == 0,
+				   "lp_nest_process_begin");
+			data += 12, size -= 12;
+		} else if (op == 2 && last) {
+			bool event = last_size >= sizeof(struct lp_rec_event) &&
+				     (last[0] == LP_REC_ENTER || last[0] == LP_REC_EXIT) && !last[1];
+
+			for (unsigned i = 0; i < arg && budget; i++, budget--) {
+				if (event) {
+					struct lp_rec_event *ev = (struct lp_rec_event *)last;
+
+					ev->h.seq++;
+					ev->ts_ns++;
+				}
+				decode_one(f, last, last_size);
+			}
+		}
+	}
+	free(last);
+}
+
+static void check_table(const struct lp_report *rep)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	FUZZ_CHECK(m, "open_memstream: %s", strerror(errno));
+	lp_report_table(m, rep);
+	fclose(m);
+	if (dump)
+		fprintf(stderr, "%s\n", text);
+	FUZZ_CHECK(fz_valid_utf8(text, len), "table is not valid UTF-8");
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		FUZZ_CHECK(c == '\n' || (c >= 0x20 && c != 0x7f), "control byte %#x in the table",
+			   c);
+		FUZZ_CHECK(!(c == 0xc2 && i + 1 < len && (unsigned char)text[i + 1] < 0xa0),
+			   "C1 control in the table");
+	}
+	free(text);
+}
+
+static void check_summary(struct fuzz *f, const struct lp_report *rep)
+{
+	char *text = lp_report_summary_json(rep);
+	json_object *o = NULL, *rows;
+	size_t len;
+
+	FUZZ_CHECK(text, "lp_report_summary_json: %s", strerror(errno));
+	len = strlen(text);
+	if (dump)
+		fprintf(stderr, "%s\n", text);
+	FUZZ_CHECK(fz_valid_utf8(text, len), "summary is not valid UTF-8");
+	FUZZ_CHECK(parses(text, len, &o), "summary is not JSON");
+	FUZZ_CHECK(json_object_object_get_ex(o, "rows", &rows) &&
+			   json_object_array_length(rows) == rep->ngroups,
+		   "summary rows");
+	if (check_unique_keys) {
+		for (size_t i = 0; i < rep->ngroups; i++) {
+			json_object *meta;
+			size_t want = meta_items(f->st, rep->groups[i]->meta), got;
+
+			FUZZ_CHECK(json_object_object_get_ex(json_object_array_get_idx(rows, i),
+							     "meta", &meta),
+				   "row without meta");
+			got = (size_t)json_object_object_length(meta);
+			FUZZ_CHECK(got == want, "summary row %zu lost metadata keys: %zu of %zu: %s",
+				   i, got, want, json_object_to_json_string(meta));
+		}
+	}
+	json_object_put(o);
+	free(text);
+}
+
+/*
+ * The whole trace parses; each span event keeps all its args' keys. Parsing
+ * costs most of a run: a trace of many spans (repeated records, mostly) is
+ * only checked for UTF-8.
+ */
+static void check_trace(struct fuzz *f)
+{
+	json_object *o = NULL, *events;
+	size_t k = 0, n;
+
+	if (f->trace_total > f->trace_len)
+		return; /* not all kept */
+	FUZZ_CHECK(fz_valid_utf8(f->trace_text, f->trace_len), "trace is not valid UTF-8");
+	if (f->nspans > TRACE_PARSE_MAX_SPANS)
+		return;
+	FUZZ_CHECK(parses(f->trace_text, f->trace_len, &o), "trace is not JSON");
+	FUZZ_CHECK(json_object_object_get_ex(o, "traceEvents", &events), "no traceEvents");
+	n = json_object_array_length(events);
+	for (size_t i = 0; i < n; i++) {
+		json_object *ev = json_object_array_get_idx(events, i), *ph, *args;
+
+		FUZZ_CHECK(json_object_object_get_ex(ev, "ph", &ph), "event without ph");
+		if (strcmp(json_object_get_string(ph), "X"))
+			continue;
+		FUZZ_CHECK(k < f->nspans, "more span events than spans");
+		FUZZ_CHECK(json_object_object_get_ex(ev, "args", &args), "span without args");
+		if (check_unique_keys)
+			FUZZ_CHECK((size_t)json_object_object_length(args) == f->want_keys[k],
+				   "span %zu: args lost keys: %d of %zu: %s", k,
+				   json_object_object_length(args), f->want_keys[k],
+				   json_object_to_json_string(args));
+		k++;
+	}
+	FUZZ_CHECK(k == f->nspans, "%zu span events, %zu spans", k, f->nspans);
+	json_object_put(o);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	const char *e = getenv("LP_FUZZ_UNIQUE_KEYS");
+
+	check_unique_keys = !e || *e != '0';
+	e = getenv("LP_FUZZ_DUMP");
+	dump = e && *e == '1';
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char *argv[] = { "/bin/fuzzed", "--flag", NULL };
+	struct fuzz f = { 0 };
+	struct lp_nest_sink nsink = { .span = on_span, .ctx = &f };
+	struct lp_decode_sink dsink = { .event = on_event, .task = on_task, .libs = on_libs,
+					.read_str = read_str, .ctx = &f };
+	const struct lp_nest_totals *t;
+	const struct lp_thread_info *infos;
+	struct lp_report_thread *threads;
+	struct lp_group **groups;
+	const struct lp_decode_stats *ds;
+	struct lp_report rep = { 0 };
+	uint64_t thread_spans = 0;
+	unsigned __int128 thread_rec = 0;
+	size_t nthreads;
+	FILE *m;
+	char *other;
+
+	f.st = strtab_new();
+	f.stats = lp_stats_new();
+	f.nest = lp_nest_new(&nsink);
+	FUZZ_CHECK(f.st && f.stats && f.nest, "out of memory");
+	f.dec = lp_decoder_new(f.st, &dsink);
+	FUZZ_CHECK(f.dec, "out of memory");
+	f.trace_text = trace_buf;
+	m = fopencookie(&f, "w", (cookie_io_functions_t){ .write = trace_write });
+	FUZZ_CHECK(m, "fopencookie: %s", strerror(errno));
+	/* lp_trace_open without the file: the same opening, into memory. */
+	f.trace.st = f.st;
+	jw_init(&f.trace.w, m);
+	jw_obj_begin(&f.trace.w);
+	jw_key(&f.trace.w, "displayTimeUnit", 15);
+	jw_cstr(&f.trace.w, "ns");
+	jw_key(&f.trace.w, "traceEvents", 11);
+	jw_arr_begin(&f.trace.w);
+
+	run_records(&f, data, size);
+	lp_nest_finish(f.nest, f.max_ts);
+
+	/* The nesting totals agree with what the sink was given. */
+	t = lp_nest_totals(f.nest);
+	FUZZ_CHECK(t->spans == f.spans, "spans %llu, sink saw %llu",
+		   (unsigned long long)t->spans, (unsigned long long)f.spans);
+	FUZZ_CHECK(t->unterminated == f.unterminated && t->uncertain == f.uncertain &&
+			   t->started_before == f.started_before,
+		   "flag counts");
+	FUZZ_CHECK(t->counter_total == f.counter_self, "counter total");
+	FUZZ_CHECK(!t->spans || t->first_ns <= t->last_ns, "window %llu..%llu",
+		   (unsigned long long)t->first_ns, (unsigned long long)t->last_ns);
+	/* Top-level time: what top-level spans covered, less what rebuilt spans took in. */
+	FUZZ_CHECK(f.top_total > UINT64_MAX || t->recorded_ns <= f.top_total,
+		   "recorded %llu > top-level total %llu", (unsigned long long)t->recorded_ns,
+		   (unsigned long long)f.top_total);
+
+	/* Thread rows and names, as record.c's collect_threads. */
+	nthreads = lp_nest_threads(f.nest, &infos);
+	FUZZ_CHECK(nthreads == t->threads, "threads");
+	threads = calloc(nthreads ? nthreads : 1, sizeof(*threads));
+	FUZZ_CHECK(threads, "out of memory");
+	for (size_t i = 0; i < nthreads; i++) {
+		uint32_t comm, pcomm;
+		bool first_of_pid = true;
+		struct lp_report_process *p = find_proc(&f, infos[i].pid);
+
+		thread_spans += infos[i].spans;
+		thread_rec += infos[i].recorded_ns;
+		FUZZ_CHECK(infos[i].max_depth <= LP_NEST_MAX_DEPTH, "max depth");
+		if (!lp_decoder_thread_name(f.dec, infos[i].pid, infos[i].tid, &comm, &pcomm))
+			comm = pcomm = 0;
+		FUZZ_CHECK(comm < strtab_count(f.st) && pcomm < strtab_count(f.st), "names");
+		for (size_t j = 0; j < i; j++)
+			first_of_pid &= infos[j].pid != infos[i].pid;
+		if (first_of_pid)
+			lp_trace_name(&f.trace, true, infos[i].pid, infos[i].pid,
+				      p ? p->comm : pcomm);
+		lp_trace_name(&f.trace, false, infos[i].pid, infos[i].tid, comm);
+		threads[i] = (struct lp_report_thread){
+			.pid = infos[i].pid, .tid = infos[i].tid, .name = comm,
+			.spans = infos[i].spans, .recorded_ns = infos[i].recorded_ns,
+			.lost = infos[i].lost_seen, .max_depth = infos[i].max_depth,
+		};
+	}
+	FUZZ_CHECK(thread_spans == t->spans, "thread spans");
+	FUZZ_CHECK((uint64_t)thread_rec == t->recorded_ns, "thread recorded time");
+
+	ds = lp_decoder_stats(f.dec);
+	rep.st = f.st;
+	rep.totals = t;
+	rep.ngroups = lp_stats_sorted(f.stats, &groups);
+	rep.groups = groups;
+	rep.threads = threads;
+	rep.nthreads = nthreads;
+	rep.malformed = ds->malformed;
+	rep.truncated = ds->truncated;
+	rep.unreadable = ds->unreadable;
+	rep.loss.enter = t->lost_seen;
+	rep.counter_name = "Lean heartbeats";
+	rep.trace_path = "/dev/null/trace.json";
+	rep.argv = argv;
+	rep.pid = 1;
+	rep.exit_status = 0;
+	rep.base_ns = f.trace.base_ns;
+	rep.end_ns = f.max_ts;
+	rep.end_reason = "command exited";
+	/* The three modes' headers, by the input's length. */
+	switch (size % 3) {
+	case 0:
+		rep.mode = "launch";
+		break;
+	case 1:
+		rep.mode = "attach";
+		rep.res = (struct lp_resources){ .valid = true, .scope = "attached process",
+						 .user_ns = f.max_ts, .system_ns = t->recorded_ns,
+						 .peak_rss_kib = t->spans };
+		break;
+	case 2:
+		rep.mode = "all-processes";
+		/* A hostile text as the binary: the last string interned. */
+		rep.binary = strtab_str(f.st, strtab_count(f.st) - 1, NULL);
+		break;
+	}
+	rep.procs = f.procs;
+	rep.nprocs = f.nprocs;
+	for (size_t i = 1; i < rep.ngroups; i++)
+		FUZZ_CHECK(groups[i - 1]->self_ns >= groups[i]->self_ns, "groups not sorted");
+	for (size_t i = 0; i < rep.ngroups; i++) {
+		FUZZ_CHECK(groups[i]->calls == groups[i]->ndurs, "calls");
+		FUZZ_CHECK(lp_group_p95(groups[i]) <= groups[i]->max_ns &&
+				   lp_group_p95(groups[i]) >= groups[i]->min_ns,
+			   "p95 outside min..max");
+	}
+
+	check_table(&rep);
+	check_summary(&f, &rep);
+
+	/* lp_trace_close's ending, then the whole trace must parse. */
+	other = lp_report_other_data_json(&rep);
+	FUZZ_CHECK(other, "lp_report_other_data_json");
+	jw_newline(&f.trace.w);
+	jw_arr_end(&f.trace.w);
+	fputs(",\"otherData\":", m);
+	fputs(other, m);
+	jw_obj_end(&f.trace.w);
+	jw_newline(&f.trace.w);
+	FUZZ_CHECK(jw_error(&f.trace.w) == 0, "jw_error %d", jw_error(&f.trace.w));
+	fclose(m);
+	trace_buf[f.trace_len] = '\0';
+	if (dump)
+		fprintf(stderr, "%s\n", f.trace_text);
+	check_trace(&f);
+
+	free(other);
+	free(threads);
+	free(f.want_keys);
+	lp_decoder_free(f.dec);
+	lp_nest_free(f.nest);
+	lp_stats_free(f.stats);
+	strtab_free(f.st);
+	return 0;
+}

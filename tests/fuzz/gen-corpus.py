@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+# Writes the seed corpus of the fuzzers into tests/fuzz/corpus/<fuzzer>/ (checked in;
+# rerun after changing bpf/wire.h or the input formats described at the top of
+# tests/fuzz/fuzz_decode.c and tests/fuzz/fuzz_meta.c).
+import os
+import struct
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+ENTER, EXIT, STRING, THREAD, TASK, LIBS = 1, 2, 3, 4, 5, 6
+NAME_LIT, META_LIT, HAS_COUNTER = 0x1, 0x2, 0x4
+NAME_INLINE, META_INLINE, NO_META = 0x100, 0x200, 0x400
+ABI1 = 1 << 12
+STR_META = 0x1
+FORK, THR, EXEC, TEXIT, FOUND = 1, 2, 3, 4, 5
+GROUP_DEAD, NEW_IMAGE = 0x1, 0x2
+
+
+def hdr(typ, flags, pid, tid, seq):
+    return struct.pack('<HHIII', typ, flags, pid, tid, seq)
+
+
+def chunk(rec):
+    assert len(rec) < 0x8000
+    return struct.pack('<H', len(rec)) + rec
+
+
+def event(typ, pid, tid, seq, ts, name=0, meta=0, flags=0, counter=0, name_text=None,
+          meta_text=None, name_len=None, meta_len=None, file=0, cpu=0):
+    """An enter/exit; name_text/meta_text make the strings inline."""
+    flags |= ABI1
+    text = b''
+    nl = ml = 0
+    if name_text is not None:
+        flags |= NAME_INLINE
+        text += name_text
+        nl = len(name_text) if name_len is None else name_len
+        name = name or 0x7000
+    if meta_text is not None:
+        flags |= META_INLINE
+        text += meta_text
+        ml = len(meta_text) if meta_len is None else meta_len
+        meta = meta or 0x7100
+    rec = hdr(typ, flags, pid, tid, seq) + struct.pack('<QQQQHhhH', ts, counter, name, meta,
+                                                         cpu, nl, ml, file)
+    return chunk(rec + text)
+
+
+def string(pid, addr, text, meta=False, length=None):
+    n = len(text) if length is None else length
+    return chunk(hdr(STRING, STR_META if meta else 0, pid, pid, 0) +
+                 struct.pack('<Qh6x', addr, n) + (text if n >= 0 else b''))
+
+
+def thread(pid, tid, comm, pcomm):
+    return chunk(hdr(THREAD, 0, pid, tid, 0) + struct.pack('<16s16s', comm, pcomm))
+
+
+def task(what, pid, tid, ts, ppid=0, comm=b'', flags=0):
+    return chunk(hdr(TASK, flags, pid, tid, 0) + struct.pack('<QII16s', ts, what, ppid, comm))
+
+
+def libs(pid, ts):
+    return chunk(hdr(LIBS, 0, pid, pid, 0) + struct.pack('<Q', ts))
+
+
+def gate(file, ns):
+    return struct.pack('<HHQ', 0x8000, file, ns)
+
+
+def process(pid, ns, open_before):
+    return struct.pack('<HIQ', 0x8001 | (int(open_before) << 4), pid, ns)
+
+
+def repeat(times):
+    return struct.pack('<H', 0x8002 | (times << 4))
+
+
+def decode_seeds():
+    s = {}
+    lit = NAME_LIT | META_LIT
+    s['nested_literals'] = b''.join([
+        process(10, 900, False),
+        thread(10, 10, b'nested', b'nested'),
+        string(10, 0x1000, b'example.nested-spans'),
+        string(10, 0x1020, b'model.forward'),
+        string(10, 0x2000, b'phase=forward, module=encoder', meta=True),
+        event(ENTER, 10, 10, 0, 1000, 0x1000, 0, lit | NO_META | HAS_COUNTER, counter=5),
+        event(ENTER, 10, 10, 1, 1100, 0x1020, 0x2000, lit | HAS_COUNTER, counter=7),
+        event(EXIT, 10, 10, 2, 1900, 0x1020, 0, NAME_LIT | HAS_COUNTER, counter=17),
+        event(EXIT, 10, 10, 3, 2500, 0x1000, 0, NAME_LIT | HAS_COUNTER, counter=40),
+    ])
+    long_name = ('\u00e9' * 200).encode()  # 400 bytes: the cut at 256 splits nothing
+    cut_name = b'a' + ('\u20ac' * 100).encode()  # the cut at 256 splits a 3-byte character
+    s['inline_texts'] = b''.join([
+        event(ENTER, 20, 21, 0, 50, name_text=b'model.forward',
+              meta_text=b'k=\xc3\xa9, k=2, counter=5, bad=\xff\xfe, k#2=x, meta.counter=1'),
+        event(ENTER, 20, 21, 1, 60, name_text=long_name[:257], name_len=257,
+              flags=NO_META),
+        event(ENTER, 20, 21, 2, 61, name_text=cut_name[:257], name_len=257,
+              meta_text=b'x=\n\t\x1b[31m\xc2\x9b', flags=0),
+        event(ENTER, 20, 21, 3, 62, name_text=b'', name_len=-14, flags=NO_META),
+        event(EXIT, 20, 21, 4, 70, name_text=b'', name_len=-14),
+        event(EXIT, 20, 21, 5, 80, name_text=cut_name[:257], name_len=257),
+        event(EXIT, 20, 21, 6, 90, name_text=b'model.forward'),
+        thread(20, 21, b'w\xc3\xb6rker\xff\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b',
+               b'0123456789abcdef'),
+    ])
+    s['tasks'] = b''.join([
+        process(30, 100, False),
+        event(ENTER, 30, 30, 0, 110, name_text=b'parent', flags=NO_META),
+        task(FORK, 31, 31, 120, ppid=30, comm=b'child'),
+        task(THR, 30, 32, 125, comm=b'helper'),
+        event(ENTER, 30, 32, 0, 126, name_text=b'in-thread', flags=NO_META),
+        event(EXIT, 31, 31, 0, 130, name_text=b'parent'),
+        task(TEXIT, 30, 32, 140),
+        libs(30, 141),
+        task(EXEC, 31, 31, 150, comm=b'exec\'ed'),
+        event(ENTER, 31, 31, 1, 160, name_text=b'after-exec', flags=NO_META),
+        task(TEXIT, 31, 31, 170, flags=GROUP_DEAD),
+        task(FOUND, 40, 40, 180, comm=b'found', flags=NEW_IMAGE),
+        task(FOUND, 41, 41, 181, comm=b'running'),
+        event(EXIT, 41, 41, 0, 190, name_text=b'open-at-attach'),
+        event(EXIT, 30, 30, 1, 200, name_text=b'parent'),
+    ])
+    s['attach_rebuild'] = b''.join([
+        process(50, 1000, True),
+        event(ENTER, 50, 50, 0, 1100, name_text=b'a', flags=NO_META),
+        event(EXIT, 50, 50, 1, 1200, name_text=b'a'),
+        event(EXIT, 50, 50, 2, 1300, name_text=b'outer'),
+        gate(3, 1400),
+        event(ENTER, 50, 50, 3, 1500, name_text=b'b', flags=NO_META),
+        event(EXIT, 50, 50, 4, 1600, name_text=b'b'),
+        event(EXIT, 50, 50, 5, 1700, name_text=b'lib.span', file=3),
+        event(ENTER, 50, 51, 0, 1750, name_text=b'c', flags=NO_META),
+        gate(4, 1800),
+        event(EXIT, 50, 51, 1, 1900, name_text=b'lib2.span', file=4),
+        event(EXIT, 50, 51, 2, 2000, name_text=b'c'),
+    ])
+    s['deep_repeat'] = b''.join([
+        event(ENTER, 60, 60, 0, 10, name_text=b'deep', flags=NO_META | HAS_COUNTER,
+              counter=1),
+        repeat(1100),
+        event(EXIT, 60, 60, 1101, 5000, name_text=b'deep', flags=HAS_COUNTER, counter=9),
+        repeat(1100),
+    ])
+    s['lost_seq'] = b''.join([
+        event(ENTER, 70, 70, 5, 10, name_text=b'x', flags=NO_META),
+        event(ENTER, 70, 70, 9, 20, name_text=b'y', flags=NO_META),
+        event(EXIT, 70, 70, 10, 30, name_text=b'y'),
+        event(EXIT, 70, 70, 0xffffffff, 40, name_text=b'x'),
+        event(ENTER, 70, 70, 0, 50, name_text=b'z', flags=NO_META),
+    ])
+    s['fork_literals'] = b''.join([
+        string(80, 0x4000, b'shared.literal'),
+        string(80, 0x4001, b'odd.literal: read_str fails, found in the parent'),
+        task(FORK, 81, 81, 10, ppid=80, comm=b'kid'),
+        task(FORK, 82, 82, 11, ppid=81, comm=b'grandkid'),
+        string(82, 0x4000, b'', length=-14),
+        string(82, 0x4002, b'', length=-14),
+        string(82, 0x4003, b'', length=-14, meta=True),
+        event(ENTER, 82, 82, 0, 20, 0x4000, 0x4003, NAME_LIT | META_LIT),
+        string(82, 0x4001, b'', length=-14),
+        event(ENTER, 82, 82, 1, 21, 0x4002, 0x9999, NAME_LIT | META_LIT),
+        event(ENTER, 82, 82, 2, 22, 0x4001, 0, NAME_LIT | NO_META),
+        event(EXIT, 82, 82, 3, 23, 0x4001, 0, NAME_LIT),
+        event(EXIT, 82, 82, 4, 30, 0x4002, 0, NAME_LIT),
+        event(EXIT, 82, 82, 5, 31, 0x4000, 0, NAME_LIT),
+    ])
+    s['malformed'] = b''.join([
+        chunk(b''),
+        chunk(b'\x01\x00'),
+        chunk(hdr(ENTER, 0, 1, 1, 0) + b'\x00' * 8),
+        chunk(hdr(9, 0, 1, 1, 0) + b'\x00' * 40),
+        chunk(hdr(TASK, 0, 1, 1, 0)),
+        chunk(hdr(STRING, 0, 1, 1, 0) + struct.pack('<Qh6x', 5, 300) + b'short'),
+        event(ENTER, 1, 1, 0, 5, name_text=b'abc', name_len=200, meta_text=b'', meta_len=-2),
+        event(EXIT, 1, 1, 1, 1, name_text=b'abc', name_len=200, flags=0xf000),
+    ])
+    items = ', '.join('k%d=v%d' % (i % 50, i) for i in range(80)).encode()
+    s['many_items'] = b''.join([
+        event(ENTER, 90, 90, 0, 100, name_text=b'items', meta_text=items[:513],
+              meta_len=513),
+        event(EXIT, 90, 90, 1, 200, name_text=b'items'),
+        event(ENTER, 90, 90, 2, 300, name_text=b'items',
+              meta_text=b'=v, k, ,, a=1=2 , a = 3 , a#2=4'),
+        event(EXIT, 90, 90, 3, 400, name_text=b'items'),
+    ])
+    # A NUL inside a metadata key (only a corrupt record has one): "counter\0" must not
+    # take the key of the profiler's own counter.
+    s['nul_key'] = b''.join([
+        event(ENTER, 95, 95, 0, 100, name_text=b'n', meta_text=b'counter\x00=5',
+              flags=HAS_COUNTER, counter=1),
+        event(EXIT, 95, 95, 1, 200, name_text=b'n', flags=HAS_COUNTER, counter=9),
+    ])
+    return s
+
+
+def meta_seeds():
+    def h(max_items, width, pad, outsz, ns):
+        return struct.pack('<BBBBQ', max_items, width, pad, outsz, ns)
+
+    s = {}
+    s['basic'] = h(64, 40, 1, 168, 12170000) + b'phase=forward, module=encoder'
+    s['spaces'] = h(8, 10, 0, 11, 999) + b'  a = 1 ,\tb\t=\t2  ,c=3,, ,verbose, =v, k='
+    s['dups'] = h(3, 5, 1, 4, 999995) + b'a=1, a=2, a=3, b, a=4, c=5'
+    s['rest'] = h(2, 3, 1, 200, 999995000) + b'x=1, y=2, z=3 ,w=4'
+    s['utf8'] = (h(64, 7, 1, 9, 18446744073709551615) +
+                 '\u00e9\u00e9\u00e9\u00e9=\u4e2d\u6587\U0001f600, k=\u20ac'.encode())
+    s['invalid'] = (h(64, 40, 1, 168, 0) +
+                    b'\xff\xfe=\xc0\xaf, \xed\xa0\x80=\xf4\x90\x80\x80, \xe2\x82, \xf0\x9f\x98')
+    s['controls'] = h(64, 40, 0, 168, 1000) + b'a=\n\t\r\x1b[2J\x7f\xc2\x80\xc2\x9b\xc2\xa0\x00z'
+    # A NUL inside a key: "counter\0x" must not come out as the reserved "counter".
+    s['nul_key'] = h(64, 0, 2, 0, 0) + b'counter\x00x=1, a\x00=2, a=3'
+    s['long'] = h(64, 40, 1, 168, 5) + ', '.join('key%d=value%d' % (i, i) for i in range(70)).encode()
+    return s
+
+
+def write(fuzzer, seeds):
+    d = os.path.join(HERE, 'corpus', fuzzer)
+    os.makedirs(d, exist_ok=True)
+    for name, data in seeds.items():
+        with open(os.path.join(d, name), 'wb') as f:
+            f.write(data)
+
+
+write('fuzz_decode', decode_seeds())
+write('fuzz_meta', meta_seeds())
