@@ -28,7 +28,7 @@ endif
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo check clean
+.PHONY: all deps demo check bench clean
 
 all: $(OUT)/leanprofiler $(EXAMPLES)
 
@@ -70,6 +70,12 @@ demo:
 	$(Q)scripts/deps.sh build
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)$(OUT)/leanprofiler record -o $(OUT) -- $(OUT)/examples/nested
+
+# Overhead, side by side in one run (root): see bench/run.sh.
+bench:
+	$(Q)scripts/deps.sh test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/run.sh $(OUT)
 
 include tests/tests.mk
 
