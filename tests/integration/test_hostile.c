@@ -43,11 +43,7 @@
 static const char *build = "build";
 static char tmpdir[] = "/tmp/lp-hostile-XXXXXX";
 
-struct run {
-	int status; /* exit code, or 128 + signal */
-	char *out, *err;
-	size_t out_len, err_len;
-};
+#include "itest.h"
 
 /* The one recording every test looks at. */
 static struct {
@@ -58,58 +54,7 @@ static struct {
 	json_object *trace, *sum;
 } rec;
 
-/* ---- helpers (as in test_record.c) ---- */
-
-static char *slurp_fd(int fd, size_t *lenp)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	if (!buf)
-		return NULL;
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (cap - len < 2) {
-			char *nb = realloc(buf, cap *= 2);
-
-			if (!nb) {
-				free(buf);
-				return NULL;
-			}
-			buf = nb;
-		}
-	}
-	buf[len] = '\0';
-	if (lenp)
-		*lenp = len;
-	return buf;
-}
-
-static char *slurp(const char *path, size_t *lenp)
-{
-	int fd = open(path, O_RDONLY);
-	char *s;
-
-	if (fd < 0)
-		return NULL;
-	s = slurp_fd(fd, lenp);
-	close(fd);
-	return s;
-}
-
-/* A formatted string; never freed: the tests are short. */
-static char *fmt(const char *f, ...)
-{
-	char *b = NULL;
-	va_list ap;
-
-	va_start(ap, f);
-	if (vasprintf(&b, f, ap) < 0)
-		b = NULL;
-	va_end(ap);
-	return b;
-}
+/* ---- helpers (itest.h has the shared ones) ---- */
 
 /* prefix + n copies of c + suffix. */
 static char *rep(const char *prefix, char c, size_t n, const char *suffix)
@@ -121,41 +66,6 @@ static char *rep(const char *prefix, char c, size_t n, const char *suffix)
 	memset(p + a, c, n);
 	memcpy(p + a + n, suffix, b + 1);
 	return p;
-}
-
-/* Runs argv with stdout and stderr captured to files (no pipe deadlocks). 0 or -1. */
-static int run(struct run *r, char *const argv[])
-{
-	char *outp = fmt("%s/stdout", tmpdir), *errp = fmt("%s/stderr", tmpdir);
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(99);
-	}
-	if (waitpid(pid, &st, 0) != pid)
-		return -1;
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r->out = slurp(outp, &r->out_len);
-	r->err = slurp(errp, &r->err_len);
-	return r->out && r->err ? 0 : -1;
-}
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("missing key \"%s\"", key);
-	return v;
 }
 
 static const char *get_str(json_object *o, const char *key)
@@ -935,15 +845,9 @@ static void test_empty_null_unreadable(void **state)
 
 static void test_consumer_loads_trace(void **state)
 {
-	struct run r;
-	char *argv[] = { "tests/consumer/check-trace", rec.trace_path, NULL };
-
 	(void)state;
 	NEED_FILES();
-	assert_int_equal(run(&r, argv), 0);
-	if (r.status != 0)
-		fail_msg("speedscope rejected %s (exit %d):\n%s%s", rec.trace_path, r.status, r.out,
-			 r.err);
+	check_with_consumer(rec.trace_path);
 }
 
 int main(int argc, char **argv)

@@ -31,109 +31,7 @@
 static const char *build = "build";
 static char tmpdir[] = "/tmp/lp-itest-XXXXXX";
 
-struct run {
-	int status;   /* exit code, or 128 + signal */
-	char *out;    /* stdout */
-	char *err;    /* stderr */
-};
-
-static char *slurp_fd(int fd)
-{
-	size_t len = 0, cap = 4096;
-	char *buf = malloc(cap);
-	ssize_t n;
-
-	assert_non_null(buf);
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (cap - len < 2) {
-			cap *= 2;
-			buf = realloc(buf, cap);
-			assert_non_null(buf);
-		}
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
-static char *slurp(const char *path)
-{
-	int fd = open(path, O_RDONLY);
-	char *s;
-
-	if (fd < 0)
-		return NULL;
-	s = slurp_fd(fd);
-	close(fd);
-	return s;
-}
-
-/* Runs argv with stdout and stderr captured to files (no pipe deadlocks). */
-static void run(struct run *r, char *const argv[])
-{
-	char outp[PATH_MAX], errp[PATH_MAX];
-	pid_t pid;
-	int st;
-
-	snprintf(outp, sizeof(outp), "%s/stdout", tmpdir);
-	snprintf(errp, sizeof(errp), "%s/stderr", tmpdir);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(99);
-	}
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	r->out = slurp(outp);
-	r->err = slurp(errp);
-	assert_non_null(r->out);
-	assert_non_null(r->err);
-}
-
-static void run_free(struct run *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/* A formatted path; never freed: tests are short and keep many alive at once. */
-static char *path(const char *fmt, ...)
-{
-	char *b = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	assert_true(vasprintf(&b, fmt, ap) >= 0);
-	va_end(ap);
-	return b;
-}
-
-static json_object *load_json(const char *p)
-{
-	char *text = slurp(p);
-	json_object *o;
-
-	assert_non_null(text);
-	o = json_tokener_parse(text);
-	free(text);
-	assert_non_null(o);
-	return o;
-}
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("missing key %s", key);
-	return v;
-}
+#include "itest.h"
 
 static json_object *find_row(json_object *summary, const char *name, const char *meta)
 {
@@ -150,30 +48,18 @@ static json_object *find_row(json_object *summary, const char *name, const char 
 	return NULL;
 }
 
-/* The independent consumer: speedscope's Trace Event importer (tests/consumer). */
-static void check_with_consumer(const char *trace)
-{
-	struct run r;
-	char *argv[] = { "tests/consumer/check-trace", (char *)trace, NULL };
-
-	run(&r, argv);
-	if (r.status != 0)
-		fail_msg("speedscope rejected %s (exit %d):\n%s%s", trace, r.status, r.out, r.err);
-	run_free(&r);
-}
-
 static void test_nested_example(void **state)
 {
-	char *out = path("%s/nested", tmpdir);
-	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
-			 path("%s/examples/nested", build), NULL };
+	char *out = fmt("%s/nested", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/examples/nested", build), NULL };
 	json_object *sum, *trace, *events, *fwd, *load, *root;
 	struct run r;
 	double fwd_pct, load_pct;
 	int spans = 0;
 
 	(void)state;
-	run(&r, argv);
+	assert_int_equal(run(&r, argv), 0);
 	assert_int_equal(r.status, 0);
 	/* The seed's layout: two header lines, resources, blank, column header, 3 rows. */
 	assert_non_null(strstr(r.out, "Lean profile: 7 events, 1 threads, window "));
@@ -183,10 +69,10 @@ static void test_nested_example(void **state)
 				      "Calls      Mean       P95  Self HB      %\n"));
 	assert_non_null(strstr(r.out, "\nmodel.forward [phase=forward, module=en\xe2\x80\xa6 "));
 	assert_non_null(strstr(r.out, "\ninput.load [phase=input, activity=load] "));
-	assert_non_null(strstr(r.out, path("\nTrace: %s/leanprofiler-trace.json\n", out)));
-	assert_non_null(strstr(r.out, path("Summary: %s/leanprofiler-summary.json\n", out)));
+	assert_non_null(strstr(r.out, fmt("\nTrace: %s/leanprofiler-trace.json\n", out)));
+	assert_non_null(strstr(r.out, fmt("Summary: %s/leanprofiler-summary.json\n", out)));
 
-	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 	assert_int_equal(json_object_get_int64(get(sum, "events")), 7);
 	assert_int_equal(json_object_get_int64(get(sum, "threads")), 1);
 	assert_int_equal(json_object_get_int64(get(sum, "counter_total")), 290);
@@ -207,7 +93,7 @@ static void test_nested_example(void **state)
 	assert_true(json_object_get_int64(get(root, "self_ns")) * 10 <
 		    json_object_get_int64(get(root, "total_ns")));
 
-	trace = load_json(path("%s/leanprofiler-trace.json", out));
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
 	events = get(trace, "traceEvents");
 	for (size_t i = 0; i < json_object_array_length(events); i++) {
 		json_object *e = json_object_array_get_idx(events, i);
@@ -216,7 +102,7 @@ static void test_nested_example(void **state)
 			spans++;
 	}
 	assert_int_equal(spans, 7);
-	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 	json_object_put(sum);
 	json_object_put(trace);
 	run_free(&r);
@@ -348,10 +234,10 @@ static void sort_by_tid(struct span *s, size_t n)
 static void test_workload_recorded_exactly(void **state)
 {
 	enum { THREADS = 4, ROUNDS = 200 };
-	char *out = path("%s/workload", tmpdir), *expect = path("%s/expected.txt", tmpdir);
+	char *out = fmt("%s/workload", tmpdir), *expect = fmt("%s/expected.txt", tmpdir);
 	char rounds[16], threads[16];
-	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
-			 path("%s/tests/targets/workload", build), expect, threads, rounds, NULL };
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/tests/targets/workload", build), expect, threads, rounds, NULL };
 	struct span *got, *want;
 	size_t ngot, nwant;
 	json_object *sum;
@@ -377,14 +263,14 @@ static void test_workload_recorded_exactly(void **state)
 	close(ready[1]);
 	assert_true(read(ready[0], line, sizeof(line) - 1) > 0);
 	assert_string_equal(line, "ready\n");
-	run(&r, argv);
+	assert_int_equal(run(&r, argv), 0);
 	kill(bystander, SIGKILL);
 	waitpid(bystander, NULL, 0);
 	close(ready[0]);
 	assert_int_equal(r.status, 0);
 	assert_null(strstr(r.out, "bystander"));
 	nwant = read_expected(expect, &want);
-	ngot = read_trace(path("%s/leanprofiler-trace.json", out), &got);
+	ngot = read_trace(fmt("%s/leanprofiler-trace.json", out), &got);
 	sort_by_tid(want, nwant);
 	assert_int_equal(ngot, nwant);
 	for (size_t i = 0; i < nwant; i++) {
@@ -407,7 +293,7 @@ static void test_workload_recorded_exactly(void **state)
 	print_message("workload: %zu spans match; widest enter+exit marker window %lu ns\n", nwant,
 		      worst_ns);
 
-	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 	assert_int_equal(json_object_get_int64(get(sum, "events")), (int64_t)nwant);
 	assert_int_equal(json_object_get_int64(get(sum, "threads")), THREADS + 1);
 	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
@@ -446,7 +332,7 @@ static void test_workload_recorded_exactly(void **state)
 		assert_int_equal(atoi(calls), THREADS * ROUNDS);
 	}
 	json_object_put(sum);
-	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 	free(got);
 	free(want);
 	run_free(&r);
@@ -454,10 +340,10 @@ static void test_workload_recorded_exactly(void **state)
 
 static void test_exit_status_passed_on(void **state)
 {
-	char *out = path("%s/status", tmpdir);
+	char *out = fmt("%s/status", tmpdir);
 	char code[8];
-	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
-			 path("%s/tests/targets/exit_status", build), code, NULL };
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/tests/targets/exit_status", build), code, NULL };
 	static const struct {
 		const char *arg;
 		int want;
@@ -468,10 +354,10 @@ static void test_exit_status_passed_on(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(code, sizeof(code), "%s", cases[i].arg);
-		run(&r, argv);
+		assert_int_equal(run(&r, argv), 0);
 		assert_int_equal(r.status, cases[i].want);
 		/* The span still open at exit is closed, marked, and counted. */
-		sum = load_json(path("%s/leanprofiler-summary.json", out));
+		sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 		assert_int_equal(json_object_get_int64(get(sum, "exit_status")), cases[i].want);
 		assert_int_equal(json_object_get_int64(get(sum, "unterminated_spans")), 1);
 		row = find_row(sum, "never.closed", "state=open");
@@ -479,20 +365,20 @@ static void test_exit_status_passed_on(void **state)
 		assert_int_equal(json_object_get_int64(get(find_row(sum, "before.exit", ""), "calls")),
 				 1);
 		json_object_put(sum);
-		assert_non_null(strstr(slurp(path("%s/leanprofiler-trace.json", out)),
+		assert_non_null(strstr(slurp(fmt("%s/leanprofiler-trace.json", out), NULL),
 				       "\"unterminated\":true"));
 		run_free(&r);
 	}
-	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 }
 
 /* leanprofiler's own failures: a distinct exit code and one clear line on stderr. */
 static void test_failures(void **state)
 {
-	char *lp = path("%s/leanprofiler", build), *out = path("%s/fail", tmpdir);
-	char *created = path("%s/created-by-touch", tmpdir);
-	char *notexec = path("%s/not-executable", tmpdir);
-	char *nobody_out = path("%s/nobody", tmpdir);
+	char *lp = fmt("%s/leanprofiler", build), *out = fmt("%s/fail", tmpdir);
+	char *created = fmt("%s/created-by-touch", tmpdir);
+	char *notexec = fmt("%s/not-executable", tmpdir);
+	char *nobody_out = fmt("%s/nobody", tmpdir);
 	static const struct {
 		int want;
 		const char *says;
@@ -518,7 +404,7 @@ static void test_failures(void **state)
 		{ lp, "record", "-o", "/proc/no/such/dir", "--", "/usr/bin/touch", created, NULL },
 		/* Not root: nobody, with no capabilities, in a directory it may write. */
 		{ "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", lp,
-		  "record", "-o", nobody_out, path("%s/examples/nested", build) },
+		  "record", "-o", nobody_out, fmt("%s/examples/nested", build) },
 		{ lp, "record", "-p", "999999999", NULL },
 		{ lp, "record", "-p", "1", "--duration", "0", NULL },
 		{ lp, "record", "-p", "x", NULL },
@@ -535,7 +421,7 @@ static void test_failures(void **state)
 	assert_int_equal(chmod(nobody_out, 0777), 0);
 	assert_int_equal(chmod(tmpdir, 0755), 0);
 	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
-		run(&r, cases[i]);
+		assert_int_equal(run(&r, cases[i]), 0);
 		if (r.status != expect[i].want || !strstr(r.err, expect[i].says))
 			fail_msg("case %zu: exit %d, stderr: %s", i, r.status, r.err);
 		assert_string_equal(r.out, "");
@@ -558,9 +444,9 @@ static void test_failures(void **state)
 		}
 		snprintf(pid, sizeof(pid), "%d", (int)plain);
 		argv_p[5] = pid;
-		run(&r, argv_p);
+		assert_int_equal(run(&r, argv_p), 0);
 		if (r.status != 125 ||
-		    !strstr(r.err, path("no leanprofiler markers in PID %d (sleep)", (int)plain)))
+		    !strstr(r.err, fmt("no leanprofiler markers in PID %d (sleep)", (int)plain)))
 			fail_msg("-p of a process without markers: exit %d, stderr: %s", r.status,
 				 r.err);
 		assert_int_equal(waitpid(plain, &st, WNOHANG), 0); /* still running */
@@ -577,9 +463,9 @@ static void test_failures(void **state)
 static void test_losses_counted_exactly(void **state)
 {
 	enum { THREADS = 4, SPANS = 10000, EMITTED = THREADS * SPANS * 2 };
-	char *out = path("%s/flood", tmpdir), threads[8], spans[16];
-	char *argv[] = { path("%s/leanprofiler", build), "record", "--buffer-size", "64K", "-o",
-			 out, "--", path("%s/tests/targets/flood", build), threads, spans, NULL };
+	char *out = fmt("%s/flood", tmpdir), threads[8], spans[16];
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "--buffer-size", "64K", "-o",
+			 out, "--", fmt("%s/tests/targets/flood", build), threads, spans, NULL };
 	json_object *sum, *got, *lost, *list;
 	int64_t lost_total, by_thread = 0;
 	struct run r;
@@ -587,9 +473,9 @@ static void test_losses_counted_exactly(void **state)
 	(void)state;
 	snprintf(threads, sizeof(threads), "%d", THREADS);
 	snprintf(spans, sizeof(spans), "%d", SPANS);
-	run(&r, argv);
+	assert_int_equal(run(&r, argv), 0);
 	assert_int_equal(r.status, 0);
-	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 	got = get(sum, "events_received");
 	lost = get(sum, "lost_events");
 	lost_total = json_object_get_int64(get(lost, "total"));
@@ -607,13 +493,13 @@ static void test_losses_counted_exactly(void **state)
 						       "lost_events"));
 	assert_int_equal(by_thread, lost_total);
 	/* Said in the table, on stderr with the fix, and on the spans it touched. */
-	assert_non_null(strstr(r.out, path("Lost: %lld events (", (long long)lost_total)));
+	assert_non_null(strstr(r.out, fmt("Lost: %lld events (", (long long)lost_total)));
 	assert_non_null(strstr(r.out, "(uncertain)\n"));
 	assert_non_null(strstr(r.err, "--buffer-size"));
 	assert_true(json_object_get_int64(get(sum, "uncertain_spans")) > 0);
 	json_object_put(sum);
 	/* The trace still nests strictly. */
-	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 	run_free(&r);
 }
 
@@ -628,11 +514,11 @@ static void test_privileges(void **state)
 	const unsigned long long kept = (1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) |
 					(1ULL << 5) | (1ULL << 19) | (1ULL << 21) | (1ULL << 38) |
 					(1ULL << 39);
-	char *out = path("%s/privileges", tmpdir), *victim = path("%s/victim", tmpdir);
-	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
-			 path("%s/tests/targets/creds", build), NULL };
-	char *argv_root[] = { path("%s/leanprofiler", build), "record", "--run-as-root", "-o",
-			      out, "--", path("%s/tests/targets/creds", build), NULL };
+	char *out = fmt("%s/privileges", tmpdir), *victim = fmt("%s/victim", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/tests/targets/creds", build), NULL };
+	char *argv_root[] = { fmt("%s/leanprofiler", build), "record", "--run-as-root", "-o",
+			      out, "--", fmt("%s/tests/targets/creds", build), NULL };
 	char want[128], *text;
 	struct stat st;
 	struct run r;
@@ -645,32 +531,32 @@ static void test_privileges(void **state)
 	assert_non_null(f);
 	fputs("precious\n", f);
 	fclose(f);
-	assert_int_equal(symlink(victim, path("%s/leanprofiler-trace.json", out)), 0);
+	assert_int_equal(symlink(victim, fmt("%s/leanprofiler-trace.json", out)), 0);
 
 	setenv("SUDO_UID", "65534", 1);
 	setenv("SUDO_GID", "65534", 1);
 	setenv("SUDO_USER", "nobody", 1);
-	run(&r, argv);
+	assert_int_equal(run(&r, argv), 0);
 	assert_int_equal(r.status, 0);
 	snprintf(want, sizeof(want), "uid=65534 gid=65534 groups=%s parent_capeff=%016llx\n",
 		 "1", kept);
 	if (!strstr(r.out, "uid=65534 gid=65534 groups=") ||
-	    !strstr(r.out, path("parent_capeff=%016llx\n", kept)))
+	    !strstr(r.out, fmt("parent_capeff=%016llx\n", kept)))
 		fail_msg("want %sgot %s", want, r.out);
 	for (int i = 0; i < 2; i++) {
 		const char *name = i ? "leanprofiler-trace.json" : "leanprofiler-summary.json";
 
-		assert_int_equal(lstat(path("%s/%s", out, name), &st), 0);
+		assert_int_equal(lstat(fmt("%s/%s", out, name), &st), 0);
 		assert_true(S_ISREG(st.st_mode));
 		assert_int_equal(st.st_uid, 65534);
 		assert_int_equal(st.st_gid, 65534);
 	}
-	text = slurp(victim);
+	text = slurp(victim, NULL);
 	assert_string_equal(text, "precious\n");
 	free(text);
 	run_free(&r);
 
-	run(&r, argv_root);
+	assert_int_equal(run(&r, argv_root), 0);
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "uid=0 gid=0 "));
 	run_free(&r);
@@ -682,9 +568,9 @@ static void test_privileges(void **state)
 /* A full disk: one clear line per file, the table still printed, no partial file left. */
 static void test_disk_full(void **state)
 {
-	char *out = path("%s/full", tmpdir);
-	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
-			 path("%s/tests/targets/workload", build), path("%s/full.txt", tmpdir), "2",
+	char *out = fmt("%s/full", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/tests/targets/workload", build), fmt("%s/full.txt", tmpdir), "2",
 			 "300", NULL };
 	struct dirent *de;
 	struct run r;
@@ -697,7 +583,7 @@ static void test_disk_full(void **state)
 		print_message("SKIPPED: cannot mount a small tmpfs: %s\n", strerror(errno));
 		skip();
 	}
-	run(&r, argv);
+	assert_int_equal(run(&r, argv), 0);
 	d = opendir(out);
 	assert_non_null(d);
 	while ((de = readdir(d)))
@@ -735,9 +621,9 @@ static bool read_line(int fd, char *buf, size_t size)
  */
 static void test_second_signal_stops_recording(void **state)
 {
-	char *out = path("%s/stubborn", tmpdir), line[128];
-	char *argv[] = { path("%s/leanprofiler", build), "record", "-o", out, "--",
-			 path("%s/tests/targets/stubborn", build), NULL };
+	char *out = fmt("%s/stubborn", tmpdir), line[128];
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/tests/targets/stubborn", build), NULL };
 	int pipefd[2], status, target = 0;
 	json_object *sum;
 	pid_t lp;
@@ -747,7 +633,7 @@ static void test_second_signal_stops_recording(void **state)
 	lp = fork();
 	assert_true(lp >= 0);
 	if (lp == 0) {
-		int err = open(path("%s/stubborn.err", tmpdir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(fmt("%s/stubborn.err", tmpdir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(pipefd[1], 1);
 		dup2(err, 2);
@@ -768,14 +654,14 @@ static void test_second_signal_stops_recording(void **state)
 	/* The command was left running, not killed by us, and we said so. */
 	assert_int_equal(kill(target, 0), 0);
 	kill(target, SIGKILL);
-	assert_non_null(strstr(slurp(path("%s/stubborn.err", tmpdir)), "keeps running"));
+	assert_non_null(strstr(slurp(fmt("%s/stubborn.err", tmpdir), NULL), "keeps running"));
 	close(pipefd[0]);
-	sum = load_json(path("%s/leanprofiler-summary.json", out));
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 	assert_string_equal(json_object_get_string(get(get(sum, "recording"), "end_reason")),
 			    "signal");
 	assert_true(json_object_get_int64(get(find_row(sum, "stubborn.tick", ""), "calls")) >= 1);
 	json_object_put(sum);
-	check_with_consumer(path("%s/leanprofiler-trace.json", out));
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 }
 
 int main(int argc, char **argv)
