@@ -82,4 +82,4 @@ include tests/tests.mk
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/*.d $(OUT)/*/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d $(OUT)/*/*/*/*.d)
