@@ -256,12 +256,12 @@ static __always_inline bool runs_binary(struct task_struct *task)
 	       BPF_CORE_READ(inode, i_sb, s_dev) == all_dev;
 }
 
-static __always_inline bool adopt(struct task_struct *task, __u32 pid, __u64 ts)
+static __always_inline bool adopt(struct task_struct *task, __u32 pid, __u64 ts, __u16 flags)
 {
 	if (!runs_binary(task) || add_target(pid, ts))
 		return false;
 	emit_task(LP_TASK_FOUND, pid, pid, BPF_CORE_READ(task, real_parent, tgid),
-		  BPF_CORE_READ(task, group_leader), 0, ts);
+		  BPF_CORE_READ(task, group_leader), flags, ts);
 	return true;
 }
 
@@ -303,7 +303,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	/* Only target threads have per-thread state: its presence is the fast check. */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st) {
-		if (!bpf_map_lookup_elem(&targets, &pid) && !adopt(task, pid, ts))
+		if (!bpf_map_lookup_elem(&targets, &pid) && !adopt(task, pid, ts, 0))
 			return 0;
 		st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!st) {
@@ -433,10 +433,8 @@ int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct lp_task *st;
 
 	if (!bpf_map_lookup_elem(&targets, &tgid)) {
-		if (!runs_binary(p) || add_target(tgid, ts))
-			return 0;
-		emit_task(LP_TASK_FOUND, tgid, p->pid, BPF_CORE_READ(p, real_parent, tgid), p,
-			  LP_TASK_NEW_IMAGE, ts);
+		/* After exec the thread leads its group: the same as a first hit, but new. */
+		adopt(p, tgid, ts, LP_TASK_NEW_IMAGE);
 		return 0;
 	}
 	/* A new program: its name is announced again, its literals are new. */

@@ -304,9 +304,18 @@ static int run_loop(struct recorder *r, struct loop *l)
 			struct signalfd_siginfo si;
 
 			if (evs[i].data.fd == l->root_pidfd && l->root_pidfd >= 0) {
-				/* The attached process is gone, even if its exit record was lost. */
+				/*
+				 * The attached process is gone: count it so even if its exit
+				 * record was lost (children it forked may still run).
+				 */
+				struct lp_report_process *p = find_proc(r, (uint32_t)r->o->pid);
+
 				epoll_ctl(ep, EPOLL_CTL_DEL, l->root_pidfd, NULL);
 				l->root_pidfd = -1;
+				if (p && p->alive) {
+					p->alive = false;
+					r->live--;
+				}
 				continue;
 			}
 			if (evs[i].data.fd != l->sigfd)
@@ -346,10 +355,6 @@ static int run_loop(struct recorder *r, struct loop *l)
 				break;
 			}
 		} else if (r->o->mode == LP_MODE_ATTACH && r->live == 0) {
-			r->end_reason = "targets exited";
-			break;
-		} else if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd < 0 && r->live == 1) {
-			/* Only the attached process was left, and it is gone. */
 			r->end_reason = "targets exited";
 			break;
 		}
