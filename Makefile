@@ -73,7 +73,7 @@ demo:
 
 # Overhead, side by side in one run (root): see bench/run.sh.
 bench:
-	$(Q)scripts/deps.sh test
+	$(Q)scripts/deps.sh bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/run.sh $(OUT)
 

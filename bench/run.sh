@@ -2,14 +2,19 @@
 # make bench: one table, every figure from this run, medians of interleaved rounds (the
 # machine is shared and noisy: only ratios measured side by side mean anything).
 # Usage: bench/run.sh [BUILD_DIR]   ROUNDS=N (default 5)   SPANS=N (default 200000)
+#        CAPACITY_SPANS=N (per thread, default 1000000)   MEMORY_SPANS="1000000 10000000"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 rounds=${ROUNDS:-5}
 spans=${SPANS:-200000}
+capacity_spans=${CAPACITY_SPANS:-1000000}
+memory_spans=${MEMORY_SPANS:-"1000000 10000000"}
 lp=$build/leanprofiler
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+trap 'rm -rf "$work"; sysctl -qw kernel.bpf_stats_enabled="$stats_was" 2>/dev/null || true' EXIT
+bench_start=$(date +%s)
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "bench: needs root (BPF); run sudo make bench" >&2
@@ -19,6 +24,8 @@ fi
 # The span loop, built twice: the default probe site and the nop5 site (LP_FAST_PROBES).
 cc -O2 -Iinclude examples/span_cost.c -o "$work/span_default"
 cc -O2 -Iinclude -DLP_FAST_PROBES examples/span_cost.c -o "$work/span_fast"
+# The multi-threaded load of the capacity and memory rows (nop5 site: the highest rate).
+cc -O2 -Iinclude -DLP_FAST_PROBES -pthread bench/producer.c -o "$work/producer"
 
 # ns per span (enter + exit) as the loop itself measured it.
 ns_of() { sed -n 's/.*spans, \([0-9.]*\) ns per span.*/\1/p'; }
@@ -44,6 +51,7 @@ measure() { # measure SITE WHAT -> ns per span
 }
 
 whats="dormant floor leanprofiler bpftrace"
+sysctl -qw kernel.bpf_stats_enabled=0 # its own cost would be in every figure
 for r in $(seq 1 "$rounds"); do
 	for site in default fast; do
 		for what in $whats; do
@@ -71,3 +79,84 @@ printf '%-46s %14s %14s\n' "ratio 3/2 (target <= 1.2)" "$(ratio default leanprof
 	"$(ratio fast leanprofiler floor)"
 printf '%-46s %14s %14s\n' "ratio 3/4 (target <= 0.7)" "$(ratio default leanprofiler bpftrace)" \
 	"$(ratio fast leanprofiler bpftrace)"
+
+# ---------------------------------------------------------------------------------------
+# Where the time of row 3 goes: the kernel's own time in each BPF program per event
+# (kernel.bpf_stats_enabled), ours against bpftrace's empty and recording programs.
+sysctl -qw kernel.bpf_stats_enabled=1
+# bpftrace's programs live only while it runs: sample them until it exits.
+bt_prog_ns() { # bt_prog_ns SCRIPT -> ns per run of its span_enter + span_exit programs
+	bpftrace "$1" -c "$work/span_fast $((spans * 5))" >/dev/null 2>&1 &
+	local pid=$! last=""
+	while kill -0 "$pid" 2>/dev/null; do
+		local now
+		now=$(bpftool -j prog show 2>/dev/null | jq -r '[.[] | select(.name == "span_enter" or .name == "span_exit") | select(.run_cnt != null)] | if length == 2 then ((map(.run_time_ns) | add) / (map(.run_cnt) | add)) else empty end' 2>/dev/null || true)
+		[ -n "$now" ] && last=$now
+		sleep 0.2
+	done
+	wait "$pid" || true
+	printf '%.0f' "${last:-nan}"
+}
+lp_prog_ns=$("$lp" record --summary-only -o "$work/out" -- "$work/span_fast" $((spans * 5)) >/dev/null 2>&1 &&
+	jq -r '.profiler | .bpf_program_run_time_ns / .bpf_program_runs | floor' "$work/out/leanprofiler-summary.json")
+bt_empty_ns=$(bt_prog_ns "$work/floor_fast.bt")
+bt_rec_ns=$(bt_prog_ns "$work/bpftrace_fast.bt")
+sysctl -qw kernel.bpf_stats_enabled=0
+echo "BPF program time per event (kernel.bpf_stats_enabled, one run each, ns)"
+printf '%-46s %14s\n' "   bpftrace, empty programs" "$bt_empty_ns"
+printf '%-46s %14s\n' "   bpftrace, start per tid, duration in a map" "$bt_rec_ns"
+printf '%-46s %14s\n' "   leanprofiler" "$lp_prog_ns"
+
+# ---------------------------------------------------------------------------------------
+# 5. Consumer capacity: the producer as fast as its markers go (nop5 site), 1 and 2
+# threads; events lost with the default ring buffer and with smaller ones, to see where
+# losses start; and how busy the consumer was.
+echo
+echo "5. consumer capacity: $capacity_spans spans per thread, unthrottled (LP_FAST_PROBES)"
+printf '   %-8s %14s %12s %10s %10s %10s %10s\n' threads "spans/s" "profiler CPU" \
+	"lost@16M" "lost@1M" "lost@256K" "lost@64K"
+for threads in 1 2; do
+	rate="" cpu="" losts=""
+	for buf in 16M 1M 256K 64K; do
+		line=$("$lp" record --summary-only --buffer-size "$buf" -o "$work/out" -- \
+			"$work/producer" "$threads" "$capacity_spans" 2>/dev/null | grep '^producer:')
+		sum=$work/out/leanprofiler-summary.json
+		lost=$(jq -r '.lost_events | .enter + .exit' "$sum")
+		losts="$losts $(printf '%10s' "$lost")"
+		if [ "$buf" = 16M ]; then
+			rate=$(sed -n 's/.*, \([0-9]*\) spans\/s in all.*/\1/p' <<<"$line")
+			cpu=$(jq -r '"\(((.profiler.user_cpu_ns + .profiler.system_cpu_ns) * 100 / .window_ns) | floor)%"' "$sum")
+		fi
+	done
+	printf '   %-8s %14s %12s%s\n' "$threads" "$rate" "$cpu" "$losts"
+done
+
+# ---------------------------------------------------------------------------------------
+# 6. Writer and builder, no BPF: decode + nesting + statistics + trace JSON of a
+# recorded stream, against plain write(2) of as many bytes in the same run.
+echo
+echo "6. writer and builder (no BPF): bench/pipeline"
+if [ -x "$build/bench/pipeline" ]; then
+	"$build/bench/pipeline" | sed 's/^/   /'
+else
+	echo "   (build/bench/pipeline not built)"
+fi
+
+# ---------------------------------------------------------------------------------------
+# 7. Memory: the profiler's peak RSS (its own, from the summary) for N spans over a
+# bounded set of names (9), 2 producer threads, with the trace and with --summary-only.
+echo
+echo "7. memory: leanprofiler's peak RSS, 2 threads, 9 names (LP_FAST_PROBES)"
+printf '   %-12s %16s %18s %14s\n' spans "trace (KiB)" "summary-only (KiB)" "trace MB"
+for n in $memory_spans; do
+	"$lp" record -o "$work/mem" -- "$work/producer" 2 $((n / 2)) >/dev/null 2>&1
+	t_rss=$(jq -r '.profiler.peak_rss_kib' "$work/mem/leanprofiler-summary.json")
+	t_mb=$(du -m "$work/mem/leanprofiler-trace.json" | cut -f1)
+	rm -rf "$work/mem"
+	"$lp" record --summary-only -o "$work/mem" -- "$work/producer" 2 $((n / 2)) >/dev/null 2>&1
+	s_rss=$(jq -r '.profiler.peak_rss_kib' "$work/mem/leanprofiler-summary.json")
+	rm -rf "$work/mem"
+	printf '   %-12s %16s %18s %14s\n' "$n" "$t_rss" "$s_rss" "$t_mb"
+done
+echo
+echo "bench: $(($(date +%s) - bench_start)) s"

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Installs what building (deps.sh build) or testing (deps.sh test) needs, if missing.
+# Installs what building (deps.sh build), testing (deps.sh test) or make bench needs, if missing.
 # Debian 12 package names; run as root (sudo make ... does).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev pkg-config make gcc)
 test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux)
+bench=(jq)
 case "${1:-build}" in
 build) "$here/apt-ensure.sh" "${build[@]}" ;;
 test) "$here/apt-ensure.sh" "${build[@]}" "${test[@]}" ;;
-*) echo "usage: $0 build|test" >&2; exit 2 ;;
+bench) "$here/apt-ensure.sh" "${build[@]}" "${test[@]}" "${bench[@]}" ;;
+*) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac

@@ -44,7 +44,8 @@ static const char record_doc[] =
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
 	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n";
 
-enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT };
+enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
+       OPT_SUMMARY_ONLY };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -58,6 +59,10 @@ static const struct argp_option record_options[] = {
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop recording after SECONDS (e.g. 2.5)", 0 },
 	{ "run-as-root", OPT_RUN_AS_ROOT, NULL, 0,
 	  "Under sudo, run COMMAND as root (by default it runs as the user who ran sudo)", 0 },
+	{ "summary-only", OPT_SUMMARY_ONLY, NULL, 0,
+	  "Write no trace, only the table and the summary: memory stays bounded however many "
+	  "spans (P95 past 65536 calls of a row from a histogram, within 0.4%)",
+	  0 },
 	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
 	{ 0 },
 };
@@ -119,6 +124,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_RUN_AS_ROOT:
 		o->run_as_root = true;
+		break;
+	case OPT_SUMMARY_ONLY:
+		o->summary_only = true;
 		break;
 	case 'p': {
 		char *end;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -538,6 +539,22 @@ static int start_all(struct recorder *r, uint64_t *since)
 	return 0;
 }
 
+/* What recording cost leanprofiler itself (the BPF programs' time is the targets'). */
+static void self_usage(struct lp_resources *res)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return;
+	res->valid = true;
+	res->scope = "leanprofiler";
+	res->user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL +
+		       (uint64_t)ru.ru_utime.tv_usec * 1000ULL;
+	res->system_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ULL +
+			 (uint64_t)ru.ru_stime.tv_usec * 1000ULL;
+	res->peak_rss_kib = (uint64_t)ru.ru_maxrss;
+}
+
 static const char *mode_name(enum lp_mode m)
 {
 	return m == LP_MODE_LAUNCH ? "launch" : m == LP_MODE_ATTACH ? "attach" : "all-processes";
@@ -546,12 +563,15 @@ static const char *mode_name(enum lp_mode m)
 static int write_outputs(struct recorder *r, struct lp_report *rep, struct lp_outfile *summary,
 			 const char *trace_path, char **summary_path)
 {
-	char *json = lp_report_other_data_json(rep);
-	int err = 0, terr;
+	char *json;
+	int err = 0, terr = 0;
 
-	terr = lp_trace_close(&r->trace, json);
-	r->trace_open = false;
-	free(json);
+	if (r->trace_open) {
+		json = lp_report_other_data_json(rep);
+		terr = lp_trace_close(&r->trace, json);
+		r->trace_open = false;
+		free(json);
+	}
 	if (terr) {
 		lp_err("cannot write %s: %s", trace_path, strerror(-terr));
 		rep->trace_path = NULL;
@@ -607,6 +627,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	res->stage = LP_STAGE_SETUP;
 	r.st = strtab_new();
 	r.stats = lp_stats_new();
+	if (r.stats && o->summary_only)
+		lp_stats_set_exact_limit(r.stats, LP_SUMMARY_ONLY_DURATIONS);
 	r.nest = r.st ? lp_nest_new(&nsink) : NULL;
 	r.dec = r.st ? lp_decoder_new(r.st, &dsink) : NULL;
 	trace_path = path_join(o->out_dir, "leanprofiler-trace.json");
@@ -723,14 +745,16 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	if (o->duration_ns)
 		l.deadline_ns = since + o->duration_ns;
 
-	err = lp_trace_open(&r.trace, trace_path, r.st, since);
-	if (!err && user.set)
-		err = lp_outfile_give(&r.trace.out, user.uid, user.gid);
-	if (err) {
-		lp_err("cannot write %s: %s", trace_path, strerror(-err));
-		goto cleanup;
+	if (!o->summary_only) {
+		err = lp_trace_open(&r.trace, trace_path, r.st, since);
+		if (!err && user.set)
+			err = lp_outfile_give(&r.trace.out, user.uid, user.gid);
+		if (err) {
+			lp_err("cannot write %s: %s", trace_path, strerror(-err));
+			goto cleanup;
+		}
+		r.trace_open = true;
 	}
-	r.trace_open = true;
 	/* Everything that needed more is done: keep only what recording still uses. */
 	err = lp_creds_drop_capabilities();
 	if (err)
@@ -759,6 +783,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		lp_usage_sample(&l.usage, now_ns(), true);
 	/* Stop first: nothing is recorded from end_ns on; then let the targets go. */
 	end_ns = lp_session_stop(r.s);
+	lp_session_prog_time(r.s, &rep.bpf_runs, &rep.bpf_run_ns);
 	lp_session_detach(r.s);
 	if (l.child && !c.reaped && r.end_reason && !strcmp(r.end_reason, "signal")) {
 		/* Stopped by a second signal: the command is not ours to end. */
@@ -803,8 +828,9 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.binary = o->binary;
 	rep.procs = r.procs;
 	rep.nprocs = r.nprocs;
-	rep.trace_path = trace_path;
+	rep.trace_path = r.trace_open ? trace_path : NULL;
 	rep.summary_path = summary_path;
+	self_usage(&rep.self);
 	if (r.err) {
 		err = r.err;
 		lp_err("processing records failed: %s; the results are incomplete", strerror(-err));
@@ -819,6 +845,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	fputc('\n', stdout);
 	if (rep.trace_path)
 		printf("Trace: %s\n", rep.trace_path);
+	else if (o->summary_only)
+		printf("Trace: not written (--summary-only)\n");
 	if (summary_path)
 		printf("Summary: %s\n", summary_path);
 	fflush(stdout);

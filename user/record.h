@@ -26,6 +26,7 @@ struct lp_record_opts {
 	const char *binary; /* LP_MODE_ALL */
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	bool run_as_root;     /* under sudo, keep the command root (else: the sudo user) */
+	bool summary_only;    /* no trace file; memory does not grow with the spans */
 };
 
 enum lp_record_stage {

@@ -37,6 +37,15 @@ static void name_cell(const struct lp_report *r, const struct lp_group *g, char 
 	lp_buf_free(&b);
 }
 
+static size_t approximate_rows(const struct lp_report *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->ngroups; i++)
+		n += !lp_group_p95_exact(r->groups[i]);
+	return n;
+}
+
 void lp_report_table(FILE *out, const struct lp_report *r)
 {
 	const struct lp_nest_totals *t = r->totals;
@@ -61,6 +70,20 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 		fprintf(out, "Process resources: not measured for %s\n",
 			r->mode && !strcmp(r->mode, "all-processes") ? "--all-processes"
 								    : "this recording");
+	if (r->self.valid) {
+		fprintf(out,
+			"Profiler: user CPU %" PRIu64 " ms, system CPU %" PRIu64
+			" ms, peak RSS %" PRIu64 " KiB",
+			r->self.user_ns / 1000000, r->self.system_ns / 1000000, r->self.peak_rss_kib);
+		if (r->bpf_runs)
+			fprintf(out, ", BPF %" PRIu64 " ns per event", r->bpf_run_ns / r->bpf_runs);
+		fputc('\n', out);
+	}
+	if (approximate_rows(r))
+		fprintf(out,
+			"P95 marked ~ comes from a histogram (within %.1f%%): a row keeps at most "
+			"%d durations with --summary-only\n",
+			100.0 * LP_HIST_REL_ERROR, LP_SUMMARY_ONLY_DURATIONS);
 	if (lost_total(&r->loss))
 		fprintf(out,
 			"Lost: %" PRIu64 " events (%" PRIu64 " entries, %" PRIu64
@@ -86,7 +109,8 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 		lp_fmt_duration(g->self_ns, a, sizeof(a));
 		lp_fmt_duration(g->total_ns, b, sizeof(b));
 		lp_fmt_duration(g->calls ? g->total_ns / g->calls : 0, c, sizeof(c));
-		lp_fmt_duration(lp_group_p95(g), d, sizeof(d));
+		d[0] = '~';
+		lp_fmt_duration(lp_group_p95(g), d + !lp_group_p95_exact(g), sizeof(d) - 1);
 		if (g->counter_calls)
 			snprintf(hb, sizeof(hb), "%" PRIu64, g->counter_self);
 		else
@@ -228,6 +252,19 @@ char *lp_report_summary_json(const struct lp_report *r)
 	}
 	json_object_object_add(root, "resources", o);
 
+	o = json_object_new_object();
+	json_object_object_add(o, "available", json_object_new_boolean(r->self.valid));
+	if (r->self.valid) {
+		add_u64(o, "user_cpu_ns", r->self.user_ns);
+		add_u64(o, "system_cpu_ns", r->self.system_ns);
+		add_u64(o, "peak_rss_kib", r->self.peak_rss_kib);
+	}
+	if (r->bpf_runs) {
+		add_u64(o, "bpf_program_runs", r->bpf_runs);
+		add_u64(o, "bpf_program_run_time_ns", r->bpf_run_ns);
+	}
+	json_object_object_add(root, "profiler", o);
+
 	arr = json_object_new_array();
 	for (size_t i = 0; i < r->ngroups; i++) {
 		struct lp_group *g = r->groups[i];
@@ -243,6 +280,8 @@ char *lp_report_summary_json(const struct lp_report *r)
 		add_u64(row, "total_ns", g->total_ns);
 		add_u64(row, "mean_ns", g->calls ? g->total_ns / g->calls : 0);
 		add_u64(row, "p95_ns", lp_group_p95(g));
+		json_object_object_add(row, "p95_exact",
+				       json_object_new_boolean(lp_group_p95_exact(g)));
 		add_u64(row, "min_ns", g->calls ? g->min_ns : 0);
 		add_u64(row, "max_ns", g->max_ns);
 		if (g->counter_calls) {

@@ -14,6 +14,8 @@
 
 #define LP_TABLE_NAME_COLS 40 /* the Name column; longer names end in "…" */
 #define LP_SUMMARY_SCHEMA "leanprofiler-summary/1"
+/* --summary-only: durations kept per row for an exact P95, then a histogram. */
+#define LP_SUMMARY_ONLY_DURATIONS 65536
 
 struct lp_resources {
 	bool valid;
@@ -53,6 +55,8 @@ struct lp_report {
 	const struct lp_report_thread *threads;
 	size_t nthreads;
 	struct lp_resources res;
+	struct lp_resources self; /* leanprofiler's own, while recording and writing */
+	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
 	struct lp_loss loss;
 	uint64_t malformed, truncated, unreadable;
 	uint64_t enters, exits; /* span events received */

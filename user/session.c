@@ -353,6 +353,24 @@ uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid)
 	return l.enter + l.exit;
 }
 
+int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
+{
+	const struct bpf_program *progs[] = { s->skel->progs.lp_span_enter,
+					      s->skel->progs.lp_span_exit };
+
+	*runs = *run_ns = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
+			return -errno;
+		*runs += info.run_cnt;
+		*run_ns += info.run_time_ns;
+	}
+	return 0;
+}
+
 void lp_session_detach(struct lp_session *s)
 {
 	for (size_t i = 0; i < s->nlinks; i++)

@@ -10,6 +10,8 @@
 struct lp_stats {
 	struct lp_group **groups;
 	size_t n, cap;
+	size_t exact_limit; /* 0: every duration is kept */
+	size_t approximate; /* groups that moved to a histogram */
 	struct lp_map index; /* (name, meta) -> v1: group index + 1 */
 };
 
@@ -24,6 +26,7 @@ void lp_stats_free(struct lp_stats *s)
 		return;
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->groups[i]->durs);
+		lp_hist_free(s->groups[i]->hist);
 		free(s->groups[i]);
 	}
 	free(s->groups);
@@ -55,19 +58,55 @@ static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t me
 	return g;
 }
 
-int lp_stats_add(struct lp_stats *s, const struct lp_span *span)
+void lp_stats_set_exact_limit(struct lp_stats *s, size_t max)
 {
-	struct lp_group *g = get_group(s, span->name, span->meta);
+	s->exact_limit = max;
+}
+
+/* The group's kept durations move into a histogram, which takes every later one. */
+static int to_histogram(struct lp_stats *s, struct lp_group *g)
+{
+	struct lp_hist *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->ndurs; i++) {
+		if (lp_hist_add(h, g->durs[i])) {
+			lp_hist_free(h);
+			return -ENOMEM;
+		}
+	}
+	free(g->durs);
+	g->durs = NULL;
+	g->ndurs = g->cap = 0;
+	g->hist = h;
+	s->approximate++;
+	return 0;
+}
+
+static int add_duration(struct lp_stats *s, struct lp_group *g, uint64_t d)
+{
 	uint64_t *durs;
 
-	if (!g)
+	if (!g->hist && s->exact_limit && g->ndurs >= s->exact_limit && to_histogram(s, g))
 		return -ENOMEM;
+	if (g->hist)
+		return lp_hist_add(g->hist, d);
 	durs = lp_grow(g->durs, &g->cap, g->ndurs + 1, sizeof(*durs));
 	if (!durs)
 		return -ENOMEM;
 	g->durs = durs;
-	g->durs[g->ndurs++] = span->total_ns;
+	g->durs[g->ndurs++] = d;
 	g->sorted = false;
+	return 0;
+}
+
+int lp_stats_add(struct lp_stats *s, const struct lp_span *span)
+{
+	struct lp_group *g = get_group(s, span->name, span->meta);
+
+	if (!g || add_duration(s, g, span->total_ns))
+		return -ENOMEM;
 	g->calls++;
 	g->total_ns += span->total_ns;
 	g->self_ns += span->self_ns;
@@ -116,15 +155,57 @@ uint64_t lp_percentile(uint64_t *v, size_t n, double p)
 	return nearest_rank(v, n, p);
 }
 
+/*
+ * The k-th smallest of v (0-based), reordering v: quickselect, O(n) on
+ * average where sorting would be O(n log n) (millions of calls per group).
+ */
+static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		uint64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi], p, t;
+		size_t lt = lo, i = lo, gt = hi;
+
+		/* Median of three: sorted and reverse-sorted input stay linear. */
+		p = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		/* Three ways (durations repeat a lot): < p | == p | > p. */
+		while (i <= gt) {
+			if (v[i] < p) {
+				t = v[lt], v[lt++] = v[i], v[i++] = t;
+			} else if (v[i] > p) {
+				t = v[gt], v[gt] = v[i], v[i] = t;
+				if (gt-- == lo)
+					break;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt - 1;
+		else if (k > gt)
+			lo = gt + 1;
+		else
+			return p;
+	}
+	return v[k];
+}
+
 uint64_t lp_group_p95(struct lp_group *g)
 {
+	size_t rank;
+
+	if (g->hist)
+		return lp_hist_percentile(g->hist, 95.0, g->min_ns, g->max_ns);
 	if (g->ndurs == 0)
 		return 0;
+	rank = (size_t)ceil(95.0 / 100.0 * (double)g->ndurs);
+	rank = rank < 1 ? 1 : rank > g->ndurs ? g->ndurs : rank;
 	if (!g->sorted) {
-		qsort(g->durs, g->ndurs, sizeof(*g->durs), cmp_u64);
+		g->p95 = select_kth(g->durs, g->ndurs, rank - 1);
 		g->sorted = true;
 	}
-	return nearest_rank(g->durs, g->ndurs, 95.0);
+	return g->p95;
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -156,4 +237,88 @@ size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out)
 	}
 	*out = s->groups;
 	return s->n;
+}
+
+bool lp_group_p95_exact(const struct lp_group *g)
+{
+	return !g->hist;
+}
+
+size_t lp_stats_approximate(const struct lp_stats *s)
+{
+	return s->approximate;
+}
+
+/* Chunk 0 counts 0..255 one by one; chunk c >= 1 the octave [2^(c+7), 2^(c+8)). */
+static void hist_slot(uint64_t v, unsigned *chunk, unsigned *slot)
+{
+	unsigned e;
+
+	if (v < LP_HIST_CHUNK) {
+		*chunk = 0;
+		*slot = (unsigned)v;
+		return;
+	}
+	e = 63 - (unsigned)__builtin_clzll(v);
+	*chunk = e - LP_HIST_SUB_BITS;
+	*slot = (unsigned)(v >> (e - LP_HIST_SUB_BITS)) - (1u << LP_HIST_SUB_BITS);
+}
+
+int lp_hist_add(struct lp_hist *h, uint64_t v)
+{
+	unsigned c, i;
+
+	hist_slot(v, &c, &i);
+	if (!h->chunk[c]) {
+		size_t n = c ? 1u << LP_HIST_SUB_BITS : LP_HIST_CHUNK;
+
+		h->chunk[c] = calloc(n, sizeof(uint64_t));
+		if (!h->chunk[c])
+			return -ENOMEM;
+	}
+	h->chunk[c][i]++;
+	h->n++;
+	return 0;
+}
+
+uint64_t lp_hist_percentile(const struct lp_hist *h, double p, uint64_t lo, uint64_t hi)
+{
+	uint64_t rank, seen = 0, mid = 0;
+
+	if (h->n == 0)
+		return 0;
+	rank = (uint64_t)ceil(p / 100.0 * (double)h->n);
+	rank = rank < 1 ? 1 : rank > h->n ? h->n : rank;
+	for (unsigned c = 0; c < LP_HIST_OCTAVES; c++) {
+		unsigned n = c ? 1u << LP_HIST_SUB_BITS : LP_HIST_CHUNK;
+
+		if (!h->chunk[c])
+			continue;
+		for (unsigned i = 0; i < n; i++) {
+			unsigned shift;
+			uint64_t base;
+
+			seen += h->chunk[c][i];
+			if (seen < rank)
+				continue;
+			if (c == 0) {
+				mid = i;
+			} else {
+				shift = c; /* the octave 2^(c+7): buckets 2^c wide */
+				base = ((uint64_t)(i + (1u << LP_HIST_SUB_BITS))) << shift;
+				mid = base + (((uint64_t)1 << shift) - 1) / 2;
+			}
+			return mid < lo ? lo : mid > hi ? hi : mid;
+		}
+	}
+	return hi;
+}
+
+void lp_hist_free(struct lp_hist *h)
+{
+	if (!h)
+		return;
+	for (unsigned c = 0; c < LP_HIST_OCTAVES; c++)
+		free(h->chunk[c]);
+	free(h);
 }

@@ -504,6 +504,69 @@ static void test_losses_counted_exactly(void **state)
 }
 
 /*
+ * --summary-only: no trace file; a row past LP_SUMMARY_ONLY_DURATIONS calls
+ * takes its P95 from the histogram and says so; a small row stays exact; the
+ * profiler's own usage is reported.
+ */
+static void test_summary_only(void **state)
+{
+	enum { SPANS = 70000 }; /* past the 65536 durations a row keeps */
+	char *out = fmt("%s/summary-only", tmpdir), spans[16];
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "--summary-only", "-o", out,
+			 "--", fmt("%s/tests/targets/flood", build), "1", spans, NULL };
+	json_object *sum, *rows, *prof;
+	struct stat st;
+	struct run r;
+
+	(void)state;
+	snprintf(spans, sizeof(spans), "%d", SPANS);
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(stat(fmt("%s/leanprofiler-trace.json", out), &st), -1);
+	assert_non_null(strstr(r.out, "Trace: not written (--summary-only)\n"));
+	assert_non_null(strstr(r.out, "P95 marked ~ comes from a histogram"));
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	assert_null(json_object_object_get(get(sum, "files"), "trace"));
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	rows = get(sum, "rows");
+	assert_int_equal(json_object_array_length(rows), 2);
+	for (size_t i = 0; i < 2; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+		int64_t p95 = json_object_get_int64(get(row, "p95_ns"));
+
+		assert_int_equal(json_object_get_int64(get(row, "calls")), SPANS);
+		assert_false(json_object_get_boolean(get(row, "p95_exact")));
+		assert_true(p95 >= json_object_get_int64(get(row, "min_ns")));
+		assert_true(p95 <= json_object_get_int64(get(row, "max_ns")));
+		assert_true(p95 > 0);
+	}
+	/* Every row of the table shows its P95 as approximate. */
+	for (const char *p = strstr(r.out, "flood."); p; p = strstr(p + 1, "\nflood."))
+		assert_non_null(memchr(p, '~', (size_t)(strchr(p + 1, '\n') - p)));
+	prof = get(sum, "profiler");
+	assert_true(json_object_get_boolean(get(prof, "available")));
+	assert_true(json_object_get_int64(get(prof, "peak_rss_kib")) > 1000);
+	assert_true(json_object_get_int64(get(prof, "user_cpu_ns")) +
+			    json_object_get_int64(get(prof, "system_cpu_ns")) >
+		    0);
+	json_object_put(sum);
+	run_free(&r);
+
+	/* Few calls: the same option keeps P95 exact. */
+	snprintf(spans, sizeof(spans), "%d", 50);
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	assert_null(strstr(r.out, "P95 marked ~"));
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	rows = get(sum, "rows");
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		assert_true(json_object_get_boolean(
+			get(json_object_array_get_idx(rows, i), "p95_exact")));
+	json_object_put(sum);
+	run_free(&r);
+}
+
+/*
  * Under sudo the command runs as the invoking user and the outputs are that
  * user's; --run-as-root keeps it root; while recording, the profiler holds
  * only the capabilities it still uses.
@@ -672,6 +735,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_exit_status_passed_on),
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_losses_counted_exactly),
+		cmocka_unit_test(test_summary_only),
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_second_signal_stops_recording),

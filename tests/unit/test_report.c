@@ -482,10 +482,59 @@ static void test_other_data_json(void **state)
 	free(text);
 }
 
+/* A row past the kept durations shows "~" before its P95, says why, and the JSON agrees. */
+static void test_approximate_p95_and_profiler_usage(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t hot = id(fx, "hot"), cold = id(fx, "cold");
+	json_object *o, *rows;
+	char *text, *line;
+
+	lp_stats_set_exact_limit(fx->stats, 4);
+	for (uint64_t i = 1; i <= 100; i++)
+		add(fx, hot, 0, i * 1000, i * 1000, false, 0, 0, 0);
+	add(fx, cold, 0, 5, 5, false, 0, 0, 0);
+	finish_groups(fx);
+	fx->totals.spans = 101;
+	fx->totals.threads = 1;
+	fx->totals.recorded_ns = 5050005;
+	fx->r.self = (struct lp_resources){ .valid = true, .user_ns = 12000000,
+					    .system_ns = 3000000, .peak_rss_kib = 4321 };
+	fx->r.bpf_runs = 10;
+	fx->r.bpf_run_ns = 3170;
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "Profiler: user CPU 12 ms, system CPU 3 ms, peak RSS 4321 "
+					 "KiB, BPF 317 ns per event\n"));
+	assert_non_null(strstr(fx->out, "P95 marked ~ comes from a histogram (within 0.4%)"));
+	line = strstr(fx->out, "\nhot ");
+	assert_non_null(line);
+	/* 95th of 1..100 us is 95 us; the histogram's bucket midpoint (94975 ns) is within 0.4%. */
+	assert_non_null(strstr(line, " ~94.97 us"));
+	line = strstr(fx->out, "\ncold ");
+	assert_non_null(line);
+	assert_null(memchr(line, '~', (size_t)(strchr(line + 1, '\n') - line)));
+
+	text = lp_report_summary_json(&fx->r);
+	assert_non_null(text);
+	o = json_tokener_parse(text);
+	assert_non_null(o);
+	rows = json_object_object_get(o, "rows");
+	assert_false(json_object_get_boolean(
+		json_object_object_get(json_object_array_get_idx(rows, 0), "p95_exact")));
+	assert_true(json_object_get_boolean(
+		json_object_object_get(json_object_array_get_idx(rows, 1), "p95_exact")));
+	assert_int_equal(u64(json_object_object_get(o, "profiler"), "peak_rss_kib"), 4321);
+	assert_int_equal(u64(json_object_object_get(o, "profiler"), "bpf_program_run_time_ns"),
+			 3170);
+	json_object_put(o);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_approximate_p95_and_profiler_usage),
 		T(test_table_seed_layout),
 		T(test_table_row_layout),
 		T(test_table_optional_lines),

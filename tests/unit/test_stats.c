@@ -254,6 +254,127 @@ static void test_add_after_sort(void **state)
 	lp_stats_free(st);
 }
 
+/* A small deterministic generator (xorshift64*): the same values on every run. */
+static uint64_t rng(uint64_t *x)
+{
+	*x ^= *x >> 12;
+	*x ^= *x << 25;
+	*x ^= *x >> 27;
+	return *x * 2685821657736338717ULL;
+}
+
+/* Durations of different shapes: spread, clustered, repeated, at bucket edges, extreme. */
+static uint64_t shaped(int shape, size_t i, uint64_t *x)
+{
+	switch (shape) {
+	case 0: return rng(x) % 1000000;                       /* uniform, 0..1 ms */
+	case 1: return 1000ULL << (rng(x) % 30);               /* powers of two, 1 us..10 min */
+	case 2: return 4000 + rng(x) % 3;                      /* few distinct values */
+	case 3: return 255 + rng(x) % 3;                       /* the exact/approximate edge */
+	case 4: return i % 97 == 0 ? UINT64_MAX - i : 50 + i;  /* huge outliers */
+	case 5: return (rng(x) % 1000) * (rng(x) % 1000) * (rng(x) % 1000); /* heavy tail */
+	default: return 7;
+	}
+}
+
+/* Quickselect gives exactly the nearest rank that sorting gives, whatever the data. */
+static void test_p95_selection_matches_sort(void **state)
+{
+	static const size_t sizes[] = { 1, 2, 3, 19, 20, 21, 100, 1001, 65537 };
+	uint64_t x = 88172645463325252ULL;
+
+	for (int shape = 0; shape < 7; shape++) {
+		for (size_t k = 0; k < ARRAY_SIZE(sizes); k++) {
+			struct lp_stats *st = lp_stats_new();
+			uint64_t *v = malloc(sizes[k] * sizeof(*v));
+			struct lp_group *g;
+
+			assert_non_null(st);
+			assert_non_null(v);
+			for (size_t i = 0; i < sizes[k]; i++) {
+				v[i] = shaped(shape, i, &x);
+				add(st, span(1, 0, v[i], 0));
+			}
+			g = find(st, 1, 0);
+			assert_true(lp_group_p95_exact(g));
+			assert_int_equal(lp_group_p95(g), pct_of(v, sizes[k], 95));
+			free(v);
+			lp_stats_free(st);
+		}
+	}
+}
+
+/* The histogram's P95 is within LP_HIST_REL_ERROR of the exact one, for every shape. */
+static void test_histogram_error_bound(void **state)
+{
+	uint64_t x = 0x9E3779B97F4A7C15ULL;
+	double worst = 0;
+
+	for (int shape = 0; shape < 7; shape++) {
+		for (size_t n = 1; n <= 200000; n = n * 7 + 3) {
+			struct lp_hist h = { 0 };
+			uint64_t *v = malloc(n * sizeof(*v)), lo = UINT64_MAX, hi = 0;
+
+			assert_non_null(v);
+			for (size_t i = 0; i < n; i++) {
+				v[i] = shaped(shape, i, &x);
+				lo = v[i] < lo ? v[i] : lo;
+				hi = v[i] > hi ? v[i] : hi;
+				assert_int_equal(lp_hist_add(&h, v[i]), 0);
+			}
+			for (double p = 50; p <= 100; p += 5) {
+				uint64_t exact = pct_of(v, n, p);
+				uint64_t approx = lp_hist_percentile(&h, p, lo, hi);
+				double err = exact ? ((double)(approx > exact ? approx - exact : exact - approx)) /
+							     (double)exact
+						   : (double)approx;
+
+				if (exact < 256)
+					assert_int_equal(approx, exact); /* small values are counted one by one */
+				assert_true(err <= LP_HIST_REL_ERROR);
+				worst = err > worst ? err : worst;
+			}
+			for (unsigned c = 0; c < LP_HIST_OCTAVES; c++)
+				free(h.chunk[c]);
+			free(v);
+		}
+	}
+	/* The bound is not vacuous: buckets really are approximate. */
+	assert_true(worst > LP_HIST_REL_ERROR / 8);
+}
+
+/* With a limit, a group keeps that many durations, then only a histogram. */
+static void test_exact_limit(void **state)
+{
+	struct lp_stats *st = lp_stats_new();
+	struct lp_group *g;
+	uint64_t v[5000];
+
+	assert_non_null(st);
+	lp_stats_set_exact_limit(st, 1000);
+	for (size_t i = 0; i < 5000; i++) {
+		v[i] = 1000 + (i * 7919) % 5000;
+		add(st, span(1, 0, v[i], v[i] / 2));
+		add(st, span(2, 0, 10, 5)); /* a second group, past the limit too */
+	}
+	for (size_t i = 0; i < 10; i++)
+		add(st, span(3, 0, 77, 0)); /* a third that stays exact */
+	g = find(st, 1, 0);
+	assert_false(lp_group_p95_exact(g));
+	assert_int_equal(g->ndurs, 0);
+	assert_null(g->durs);
+	assert_int_equal(g->calls, 5000);
+	assert_int_equal(g->min_ns, 1000);
+	assert_int_equal(g->max_ns, 5999);
+	assert_true(llabs((long long)lp_group_p95(g) - (long long)pct_of(v, 5000, 95)) <=
+		    (long long)(pct_of(v, 5000, 95) * LP_HIST_REL_ERROR));
+	g = find(st, 3, 0);
+	assert_true(lp_group_p95_exact(g));
+	assert_int_equal(lp_group_p95(g), 77);
+	assert_int_equal(lp_stats_approximate(st), 2); /* groups 1 and 2 passed 1000 calls */
+	lp_stats_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -263,6 +384,9 @@ int main(void)
 		cmocka_unit_test(test_min_max_self_counter),
 		cmocka_unit_test(test_sort_order),
 		cmocka_unit_test(test_add_after_sort),
+		cmocka_unit_test(test_p95_selection_matches_sort),
+		cmocka_unit_test(test_histogram_error_bound),
+		cmocka_unit_test(test_exact_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
