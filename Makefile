@@ -13,9 +13,9 @@ LDLIBS := -lbpf -lelf -lz -ljson-c -lm
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP
 
 # The libbpf-free core: the unit tests link it directly.
-CORE_SRCS := common map strtab text jsonw meta nest stats decode trace report outfile spec presets
+CORE_SRCS := common map strtab text jsonw meta nest stats decode trace report outfile spec presets probelist
 CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
-TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt procmem proc creds usage)
+TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt procmem proc creds usage list)
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
 
 ifeq ($(V),1)

@@ -11,6 +11,8 @@
 #include <sys/types.h>
 
 #include "common.h"
+#include "list.h"
+#include "presets.h"
 #include "record.h"
 #include "session.h"
 
@@ -200,12 +202,102 @@ static int cmd_record(int argc, char **argv)
 	return LP_EXIT_FAILURE;
 }
 
+static const char list_doc[] =
+	"List the USDT probes of BINARY (an executable or a shared library), or of every file "
+	"a running process maps: one line per probe with its sites, semaphore, argument spec "
+	"and file. marker=leanprofiler marks leanprofiler.h's own markers, presets=NAME the "
+	"presets of 'record --preset' that use the probe, unsupported=ARG an argument spec "
+	"libbpf cannot decode (such probes cannot be recorded). Needs no privileges beyond "
+	"reading the files (and, with -p, the process's /proc/PID/maps).\n\n"
+	"--presets lists the presets and the span-pair specs they are made of."
+	"\vExamples:\n"
+	"  leanprofiler list /usr/bin/python3.11\n"
+	"  leanprofiler list -p \"$(pidof postgres | cut -d' ' -f1)\"\n"
+	"  leanprofiler list --presets\n";
+
+struct list_opts {
+	const char *path;
+	pid_t pid;
+	bool presets;
+};
+
+static const struct argp_option list_options[] = {
+	{ "pid", 'p', "PID", 0, "List the probes of the files the running process PID maps", 0 },
+	{ "presets", 'P', NULL, 0, "List the presets and their span-pair specs", 0 },
+	{ 0 },
+};
+
+#define list_usage_error(state, fmt, ...)                                               \
+	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler list --help'",     \
+		     ##__VA_ARGS__)
+
+static error_t list_parse(int key, char *arg, struct argp_state *state)
+{
+	struct list_opts *o = state->input;
+
+	switch (key) {
+	case 'p': {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || pid <= 0 || pid > INT32_MAX)
+			list_usage_error(state, "invalid PID '%s'", arg);
+		o->pid = (pid_t)pid;
+		break;
+	}
+	case 'P':
+		o->presets = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->path)
+			list_usage_error(state, "one BINARY at a time");
+		o->path = arg;
+		break;
+	case ARGP_KEY_END:
+		if ((o->path != NULL) + (o->pid != 0) + o->presets != 1)
+			list_usage_error(state, "give one of BINARY, -p PID or --presets");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	static const struct argp argp = { list_options, list_parse, "BINARY\n-p PID\n--presets",
+					  list_doc, NULL, NULL, NULL };
+	struct list_opts o = { 0 };
+	int err;
+
+	argv[0] = "leanprofiler list";
+	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+		return LP_EXIT_FAILURE;
+	if (o.presets) {
+		for (size_t i = 0; i < lp_npresets; i++) {
+			printf("%s: %s\n", lp_presets[i].name, lp_presets[i].what);
+			for (const char *const *s = lp_presets[i].specs; *s; s++)
+				printf("  --span '%s'\n", *s);
+		}
+		return 0;
+	}
+	err = o.pid ? lp_list_pid(stdout, o.pid) : lp_list_file(stdout, o.path);
+	if (fflush(stdout) && !err) {
+		lp_err("cannot write the list: %s", strerror(errno));
+		err = -EIO;
+	}
+	return err ? LP_EXIT_FAILURE : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
 	{ "record", cmd_record, "launch a command and record its spans" },
+	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
 };
 
 static void usage(FILE *f)
