@@ -44,9 +44,12 @@ static const char record_doc[] =
 	"  sudo leanprofiler record -- ./build/examples/nested\n"
 	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- ./server --port 8080\n"
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
-	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n";
+	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n"
+	"  sudo leanprofiler record --preset cpython -- /usr/bin/python3.11 script.py\n"
+	"  sudo leanprofiler record --span 'python:gc__start,gc__done,meta=gen={arg0}' -p 1234\n";
 
-enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT };
+enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT, OPT_SPAN,
+       OPT_PRESET };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -60,6 +63,12 @@ static const struct argp_option record_options[] = {
 	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop recording after SECONDS (e.g. 2.5)", 0 },
 	{ "run-as-root", OPT_RUN_AS_ROOT, NULL, 0,
 	  "Under sudo, run COMMAND as root (by default it runs as the user who ran sudo)", 0 },
+	{ "span", OPT_SPAN, "SPEC", 0,
+	  "Also make spans from a pair of USDT probes: 'PROVIDER:ENTRY,PROVIDER:EXIT[,name=..]"
+	  "[,meta=..][,key=argN]' (README: Spans from any USDT probes); repeatable", 0 },
+	{ "preset", OPT_PRESET, "NAME", 0,
+	  "Ready span-pair specs for a runtime: postgresql, jvm, libstdcxx, cpython "
+	  "('leanprofiler list --presets'); repeatable", 0 },
 	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
 	{ 0 },
 };
@@ -93,6 +102,20 @@ static int parse_size(const char *s, size_t *out)
 	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler record --help'",  \
 		     ##__VA_ARGS__)
 
+/* Adds a span-pair spec to o (specs has room for LP_SPEC_MAX). */
+static void add_spec(struct argp_state *state, struct lp_record_opts *o, struct lp_spec *specs,
+		     const char *text, const char *preset)
+{
+	char err[256];
+
+	if (o->nspecs == LP_SPEC_MAX)
+		usage_error(state, "more than %d span-pair specs (LP_SPEC_MAX)", LP_SPEC_MAX);
+	if (lp_spec_parse(text, &specs[o->nspecs], err, sizeof(err)))
+		usage_error(state, "invalid --span '%s': %s", text, err);
+	specs[o->nspecs].preset = preset;
+	o->nspecs++;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct lp_record_opts *o = state->input;
@@ -122,6 +145,18 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_RUN_AS_ROOT:
 		o->run_as_root = true;
 		break;
+	case OPT_SPAN:
+		add_spec(state, o, (struct lp_spec *)o->specs, arg, NULL);
+		break;
+	case OPT_PRESET: {
+		const struct lp_preset *p = lp_preset_find(arg);
+
+		if (!p)
+			usage_error(state, "unknown preset '%s' (presets: %s)", arg, lp_preset_names());
+		for (const char *const *sp = p->specs; *sp; sp++)
+			add_spec(state, o, (struct lp_spec *)o->specs, *sp, p->name);
+		break;
+	}
 	case 'p': {
 		char *end;
 		long pid;
@@ -185,12 +220,21 @@ static int cmd_record(int argc, char **argv)
 		.counter_name = "Lean heartbeats",
 	};
 	struct lp_record_result res;
+	struct lp_spec *specs = calloc(LP_SPEC_MAX, sizeof(*specs));
 	int err;
 
-	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
-	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o))
+	if (!specs) {
+		lp_err("out of memory");
 		return LP_EXIT_FAILURE;
+	}
+	o.specs = specs;
+	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o)) {
+		free(specs);
+		return LP_EXIT_FAILURE;
+	}
 	err = lp_record(&o, &res);
+	free(specs);
 	switch (res.stage) {
 	case LP_STAGE_EXEC:
 		return err == -ENOENT ? LP_EXIT_NOT_FOUND : LP_EXIT_CANNOT_RUN;
