@@ -10,12 +10,16 @@ CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP
 CPPFLAGS += -Iinclude -I$(OUT) -Iuser
 LDLIBS := -lbpf -lelf -lz -ljson-c -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP
+# The host's system include dirs, after ours: bpf/usdt.bpf.h needs <asm/errno.h>.
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP \
+	$(CLANG_BPF_SYS_INCLUDES)
 
 # The libbpf-free core: the unit tests link it directly.
-CORE_SRCS := common map strtab text jsonw meta nest stats decode trace report outfile
+CORE_SRCS := common map strtab text jsonw meta nest stats decode trace report outfile spec presets probelist pairs
 CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
-TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt procmem proc creds usage)
+TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt procmem proc creds usage list)
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
 
 ifeq ($(V),1)

@@ -18,6 +18,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "wire.h"
+/* libbpf's USDT support (span-pair specs): argument decoding, semaphores. */
+#define BPF_USDT_MAX_SPEC_CNT LP_USDT_SPECS_MAX
+#include <bpf/usdt.bpf.h>
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -107,7 +110,19 @@ struct {
 	__type(value, struct lp_thread_lost);
 } lost_by_tid SEC(".maps");
 
-#define SCRATCH_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
+#define EVENT_MAX_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
+#define USDT_MAX_SIZE (sizeof(struct lp_rec_usdt) + LP_USDT_STR_SLOTS * LP_USDT_STR_BUF)
+#define SCRATCH_SIZE (EVENT_MAX_SIZE > USDT_MAX_SIZE ? EVENT_MAX_SIZE : USDT_MAX_SIZE)
+
+/* What each span-pair spec's entry probe copies (set by user space before attaching). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LP_SPEC_MAX);
+	__type(key, __u32);
+	__type(value, struct lp_usdt_desc);
+} usdt_desc SEC(".maps");
+
+#define LP_USDT_ARGS_POW2 16 /* a power of two above LP_USDT_ARGS, to bound indexes */
 
 struct scratch {
 	char buf[SCRATCH_SIZE];
@@ -280,12 +295,46 @@ static __always_inline int literal(struct lp_task *st, __u64 mm, __u64 addr, __u
 	return 0;
 }
 
+/*
+ * Whether this probe hit is recorded: its file's gate is open, recording has
+ * not stopped, and the thread is a target's. Returns the thread's state with
+ * *ts and *seq set (the thread announced on its first event), or NULL.
+ */
+static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, __u32 pid,
+							__u32 tid, struct task_struct *task,
+							__u64 *ts, __u32 *seq)
+{
+	__u64 *gate = bpf_map_lookup_elem(&file_gate, &file);
+	struct lp_task *st;
+
+	if (!gate || !*gate)
+		return NULL;
+	*ts = bpf_ktime_get_ns();
+	if (*ts < *gate || (lp_stop_ns && *ts >= lp_stop_ns))
+		return NULL;
+	/* Only target threads have per-thread state: its presence is the fast check. */
+	st = bpf_task_storage_get(&task_state, task, 0, 0);
+	if (!st) {
+		if (!bpf_map_lookup_elem(&targets, &pid) && !adopt(task, pid, *ts, 0))
+			return NULL;
+		st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!st) {
+			count(LP_STAT_NO_TASK_STORAGE);
+			count_lost(type, pid, tid);
+			return NULL;
+		}
+	}
+	*seq = st->seq++;
+	if (!st->announced)
+		st->announced = announce_thread(task, pid, tid, *seq) == 0;
+	return st;
+}
+
 static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta, __u64 counter,
 				  __u64 marker_flags)
 {
 	__u32 file = (__u32)bpf_get_attach_cookie(ctx);
-	__u64 *gate = bpf_map_lookup_elem(&file_gate, &file), ts;
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u16 flags = (marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL | LP_EV_HAS_COUNTER)) |
@@ -295,26 +344,9 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	__u64 mm;
 	__u32 seq;
 
-	if (!gate || !*gate)
+	st = recorded_thread(file, type, pid, tid, task, &ts, &seq);
+	if (!st)
 		return 0;
-	ts = bpf_ktime_get_ns();
-	if (ts < *gate || (lp_stop_ns && ts >= lp_stop_ns))
-		return 0;
-	/* Only target threads have per-thread state: its presence is the fast check. */
-	st = bpf_task_storage_get(&task_state, task, 0, 0);
-	if (!st) {
-		if (!bpf_map_lookup_elem(&targets, &pid) && !adopt(task, pid, ts, 0))
-			return 0;
-		st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!st) {
-			count(LP_STAT_NO_TASK_STORAGE);
-			count_lost(type, pid, tid);
-			return 0;
-		}
-	}
-	seq = st->seq++;
-	if (!st->announced)
-		st->announced = announce_thread(task, pid, tid, seq) == 0;
 
 	mm = (__u64)task->mm;
 	if (st->mm != mm) {
@@ -403,6 +435,106 @@ SEC("uprobe")
 int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 {
 	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags);
+}
+
+/*
+ * A probe of a span-pair spec (--span, --preset), attached with libbpf's USDT
+ * support. The cookie says which file, spec and role. Every argument is sent;
+ * an entry also sends the strings its spec names (lp_usdt_desc), each cut to
+ * LP_USDT_STR_MAX bytes.
+ */
+SEC("usdt")
+int lp_usdt(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_usdt_cookie(ctx);
+	__u32 file = LP_USDT_COOKIE_FILE(cookie), spec = LP_USDT_COOKIE_SPEC(cookie);
+	__u32 role = LP_USDT_COOKIE_ROLE(cookie), zero = 0, nstr = 0;
+	__u64 off = 0, size;
+	__u16 type = role == LP_USDT_ROLE_EXIT ? LP_REC_EXIT : LP_REC_ENTER;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
+	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct lp_usdt_desc *d = NULL;
+	struct lp_rec_usdt *r;
+	struct scratch *s;
+	char *text;
+	int n;
+
+	if (!recorded_thread(file, type, pid, tid, task, &ts, &seq))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	r = (void *)s->buf;
+	fill_hdr(&r->h, LP_REC_USDT, role == LP_USDT_ROLE_EXIT ? LP_USDT_EXIT : 0, pid, tid, seq);
+	r->ts_ns = ts;
+	r->spec = (__u16)spec;
+	r->file = (__u16)file;
+	r->cpu = bpf_get_smp_processor_id();
+	n = bpf_usdt_arg_cnt(ctx);
+	if (n < 0)
+		n = 0;
+	if (n > LP_USDT_ARGS)
+		n = LP_USDT_ARGS;
+	r->nargs = n;
+	for (int i = 0; i < LP_USDT_ARGS; i++) {
+		long v = 0;
+
+		if (i < n)
+			bpf_usdt_arg(ctx, i, &v);
+		r->args[i] = v;
+	}
+	if (role == LP_USDT_ROLE_ENTRY)
+		d = bpf_map_lookup_elem(&usdt_desc, &spec);
+	if (d)
+		nstr = d->nstr;
+	r->nstr = nstr < LP_USDT_STR_SLOTS ? nstr : LP_USDT_STR_SLOTS;
+	text = (char *)(r + 1);
+	for (int i = 0; i < LP_USDT_STR_SLOTS; i++) {
+		struct lp_usdt_str *ds;
+		__u64 addr, len;
+		__u32 a, la;
+		long got;
+
+		r->str_len[i] = 0;
+		if (!d || i >= nstr)
+			continue;
+		ds = &d->str[i];
+		a = (__u32)ds->arg;
+		if (a >= LP_USDT_ARGS)
+			continue;
+		addr = r->args[a];
+		if (ds->deref && bpf_probe_read_user(&addr, sizeof(addr), (void *)(addr + ds->off))) {
+			r->str_len[i] = -14; /* -EFAULT */
+			continue;
+		}
+		if (off > (LP_USDT_STR_SLOTS - 1) * LP_USDT_STR_BUF)
+			off = (LP_USDT_STR_SLOTS - 1) * LP_USDT_STR_BUF;
+		if (ds->len_arg >= 0) {
+			/* Counted, not NUL-terminated: read the count, or one more than the limit. */
+			la = (__u32)ds->len_arg;
+			len = la < LP_USDT_ARGS ? r->args[la & (LP_USDT_ARGS_POW2 - 1)] : 0;
+			if ((__s64)len < 0)
+				len = 0;
+			if (len > LP_USDT_STR_MAX + 1)
+				len = LP_USDT_STR_MAX + 1;
+			got = len ? bpf_probe_read_user(text + off, len, (void *)addr) : 0;
+			r->str_len[i] = got ? got : (__s16)len;
+			if (!got)
+				off += len;
+		} else {
+			got = bpf_probe_read_user_str(text + off, LP_USDT_STR_BUF, (void *)addr);
+			r->str_len[i] = got > 0 ? got - 1 : got;
+			if (got > 1)
+				off += got - 1;
+		}
+	}
+	size = sizeof(*r) + off;
+	if (size > USDT_MAX_SIZE)
+		return 0; /* cannot happen; bounds the size for the verifier */
+	if (bpf_ringbuf_output(&rb, r, size, submit_flags()))
+		count_lost(type, pid, tid);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -30,6 +30,7 @@ enum lp_rec_type {
 	LP_REC_THREAD = 4, /* struct lp_rec_thread: first event of a thread */
 	LP_REC_TASK = 5,   /* struct lp_rec_task: a target process or thread began, exec'ed, ended */
 	LP_REC_LIBS = 6,   /* struct lp_rec_libs: a target's loader changed its list of libraries */
+	LP_REC_USDT = 7,   /* struct lp_rec_usdt: a probe of a span-pair spec (--span, --preset) fired */
 };
 
 /* lp_rec_event.flags: the marker's own flags (leanprofiler.h) in the low byte... */
@@ -147,6 +148,58 @@ struct lp_thread_lost {
 	__u64 exit;
 	__u32 pid;
 	__u32 pad;
+};
+
+/*
+ * Span-pair specs (--span, --preset): any USDT probe, attached with libbpf's
+ * USDT support. The usdt_cookie says which file (for its gate), which spec and
+ * which role: LP_USDT_COOKIE(file, spec, role).
+ */
+#define LP_SPEC_MAX 64        /* span-pair specs per recording */
+#define LP_USDT_ARGS 12       /* arguments of a probe (libbpf's maximum) */
+#define LP_USDT_STR_SLOTS 4   /* string arguments an entry probe's spec reads */
+#define LP_USDT_STR_MAX 512   /* bytes of one string argument; longer ones are cut */
+#define LP_USDT_STR_BUF (LP_USDT_STR_MAX + 2)
+#define LP_USDT_SPECS_MAX 1024 /* libbpf USDT specs (site argument layouts x cookies) */
+
+#define LP_USDT_ROLE_ENTRY 0
+#define LP_USDT_ROLE_EXIT 1
+#define LP_USDT_COOKIE(file, spec, role) (((__u64)(file) << 32) | ((spec) << 1) | (role))
+#define LP_USDT_COOKIE_FILE(c) ((__u32)((c) >> 32))
+#define LP_USDT_COOKIE_SPEC(c) ((__u32)(c) >> 1 & 0x7fff)
+#define LP_USDT_COOKIE_ROLE(c) ((__u32)(c) & 1)
+
+/* One string argument to copy: at address args[arg], or at the pointer stored there + off. */
+struct lp_usdt_str {
+	__s8 arg;     /* argument index holding the address */
+	__s8 len_arg; /* argument holding the length (not NUL-terminated), -1: NUL-terminated */
+	__u8 deref;   /* 1: the string's address is the pointer at args[arg] + off */
+	__u8 pad;
+	__s32 off;
+};
+
+/* What the kernel reads for a spec's entry probe (map "usdt_desc", key spec). */
+struct lp_usdt_desc {
+	__u32 nstr;
+	__u32 pad;
+	struct lp_usdt_str str[LP_USDT_STR_SLOTS];
+};
+
+/* lp_rec_usdt.h.flags */
+#define LP_USDT_EXIT 0x1u /* the exit role; else the entry */
+
+struct lp_rec_usdt {
+	struct lp_rec_hdr h; /* h.seq: shared with the markers' events of the thread */
+	__u64 ts_ns;
+	__u16 spec; /* index in the recording's spec list */
+	__u16 file; /* which probed file (index, < LP_MAX_FILES) */
+	__u16 cpu;
+	__u8 nargs; /* arguments read (args[nargs..] are 0) */
+	__u8 nstr;  /* string slots that follow */
+	__u64 args[LP_USDT_ARGS];
+	/* per slot: bytes read (no NUL), LP_USDT_STR_MAX+1 when cut, -errno when unreadable */
+	__s16 str_len[LP_USDT_STR_SLOTS];
+	/* char text[]: the slots' bytes one after another, max(len, 0) each, capped */
 };
 
 #define LP_REC_MAX_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)

@@ -192,6 +192,22 @@ static uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
 	return e->v1 - 1;
 }
 
+/*
+ * Sequence numbers count every probe hit of the thread, delivered or not: a
+ * gap is the events lost before this one. 0 or -ENOMEM.
+ */
+static int seq_lost(struct lp_decoder *d, const struct lp_rec_hdr *h, uint32_t *lost)
+{
+	struct lp_map_ent *t = lp_map_find(&d->threads, ((uint64_t)h->pid << 32) | h->tid, 0, true);
+
+	if (!t)
+		return -ENOMEM;
+	*lost = h->seq - (t->v2 ? (uint32_t)t->v1 : 0);
+	t->v1 = h->seq + 1; /* the next one expected: wraps with seq */
+	t->v2 = 1;          /* a record of this thread arrived */
+	return 0;
+}
+
 static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size_t size)
 {
 	const char *text = (const char *)(r + 1);
@@ -204,7 +220,6 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 		.counter = r->counter,
 		.has_counter = r->h.flags & LP_EV_HAS_COUNTER,
 	};
-	struct lp_map_ent *t;
 	size_t name_bytes = 0;
 
 	if (ev.type == LP_EVENT_ENTER)
@@ -233,14 +248,49 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 	if (ev.name == UINT32_MAX || ev.meta == UINT32_MAX)
 		return -ENOMEM;
 
-	/* Sequence numbers count every marker hit of the thread, delivered or not. */
-	t = lp_map_find(&d->threads, ((uint64_t)r->h.pid << 32) | r->h.tid, 0, true);
-	if (!t)
+	if (seq_lost(d, &r->h, &ev.lost_before))
 		return -ENOMEM;
-	ev.lost_before = r->h.seq - (t->v2 ? t->v1 : 0);
-	t->v1 = r->h.seq + 1; /* the next one expected: wraps with seq */
-	t->v2 = 1;            /* a record of this thread arrived */
 	return d->sink.event ? d->sink.event(d->sink.ctx, &ev) : 0;
+}
+
+static int decode_usdt(struct lp_decoder *d, const struct lp_rec_usdt *r, size_t size)
+{
+	const char *text = (const char *)(r + 1);
+	size_t avail = size - sizeof(*r);
+	struct lp_usdt_event ue = {
+		.pid = r->h.pid,
+		.tid = r->h.tid,
+		.ts_ns = r->ts_ns,
+		.spec = r->spec,
+		.exit = r->h.flags & LP_USDT_EXIT,
+		.nargs = r->nargs < LP_USDT_ARGS ? r->nargs : LP_USDT_ARGS,
+		.nstr = r->nstr < LP_USDT_STR_SLOTS ? r->nstr : LP_USDT_STR_SLOTS,
+	};
+
+	if (ue.exit)
+		d->stats.exits++;
+	else
+		d->stats.enters++;
+	if (r->file < LP_MAX_FILES)
+		ue.file_since_ns = d->file_since[r->file];
+	memcpy(ue.args, r->args, sizeof(ue.args));
+	for (uint32_t i = 0; i < ue.nstr; i++) {
+		size_t bytes = r->str_len[i] > 0 ? (size_t)r->str_len[i] : 0;
+
+		ue.str[i] = text_id(d, text, r->str_len[i], avail, LP_USDT_STR_MAX, false);
+		if (ue.str[i] == UINT32_MAX)
+			return -ENOMEM;
+		/* The kernel copies at most LP_USDT_STR_MAX + 1 bytes of a slot. */
+		if (bytes > LP_USDT_STR_MAX + 1)
+			bytes = LP_USDT_STR_MAX + 1;
+		if (bytes > avail)
+			bytes = avail;
+		text += bytes;
+		avail -= bytes;
+	}
+	if (seq_lost(d, &r->h, &ue.lost_before))
+		return -ENOMEM;
+	return d->sink.usdt ? d->sink.usdt(d->sink.ctx, &ue) : 0;
 }
 
 static int set_name(struct lp_decoder *d, uint32_t pid, uint32_t tid, uint32_t comm,
@@ -325,6 +375,10 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 		if (size < sizeof(struct lp_rec_task))
 			goto malformed;
 		return decode_task(d, data);
+	case LP_REC_USDT:
+		if (size < sizeof(struct lp_rec_usdt))
+			goto malformed;
+		return decode_usdt(d, data, size);
 	case LP_REC_LIBS:
 		if (size < sizeof(struct lp_rec_libs))
 			goto malformed;

@@ -9,6 +9,9 @@
 #ifndef LP_DECODE_H
 #define LP_DECODE_H
 
+#include <linux/types.h>
+
+#include "../bpf/wire.h"
 #include "nest.h"
 #include "strtab.h"
 
@@ -22,12 +25,27 @@ struct lp_task_event {
 	uint32_t comm;   /* string id of its name */
 };
 
+/* A probe of a span-pair spec fired (wire.h struct lp_rec_usdt), its strings interned. */
+struct lp_usdt_event {
+	uint32_t pid, tid;
+	uint64_t ts_ns;
+	uint32_t spec;
+	bool exit;                         /* the exit role, else the entry */
+	uint32_t nargs;
+	uint64_t args[LP_USDT_ARGS];
+	uint32_t nstr;
+	uint32_t str[LP_USDT_STR_SLOTS];   /* string ids of the string arguments */
+	uint32_t lost_before;              /* this thread's events lost just before this one */
+	uint64_t file_since_ns;
+};
 
 struct lp_decode_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
 	/* Optional, both. libs: pid's loader changed its list of libraries. */
 	int (*task)(void *ctx, const struct lp_task_event *te);
 	int (*libs)(void *ctx, uint32_t pid);
+	/* Optional: a probe of a span-pair spec (--span, --preset). */
+	int (*usdt)(void *ctx, const struct lp_usdt_event *ue);
 	/*
 	 * Optional: reads a literal the kernel could not, from the target's
 	 * memory; its length or -errno, at most size-1 bytes, NUL-terminated.

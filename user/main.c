@@ -11,6 +11,8 @@
 #include <sys/types.h>
 
 #include "common.h"
+#include "list.h"
+#include "presets.h"
 #include "record.h"
 #include "session.h"
 
@@ -42,10 +44,12 @@ static const char record_doc[] =
 	"  sudo leanprofiler record -- ./build/examples/nested\n"
 	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- ./server --port 8080\n"
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
-	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n";
+	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n"
+	"  sudo leanprofiler record --preset cpython -- /usr/bin/python3.11 script.py\n"
+	"  sudo leanprofiler record --span 'python:gc__start,gc__done,meta=gen={arg0}' -p 1234\n";
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
-       OPT_SUMMARY_ONLY };
+       OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -63,6 +67,12 @@ static const struct argp_option record_options[] = {
 	  "Write no trace, only the table and the summary: memory stays bounded however many "
 	  "spans (P95 past 65536 calls of a row from a histogram, within 0.4%)",
 	  0 },
+	{ "span", OPT_SPAN, "SPEC", 0,
+	  "Also make spans from a pair of USDT probes: 'PROVIDER:ENTRY,PROVIDER:EXIT[,name=..]"
+	  "[,meta=..][,key=argN]' (README: Spans from any USDT probes); repeatable", 0 },
+	{ "preset", OPT_PRESET, "NAME", 0,
+	  "Ready span-pair specs for a runtime: postgresql, jvm, libstdcxx, cpython "
+	  "('leanprofiler list --presets'); repeatable", 0 },
 	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
 	{ 0 },
 };
@@ -96,6 +106,20 @@ static int parse_size(const char *s, size_t *out)
 	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler record --help'",  \
 		     ##__VA_ARGS__)
 
+/* Adds a span-pair spec to o (specs has room for LP_SPEC_MAX). */
+static void add_spec(struct argp_state *state, struct lp_record_opts *o, struct lp_spec *specs,
+		     const char *text, const char *preset)
+{
+	char err[256];
+
+	if (o->nspecs == LP_SPEC_MAX)
+		usage_error(state, "more than %d span-pair specs (LP_SPEC_MAX)", LP_SPEC_MAX);
+	if (lp_spec_parse(text, &specs[o->nspecs], err, sizeof(err)))
+		usage_error(state, "invalid --span '%s': %s", text, err);
+	specs[o->nspecs].preset = preset;
+	o->nspecs++;
+}
+
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct lp_record_opts *o = state->input;
@@ -128,6 +152,18 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_SUMMARY_ONLY:
 		o->summary_only = true;
 		break;
+	case OPT_SPAN:
+		add_spec(state, o, (struct lp_spec *)o->specs, arg, NULL);
+		break;
+	case OPT_PRESET: {
+		const struct lp_preset *p = lp_preset_find(arg);
+
+		if (!p)
+			usage_error(state, "unknown preset '%s' (presets: %s)", arg, lp_preset_names());
+		for (const char *const *sp = p->specs; *sp; sp++)
+			add_spec(state, o, (struct lp_spec *)o->specs, *sp, p->name);
+		break;
+	}
 	case 'p': {
 		char *end;
 		long pid;
@@ -191,12 +227,21 @@ static int cmd_record(int argc, char **argv)
 		.counter_name = "Lean heartbeats",
 	};
 	struct lp_record_result res;
+	struct lp_spec *specs = calloc(LP_SPEC_MAX, sizeof(*specs));
 	int err;
 
-	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
-	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o))
+	if (!specs) {
+		lp_err("out of memory");
 		return LP_EXIT_FAILURE;
+	}
+	o.specs = specs;
+	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o)) {
+		free(specs);
+		return LP_EXIT_FAILURE;
+	}
 	err = lp_record(&o, &res);
+	free(specs);
 	switch (res.stage) {
 	case LP_STAGE_EXEC:
 		return err == -ENOENT ? LP_EXIT_NOT_FOUND : LP_EXIT_CANNOT_RUN;
@@ -208,12 +253,102 @@ static int cmd_record(int argc, char **argv)
 	return LP_EXIT_FAILURE;
 }
 
+static const char list_doc[] =
+	"List the USDT probes of BINARY (an executable or a shared library), or of every file "
+	"a running process maps: one line per probe with its sites, semaphore, argument spec "
+	"and file. marker=leanprofiler marks leanprofiler.h's own markers, presets=NAME the "
+	"presets of 'record --preset' that use the probe, unsupported=ARG an argument spec "
+	"libbpf cannot decode (such probes cannot be recorded). Needs no privileges beyond "
+	"reading the files (and, with -p, the process's /proc/PID/maps).\n\n"
+	"--presets lists the presets and the span-pair specs they are made of."
+	"\vExamples:\n"
+	"  leanprofiler list /usr/bin/python3.11\n"
+	"  leanprofiler list -p \"$(pidof postgres | cut -d' ' -f1)\"\n"
+	"  leanprofiler list --presets\n";
+
+struct list_opts {
+	const char *path;
+	pid_t pid;
+	bool presets;
+};
+
+static const struct argp_option list_options[] = {
+	{ "pid", 'p', "PID", 0, "List the probes of the files the running process PID maps", 0 },
+	{ "presets", 'P', NULL, 0, "List the presets and their span-pair specs", 0 },
+	{ 0 },
+};
+
+#define list_usage_error(state, fmt, ...)                                               \
+	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler list --help'",     \
+		     ##__VA_ARGS__)
+
+static error_t list_parse(int key, char *arg, struct argp_state *state)
+{
+	struct list_opts *o = state->input;
+
+	switch (key) {
+	case 'p': {
+		char *end;
+		long pid;
+
+		errno = 0;
+		pid = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || pid <= 0 || pid > INT32_MAX)
+			list_usage_error(state, "invalid PID '%s'", arg);
+		o->pid = (pid_t)pid;
+		break;
+	}
+	case 'P':
+		o->presets = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->path)
+			list_usage_error(state, "one BINARY at a time");
+		o->path = arg;
+		break;
+	case ARGP_KEY_END:
+		if ((o->path != NULL) + (o->pid != 0) + o->presets != 1)
+			list_usage_error(state, "give one of BINARY, -p PID or --presets");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int cmd_list(int argc, char **argv)
+{
+	static const struct argp argp = { list_options, list_parse, "BINARY\n-p PID\n--presets",
+					  list_doc, NULL, NULL, NULL };
+	struct list_opts o = { 0 };
+	int err;
+
+	argv[0] = "leanprofiler list";
+	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+		return LP_EXIT_FAILURE;
+	if (o.presets) {
+		for (size_t i = 0; i < lp_npresets; i++) {
+			printf("%s: %s\n", lp_presets[i].name, lp_presets[i].what);
+			for (const char *const *s = lp_presets[i].specs; *s; s++)
+				printf("  --span '%s'\n", *s);
+		}
+		return 0;
+	}
+	err = o.pid ? lp_list_pid(stdout, o.pid) : lp_list_file(stdout, o.path);
+	if (fflush(stdout) && !err) {
+		lp_err("cannot write the list: %s", strerror(errno));
+		err = -EIO;
+	}
+	return err ? LP_EXIT_FAILURE : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
 	{ "record", cmd_record, "launch a command and record its spans" },
+	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
 };
 
 static void usage(FILE *f)

@@ -20,6 +20,7 @@
 #include "launch.h"
 #include "nest.h"
 #include "outfile.h"
+#include "pairs.h"
 #include "proc.h"
 #include "procmem.h"
 #include "report.h"
@@ -37,6 +38,7 @@ struct recorder {
 	struct lp_decoder *dec;
 	struct lp_nest *nest;
 	struct lp_stats *stats;
+	struct lp_pairs *pairs; /* span-pair specs */
 	struct lp_session *s;
 	struct lp_trace trace;
 	bool trace_open;
@@ -78,6 +80,20 @@ static int on_event(void *ctx, const struct lp_event *ev)
 	struct recorder *r = ctx;
 
 	return lp_nest_event(r->nest, ev);
+}
+
+static int on_usdt(void *ctx, const struct lp_usdt_event *ue)
+{
+	struct recorder *r = ctx;
+
+	return lp_pairs_event(r->pairs, ue);
+}
+
+static void on_track_end(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t end_ns)
+{
+	struct recorder *r = ctx;
+
+	lp_nest_thread_end(r->nest, pid, track_tid, end_ns);
 }
 
 static long read_str(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size)
@@ -200,6 +216,7 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 		err = lp_nest_thread_begin(r->nest, te->pid, te->tid, te->ts_ns);
 		break;
 	case LP_TASK_EXEC:
+		lp_pairs_process_end(r->pairs, te->pid);
 		lp_nest_process_end(r->nest, te->pid, te->ts_ns);
 		err = lp_nest_process_begin(r->nest, te->pid, te->ts_ns, false);
 		if (!err)
@@ -209,9 +226,11 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 			p->comm = te->comm;
 		break;
 	case LP_TASK_EXIT:
+		lp_pairs_thread_end(r->pairs, te->pid, te->tid, te->ts_ns);
 		lp_nest_thread_end(r->nest, te->pid, te->tid, te->ts_ns);
 		if (!te->group_dead)
 			break;
+		lp_pairs_process_end(r->pairs, te->pid);
 		lp_nest_process_end(r->nest, te->pid, te->ts_ns);
 		p = find_proc(r, te->pid);
 		if (p && p->alive) {
@@ -379,11 +398,27 @@ static struct lp_report_thread *collect_threads(struct recorder *r, size_t *coun
 		uint32_t comm, pcomm;
 		bool first_of_pid = true;
 
-		if (!lp_decoder_thread_name(r->dec, infos[i].pid, infos[i].tid, &comm, &pcomm)) {
-			snprintf(buf, sizeof(buf), "tid %u", infos[i].tid);
+		uint32_t tid = infos[i].tid;
+
+		/* A track of keyed spans is named after its thread. */
+		if (LP_TRACK_IS(tid))
+			tid = LP_TRACK_REAL(tid);
+		if (!lp_decoder_thread_name(r->dec, infos[i].pid, tid, &comm, &pcomm)) {
+			snprintf(buf, sizeof(buf), "tid %u", tid);
 			comm = intern_cstr(r, buf);
 			snprintf(buf, sizeof(buf), "pid %u", infos[i].pid);
 			pcomm = intern_cstr(r, buf);
+		}
+		if (LP_TRACK_IS(infos[i].tid)) {
+			size_t len;
+			const char *c = strtab_str(r->st, comm, &len);
+			char *nm;
+
+			if (asprintf(&nm, "%.*s (%u) keyed spans %u", (int)len, c, tid,
+				     LP_TRACK_NO(infos[i].tid)) >= 0) {
+				comm = intern_cstr(r, nm);
+				free(nm);
+			}
 		}
 		for (size_t j = 0; j < i; j++)
 			first_of_pid &= infos[j].pid != infos[i].pid;
@@ -409,6 +444,34 @@ static struct lp_report_thread *collect_threads(struct recorder *r, size_t *coun
 	return out;
 }
 
+/*
+ * Every span-pair spec needs an entry and an exit probe attached somewhere:
+ * says which one is missing (-ENOENT), else 0. Then, with neither markers nor
+ * specs, there is nothing to record: the caller says so.
+ */
+static int check_specs(struct recorder *r, const char *where)
+{
+	for (size_t i = 0; i < r->o->nspecs; i++) {
+		const struct lp_spec *sp = &r->o->specs[i];
+		unsigned found = lp_session_spec_found(r->s, i);
+
+		for (int role = 0; role < 2; role++) {
+			const struct lp_probe_ref *p = role ? sp->exit : sp->entry;
+
+			if (found & (1u << role))
+				continue;
+			lp_err("no usable %s probe %s:%s%s in %s: 'leanprofiler list' shows the "
+			       "probes there (spec '%s'%s%s)",
+			       role ? "exit" : "entry", p->provider, p->name,
+			       (role ? sp->nexit : sp->nentry) > 1 ? " (or its alternatives)" : "",
+			       where, sp->text, sp->preset ? " of preset " : "",
+			       sp->preset ? sp->preset : "");
+			return -ENOENT;
+		}
+	}
+	return 0;
+}
+
 /* Sets the recording up for the launched command, stopped right after its exec. */
 static int start_launch(struct recorder *r, struct lp_child *c, uint64_t *since)
 {
@@ -432,6 +495,9 @@ static int start_launch(struct recorder *r, struct lp_child *c, uint64_t *since)
 		lp_err("cannot attach to %s: %s", r->o->argv[0], strerror(-err));
 		return err;
 	}
+	err = check_specs(r, r->o->argv[0]);
+	if (err)
+		return err;
 	if (lp_session_probes(r->s) == 0) {
 		lp_err("no leanprofiler markers in %s or the libraries it links: nothing to record "
 		       "(is it built with include/leanprofiler.h?)",
@@ -467,6 +533,14 @@ static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 		lp_err("cannot attach to PID %d (%s): %s", (int)pid, comm,
 		       err == -ESRCH ? "it exited" : strerror(-err));
 		return err;
+	}
+	{
+		char where[64];
+
+		snprintf(where, sizeof(where), "PID %d (%s)", (int)pid, comm);
+		err = check_specs(r, where);
+		if (err)
+			return err;
 	}
 	if (lp_session_probes(r->s) == 0) {
 		lp_err("no leanprofiler markers in PID %d (%s) or the libraries it has mapped: "
@@ -530,6 +604,9 @@ static int start_all(struct recorder *r, uint64_t *since)
 		lp_err("cannot scan the running processes: %s", strerror(-err));
 		return err;
 	}
+	err = check_specs(r, r->o->binary);
+	if (err)
+		return err;
 	if (lp_session_probes(r->s) == 0) {
 		lp_err("no leanprofiler markers in %s: nothing to record (is it built with "
 		       "include/leanprofiler.h?)",
@@ -606,9 +683,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	struct recorder r = { .o = o };
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = &r };
 	struct lp_decode_sink dsink = { .event = on_event, .task = on_task, .libs = on_libs,
-					.read_str = read_str, .ctx = &r };
+					.usdt = on_usdt, .read_str = read_str, .ctx = &r };
+	struct lp_pairs_sink psink = { .event = on_event, .track_end = on_track_end, .ctx = &r };
 	struct lp_session_opts so = { .buffer_bytes = o->buffer_bytes, .on_record = on_record,
-				      .ctx = &r };
+				      .ctx = &r, .specs = o->specs, .nspecs = o->nspecs };
 	struct lp_child c = { .pid = -1, .pidfd = -1 };
 	struct loop l = { .root_pidfd = -1, .sigfd = -1 };
 	struct lp_outfile summary = { 0 };
@@ -631,9 +709,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		lp_stats_set_exact_limit(r.stats, LP_SUMMARY_ONLY_DURATIONS);
 	r.nest = r.st ? lp_nest_new(&nsink) : NULL;
 	r.dec = r.st ? lp_decoder_new(r.st, &dsink) : NULL;
+	r.pairs = r.st ? lp_pairs_new(o->specs, o->nspecs, r.st, &psink) : NULL;
 	trace_path = path_join(o->out_dir, "leanprofiler-trace.json");
 	summary_path = path_join(o->out_dir, "leanprofiler-summary.json");
-	if (!r.st || !r.stats || !r.nest || !r.dec || !trace_path || !summary_path) {
+	if (!r.st || !r.stats || !r.nest || !r.dec || !r.pairs || !trace_path || !summary_path) {
 		err = -ENOMEM;
 		lp_err("out of memory");
 		goto cleanup;
@@ -876,6 +955,7 @@ cleanup:
 	free(r.procs);
 	free(r.rescan);
 	lp_decoder_free(r.dec);
+	lp_pairs_free(r.pairs);
 	lp_nest_free(r.nest);
 	lp_stats_free(r.stats);
 	strtab_free(r.st);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "common.h"
+#include "spec.h"
 
 enum lp_mode {
 	LP_MODE_LAUNCH = 0, /* record -- COMMAND */
@@ -27,6 +28,8 @@ struct lp_record_opts {
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	bool run_as_root;     /* under sudo, keep the command root (else: the sudo user) */
 	bool summary_only;    /* no trace file; memory does not grow with the spans */
+	const struct lp_spec *specs; /* span-pair specs (--span, --preset) */
+	size_t nspecs;
 };
 
 enum lp_record_stage {

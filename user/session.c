@@ -27,6 +27,7 @@ struct lp_session {
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
 	struct lp_session_opts opts;
+	unsigned spec_found[LP_SPEC_MAX];
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -94,6 +95,16 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 			       strerror(-err));
 		goto fail;
 	}
+	for (size_t i = 0; i < o->nspecs && i < LP_SPEC_MAX; i++) {
+		__u32 key = (__u32)i;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.usdt_desc), &key,
+					&o->specs[i].desc, BPF_ANY)) {
+			err = -errno;
+			lp_err("failed to set up the span-pair specs: %s", strerror(-err));
+			goto fail;
+		}
+	}
 	/* The kernel-side process tracking: forks, execs, exits and new mappings. */
 	err = leanprofiler_bpf__attach(s->skel);
 	if (err) {
@@ -158,6 +169,85 @@ static void attach_loader(struct lp_session *s, const char *path, const char *na
 		lp_info("watching %s for dlopen()", name);
 }
 
+/*
+ * Whether every site of probe (provider, name) in notes can be decoded by
+ * libbpf and has the arguments the spec uses: 1 when it can be attached, 0 when
+ * the file does not have it, -1 (said) when it cannot be used.
+ */
+static int probe_usable(const struct lp_usdt_note *notes, size_t n, const struct lp_probe_ref *p,
+			unsigned need_args, const char *file)
+{
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char bad[LP_USDT_FIELD_MAX * 2];
+		int nargs;
+
+		if (strcmp(notes[i].provider, p->provider) || strcmp(notes[i].name, p->name))
+			continue;
+		found = 1;
+		nargs = lp_usdt_args_check(notes[i].args, bad, sizeof(bad));
+		if (nargs < 0) {
+			lp_warn("skipping %s:%s in %s: libbpf cannot decode its argument '%s'",
+				p->provider, p->name, file, bad);
+			return -1;
+		}
+		if ((unsigned)nargs < need_args) {
+			lp_warn("skipping %s:%s in %s: it has %d arguments, the spec uses arg%u",
+				p->provider, p->name, file, nargs, need_args - 1);
+			return -1;
+		}
+	}
+	return found;
+}
+
+/* Attaches the span-pair probes the file has; their number or -errno. */
+static int attach_specs(struct lp_session *s, const char *path, const char *name,
+			const struct lp_usdt_note *notes, size_t n)
+{
+	int attached = 0;
+
+	for (size_t i = 0; i < s->opts.nspecs && i < LP_SPEC_MAX; i++) {
+		const struct lp_spec *sp = &s->opts.specs[i];
+
+		for (int role = 0; role < 2; role++) {
+			const struct lp_probe_ref *probes = role ? sp->exit : sp->entry;
+			size_t np = role ? sp->nexit : sp->nentry;
+			unsigned need = role ? (sp->keyed ? sp->key_exit + 1u : 0) : sp->max_arg;
+
+			for (size_t k = 0; k < np; k++) {
+				LIBBPF_OPTS(bpf_usdt_opts, uo,
+					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, (__u64)i, role));
+				struct bpf_link *l;
+				int err;
+
+				if (probe_usable(notes, n, &probes[k], need, name) <= 0)
+					continue;
+				l = bpf_program__attach_usdt(s->skel->progs.lp_usdt, -1, path,
+							     probes[k].provider, probes[k].name, &uo);
+				if (!l) {
+					err = -errno;
+					lp_warn("skipping %s:%s in %s: libbpf cannot attach to it: %s "
+						"(rerun with -v for libbpf's reason)",
+						probes[k].provider, probes[k].name, name, strerror(-err));
+					continue;
+				}
+				err = add_link(s, l);
+				if (err)
+					return err;
+				s->spec_found[i] |= 1u << role;
+				attached++;
+			}
+		}
+	}
+	return attached;
+}
+
+unsigned lp_session_spec_found(const struct lp_session *s, size_t i)
+{
+	return i < LP_SPEC_MAX ? s->spec_found[i] : 0;
+}
+
 int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
 		      uint64_t ino)
 {
@@ -210,6 +300,10 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 			goto cleanup;
 		attached++;
 	}
+	err = attach_specs(s, path, name, notes, n);
+	if (err < 0)
+		goto cleanup;
+	attached += err;
 	if (attached)
 		lp_info("attached %d probes in %s", attached, name);
 	/* The table entry may have moved while links grew: look it up again. */

@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "report.h"
+#include "spec.h"
 
 #define LP_BUFFER_DEFAULT (16u << 20) /* ring buffer bytes */
 #define LP_BUFFER_MIN (1u << 16)
@@ -24,6 +25,9 @@ struct lp_session_opts {
 	uint64_t all_dev, all_ino;
 	lp_record_fn on_record;
 	void *ctx;
+	/* Span-pair specs: their probes are attached too, in every file that has them. */
+	const struct lp_spec *specs;
+	size_t nspecs;
 };
 
 struct lp_session;
@@ -35,7 +39,10 @@ int lp_session_open(struct lp_session **s, const struct lp_session_opts *o);
  * users know it, e.g. /usr/lib/x.so for /proc/PID/map_files/...), whose
  * identity is (dev, ino), in every process that maps it: the kernel side
  * records only targets. A file is attached once; later calls return what the
- * first found. Returns the number of probes (0: no markers) or -errno.
+ * first found. Also attaches the probes of the span-pair specs the file has
+ * (one link per probe name, covering all its sites); probes libbpf cannot
+ * decode are skipped with a warning. Returns the number of probes attached
+ * (0: none) or -errno.
  */
 int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
 		      uint64_t ino);
@@ -53,7 +60,12 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 uint64_t lp_session_stop(struct lp_session *s);
 /* Records process pid (all its threads, and the children it forks from now on). */
 int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns);
-/* Total probes attached so far, over all files. */
+/*
+ * Which probes of spec i were attached so far, in any file: bit 1 <<
+ * LP_USDT_ROLE_ENTRY and 1 << LP_USDT_ROLE_EXIT.
+ */
+unsigned lp_session_spec_found(const struct lp_session *s, size_t i);
+/* Total probes attached so far, over all files (markers and span-pair probes). */
 size_t lp_session_probes(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */
 int lp_session_fd(struct lp_session *s);

@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Presets and --span on real programs installed from Debian: CPython 3.11
+ * (imports, garbage collections) and libstdc++ (exceptions in flight, built
+ * here with g++). Counts, nesting, tracks, the independent consumer, and the
+ * errors for unknown presets, bad specs and missing probes. Needs root.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static const char *build = "build";
+static char tmpdir[] = "/tmp/lp-itest-presets-XXXXXX";
+
+#include "itest.h"
+
+#define PYTHON "/usr/bin/python3.11"
+#define GC_CALLS 4
+#define TRACK_BIT 0x40000000 /* user/pairs.h LP_TRACK_BIT */
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static json_object *row(json_object *sum, const char *name, const char *meta)
+{
+	json_object *rows = get(sum, "rows");
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i);
+
+		if (!strcmp(json_object_get_string(get(r, "name")), name) &&
+		    !strcmp(json_object_get_string(get(r, "meta_text")), meta))
+			return r;
+	}
+	return NULL;
+}
+
+static int64_t calls(json_object *sum, const char *name, const char *meta)
+{
+	json_object *r = row(sum, name, meta);
+
+	if (!r)
+		fail_msg("no row %s [%s]", name, meta);
+	return json_object_get_int64(get(r, "calls"));
+}
+
+/* The complete event of the trace with this name and args key=value. */
+static json_object *span(json_object *trace, const char *name, const char *key, const char *val)
+{
+	json_object *evs = get(trace, "traceEvents");
+
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		json_object *e = json_object_array_get_idx(evs, i), *args, *v;
+
+		if (strcmp(json_object_get_string(get(e, "ph")), "X") ||
+		    strcmp(json_object_get_string(get(e, "name")), name))
+			continue;
+		if (json_object_object_get_ex(e, "args", &args) &&
+		    json_object_object_get_ex(args, key, &v) && !strcmp(json_object_get_string(v), val))
+			return e;
+	}
+	fail_msg("no span %s [%s=%s]", name, key, val);
+	return NULL;
+}
+
+static void test_cpython(void **state)
+{
+	char *script = fmt("%s/imports.py", tmpdir), *out = fmt("%s/cpython", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset", "cpython",
+			 "--", PYTHON, script, NULL };
+	json_object *sum, *trace, *json_span, *dec_span;
+	double js, je, ds, de;
+	struct run r;
+
+	(void)state;
+	/*
+	 * Collections between the imports of lp_begin and lp_end are the
+	 * script's own: gc.disable() stops automatic ones (the interpreter may
+	 * run some before it, and at exit).
+	 */
+	write_file(fmt("%s/lp_begin.py", tmpdir), "");
+	write_file(fmt("%s/lp_end.py", tmpdir), "");
+	write_file(script, fmt("import gc\ngc.disable()\nimport json, csv, decimal\nimport lp_begin\n"
+			       "for i in range(%d):\n    gc.collect(1)\nimport lp_end\n",
+			       GC_CALLS));
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	assert_true(calls(sum, "gc", "generation=1") >= GC_CALLS);
+	assert_int_equal(calls(sum, "import", "module=json"), 1);
+	assert_int_equal(calls(sum, "import", "module=json.decoder"), 1);
+	assert_int_equal(calls(sum, "import", "module=csv"), 1);
+	assert_int_equal(calls(sum, "import", "module=decimal"), 1);
+	assert_int_equal(json_object_get_int64(get(sum, "unterminated_spans")), 0);
+	assert_int_equal(json_object_get_int64(get(sum, "unmatched_exits")), 0);
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	/* Every import entered was left: as many exits as enters. */
+	assert_int_equal(json_object_get_int64(get(get(sum, "events_received"), "enter")),
+			 json_object_get_int64(get(get(sum, "events_received"), "exit")));
+	/* json imports json.decoder while it loads: nested inside it, on the same thread. */
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	json_span = span(trace, "import", "module", "json");
+	dec_span = span(trace, "import", "module", "json.decoder");
+	assert_int_equal(json_object_get_int64(get(json_span, "tid")),
+			 json_object_get_int64(get(dec_span, "tid")));
+	js = json_object_get_double(get(json_span, "ts"));
+	je = js + json_object_get_double(get(json_span, "dur"));
+	ds = json_object_get_double(get(dec_span, "ts"));
+	de = ds + json_object_get_double(get(dec_span, "dur"));
+	assert_true(js < ds && de < je);
+	/* Exactly the script's collections between lp_begin and lp_end, none nested in imports. */
+	{
+		json_object *b = span(trace, "import", "module", "lp_begin");
+		json_object *e = span(trace, "import", "module", "lp_end");
+		json_object *evs = get(trace, "traceEvents");
+		double from = json_object_get_double(get(b, "ts")) +
+			      json_object_get_double(get(b, "dur"));
+		double to = json_object_get_double(get(e, "ts"));
+		int n = 0;
+
+		for (size_t i = 0; i < json_object_array_length(evs); i++) {
+			json_object *ev = json_object_array_get_idx(evs, i);
+			double ts;
+
+			if (strcmp(json_object_get_string(get(ev, "name")), "gc"))
+				continue;
+			ts = json_object_get_double(get(ev, "ts"));
+			if (ts > from && ts < to) {
+				assert_string_equal(
+					json_object_get_string(get(get(ev, "args"), "generation")), "1");
+				n++;
+			}
+		}
+		assert_int_equal(n, GC_CALLS);
+	}
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
+	json_object_put(sum);
+	json_object_put(trace);
+	run_free(&r);
+}
+
+static const char throw_src[] =
+	"#include <stdexcept>\n"
+	"#include <cstdio>\n"
+	"struct my_error : std::runtime_error { using std::runtime_error::runtime_error; };\n"
+	"static void f(int i) { if (i % 2) throw my_error(\"odd\"); throw std::logic_error(\"e\"); }\n"
+	"int main() {\n"
+	"  int caught = 0;\n"
+	"  for (int i = 0; i < 5; i++) { try { f(i); } catch (const std::exception &) { caught++; } }\n"
+	"  try { try { throw 42; } catch (int) { throw; } } catch (int) { caught++; }\n"
+	"  std::printf(\"%d\\n\", caught);\n"
+	"  return caught == 6 ? 0 : 1;\n"
+	"}\n";
+
+static void test_libstdcxx(void **state)
+{
+	char *src = fmt("%s/throw.cc", tmpdir), *bin = fmt("%s/throw", tmpdir);
+	char *out = fmt("%s/libstdcxx", tmpdir);
+	char *cc[] = { "/usr/bin/g++", "-O1", "-o", bin, src, NULL };
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset",
+			 "libstdcxx", "--", bin, NULL };
+	json_object *sum, *trace, *evs;
+	struct run r;
+	int spans = 0;
+
+	(void)state;
+	write_file(src, throw_src);
+	assert_int_equal(run(&r, cc), 0);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_memory_equal(r.out, "6\n", 2); /* the program's own output, then the table */
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	/* Three logic_errors, two my_errors, and 42: thrown, then rethrown. */
+	assert_int_equal(calls(sum, "exception in flight", "type=St11logic_error"), 3);
+	assert_int_equal(calls(sum, "exception in flight", "type=8my_error"), 2);
+	assert_int_equal(calls(sum, "exception in flight", "type=i"), 2);
+	assert_int_equal(json_object_get_int64(get(sum, "unterminated_spans")), 0);
+	/* Keyed spans go on a track of their own, named after the thread. */
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	evs = get(trace, "traceEvents");
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+		const char *ph = json_object_get_string(get(e, "ph"));
+
+		if (!strcmp(ph, "X")) {
+			assert_true(json_object_get_int64(get(e, "tid")) & TRACK_BIT);
+			spans++;
+		} else if (!strcmp(json_object_get_string(get(e, "name")), "thread_name")) {
+			assert_non_null(strstr(json_object_get_string(get(get(e, "args"), "name")),
+					       " keyed spans 1"));
+		}
+	}
+	assert_int_equal(spans, 7);
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
+	json_object_put(sum);
+	json_object_put(trace);
+	run_free(&r);
+}
+
+/* Free-form --span: generation as a name, unsigned and hex formats. */
+static void test_span_option(void **state)
+{
+	char *out = fmt("%s/span", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--span",
+			 "python:gc__start,gc__done,name=collect gen {arg0},meta=g={arg0:x}",
+			 "--", PYTHON, "-c", "import gc\ngc.disable()\ngc.collect(0)\ngc.collect(0)",
+			 NULL };
+	json_object *sum;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	/* Two explicit ones, and those that ran before gc.disable(). */
+	assert_true(calls(sum, "collect gen 0", "g=0x0") >= 2);
+	json_object_put(sum);
+	run_free(&r);
+}
+
+static void expect_error(char **argv, const char *msg)
+{
+	struct run r;
+
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 125);
+	if (!strstr(r.err, msg))
+		fail_msg("expected \"%s\" in: %s", msg, r.err);
+	/* One line. */
+	assert_non_null(strchr(r.err, '\n'));
+	assert_int_equal(strchr(r.err, '\n')[1], '\0');
+	run_free(&r);
+}
+
+static void test_errors(void **state)
+{
+	char *lp = fmt("%s/leanprofiler", build), *out = fmt("%s/err", tmpdir);
+	char *unknown[] = { lp, "record", "-o", out, "--preset", "ruby", "--", PYTHON, "-c", "", NULL };
+	char *bad[] = { lp, "record", "-o", out, "--span", "python:gc__start", "--", PYTHON, NULL };
+	char *missing[] = { lp, "record", "-o", out, "--span", "python:nope,gc__done", "--", PYTHON,
+			    "-c", "", NULL };
+	char *wrong_bin[] = { lp, "record", "-o", out, "--preset", "libstdcxx", "--", PYTHON, "-c",
+			      "", NULL };
+
+	(void)state;
+	expect_error(unknown, "leanprofiler record: unknown preset 'ruby' (presets: postgresql, jvm, "
+			      "libstdcxx, cpython); see 'leanprofiler record --help'");
+	expect_error(bad, "leanprofiler record: invalid --span 'python:gc__start': no exit probe: "
+			  "expected PROVIDER:ENTRY,PROVIDER:EXIT,...");
+	expect_error(missing, "leanprofiler: no usable entry probe python:nope in " PYTHON ": "
+			      "'leanprofiler list' shows the probes there (spec "
+			      "'python:nope,gc__done')");
+	expect_error(wrong_bin, "leanprofiler: no usable entry probe libstdcxx:throw (or its "
+				"alternatives) in " PYTHON);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cpython),
+		cmocka_unit_test(test_libstdcxx),
+		cmocka_unit_test(test_span_option),
+		cmocka_unit_test(test_errors),
+	};
+
+	if (argc > 1)
+		build = argv[1];
+	if (getuid() != 0) {
+		printf("SKIPPED: test_presets needs root (BPF)\n");
+		return 0;
+	}
+	if (access(PYTHON, X_OK) || access("/usr/bin/g++", X_OK)) {
+		printf("FAILED: needs %s and g++ (scripts/deps.sh test installs them)\n", PYTHON);
+		return 1;
+	}
+	if (!mkdtemp(tmpdir))
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

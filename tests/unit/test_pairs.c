@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/* Span-pair probes into enter/exit events (user/pairs.c): matching, keys, tracks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "pairs.h"
+#include "unit.h"
+
+#define MAXEV 64
+
+static struct strtab *st;
+static struct lp_event evs[MAXEV];
+static size_t nevs;
+static uint32_t ended[MAXEV];
+static size_t nended;
+static struct lp_spec specs[3];
+
+static int on_event(void *ctx, const struct lp_event *ev)
+{
+	(void)ctx;
+	assert_true(nevs < MAXEV);
+	evs[nevs++] = *ev;
+	return 0;
+}
+
+static void on_track_end(void *ctx, uint32_t pid, uint32_t tid, uint64_t end_ns)
+{
+	(void)ctx, (void)pid, (void)end_ns;
+	ended[nended++] = tid;
+}
+
+static struct lp_pairs *setup(void)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	char err[128];
+
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("p:q_start,q_done,name=query,meta=sql={arg0:str}", &specs[0],
+				       err, sizeof(err)), 0);
+	assert_int_equal(lp_spec_parse("p:t_start,t_commit|t_abort,name=tx {arg0},key=arg0",
+				       &specs[1], err, sizeof(err)), 0);
+	assert_int_equal(lp_spec_parse("p:m_in,m_out,name={arg0:str}", &specs[2], err,
+				       sizeof(err)), 0);
+	return lp_pairs_new(specs, 3, st, &sink);
+}
+
+static const char *text(uint32_t id)
+{
+	static char buf[256];
+	size_t len;
+	const char *s = strtab_str(st, id, &len);
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)len, s);
+	return buf;
+}
+
+static void fire(struct lp_pairs *p, uint32_t spec, bool exit, uint64_t arg0, const char *str)
+{
+	static uint64_t ts = 100;
+	struct lp_usdt_event ue = { .pid = 7, .tid = 8, .ts_ns = ts++, .spec = spec, .exit = exit,
+				    .nargs = 1, .args = { arg0 } };
+
+	if (str) {
+		ue.nstr = 1;
+		ue.str[0] = strtab_intern(st, str, strlen(str));
+	}
+	assert_int_equal(lp_pairs_event(p, &ue), 0);
+}
+
+static void check(size_t i, enum lp_event_type type, uint32_t tid, const char *name,
+		  const char *meta)
+{
+	assert_true(i < nevs);
+	assert_int_equal(evs[i].type, type);
+	assert_int_equal(evs[i].pid, 7);
+	assert_int_equal(evs[i].tid, tid);
+	assert_string_equal(text(evs[i].name), name);
+	if (meta)
+		assert_string_equal(text(evs[i].meta), meta);
+}
+
+static void test_innermost(void **state)
+{
+	struct lp_pairs *p = setup();
+
+	(void)state;
+	fire(p, 0, false, 0, "select a, b");
+	fire(p, 2, false, 0, "inner");
+	fire(p, 2, false, 0, "inner2");
+	fire(p, 0, true, 0, NULL); /* closes query: the inner ones close with it */
+	fire(p, 2, true, 0, NULL); /* nothing open: an exit named (unknown) */
+	assert_int_equal(nevs, 5);
+	check(0, LP_EVENT_ENTER, 8, "query", "sql=select a\xef\xbc\x8c b");
+	check(1, LP_EVENT_ENTER, 8, "inner", NULL);
+	check(3, LP_EVENT_EXIT, 8, "query", NULL);
+	check(4, LP_EVENT_EXIT, 8, "(unknown)", NULL);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+static void test_keyed_tracks(void **state)
+{
+	struct lp_pairs *p = setup();
+
+	(void)state;
+	fire(p, 1, false, 5, NULL);  /* tx 5 on track 1 */
+	fire(p, 0, false, 0, "q");   /* a query on the thread itself */
+	fire(p, 1, false, 6, NULL);  /* tx 6 while 5 is open: track 2 */
+	fire(p, 1, true, 5, NULL);   /* commit 5 */
+	fire(p, 1, false, 7, NULL);  /* track 1 is free again */
+	fire(p, 1, true, 9, NULL);   /* no tx 9: not recorded */
+	fire(p, 0, true, 0, NULL);
+	assert_int_equal(nevs, 6);
+	check(0, LP_EVENT_ENTER, LP_TRACK_TID(1, 8), "tx 5", NULL);
+	check(1, LP_EVENT_ENTER, 8, "query", "sql=q");
+	check(2, LP_EVENT_ENTER, LP_TRACK_TID(2, 8), "tx 6", NULL);
+	check(3, LP_EVENT_EXIT, LP_TRACK_TID(1, 8), "tx 5", NULL);
+	check(4, LP_EVENT_ENTER, LP_TRACK_TID(1, 8), "tx 7", NULL);
+	check(5, LP_EVENT_EXIT, 8, "query", NULL);
+	assert_int_equal(lp_pairs_stats(p)->unmatched_keyed, 1);
+	assert_true(LP_TRACK_IS(evs[2].tid));
+	assert_int_equal(LP_TRACK_NO(evs[2].tid), 2);
+	assert_int_equal(LP_TRACK_REAL(evs[2].tid), 8);
+	/* The thread ends: its tracks end too, and nothing stays open. */
+	lp_pairs_thread_end(p, 7, 8, 1000);
+	assert_int_equal(nended, 2);
+	assert_int_equal(ended[0], LP_TRACK_TID(1, 8));
+	assert_int_equal(ended[1], LP_TRACK_TID(2, 8));
+	fire(p, 1, true, 6, NULL);
+	assert_int_equal(lp_pairs_stats(p)->unmatched_keyed, 2);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+static void test_bad_spec_index(void **state)
+{
+	struct lp_pairs *p = setup();
+
+	(void)state;
+	fire(p, 3, false, 0, NULL);
+	assert_int_equal(nevs, 0);
+	assert_int_equal(lp_pairs_stats(p)->bad_spec, 1);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_innermost),
+		cmocka_unit_test(test_keyed_tracks),
+		cmocka_unit_test(test_bad_spec_index),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

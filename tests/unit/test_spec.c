@@ -1,0 +1,268 @@
+// SPDX-License-Identifier: MIT
+/* Span-pair specs (user/spec.c) and the presets built from them (user/presets.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "presets.h"
+#include "spec.h"
+#include "text.h"
+#include "unit.h"
+
+static struct lp_spec sp;
+static char err[256];
+
+static void parse_ok(const char *text)
+{
+	err[0] = '\0';
+	if (lp_spec_parse(text, &sp, err, sizeof(err)) != 0)
+		fail_msg("'%s' did not parse: %s", text, err);
+}
+
+/* The spec does not parse, with exactly this message. */
+static void parse_bad(const char *text, const char *msg)
+{
+	err[0] = '\0';
+	assert_int_equal(lp_spec_parse(text, &sp, err, sizeof(err)), -EINVAL);
+	if (strcmp(err, msg))
+		fail_msg("'%s': got \"%s\", expected \"%s\"", text, err, msg);
+}
+
+/* The name or meta of sp rendered with these arguments and strings. */
+static char *render(const struct lp_tpl *t, const uint64_t *args, size_t nargs,
+		    const struct lp_spec_str *strs, size_t nstrs, bool in_meta)
+{
+	static char out[1024];
+	struct lp_buf b = { 0 };
+
+	assert_int_equal(lp_tpl_render(&sp, t, args, nargs, strs, nstrs, in_meta, &b), 0);
+	snprintf(out, sizeof(out), "%.*s", (int)b.len, b.p ? b.p : "");
+	lp_buf_free(&b);
+	return out;
+}
+
+static void test_minimal(void **state)
+{
+	(void)state;
+	parse_ok("python:gc__start,python:gc__done");
+	assert_int_equal(sp.nentry, 1);
+	assert_int_equal(sp.nexit, 1);
+	assert_string_equal(sp.entry[0].provider, "python");
+	assert_string_equal(sp.entry[0].name, "gc__start");
+	assert_string_equal(sp.exit[0].provider, "python");
+	assert_string_equal(sp.exit[0].name, "gc__done");
+	assert_false(sp.keyed);
+	assert_false(sp.has_meta);
+	assert_int_equal(sp.desc.nstr, 0);
+	/* The default name is the entry probe's. */
+	assert_true(lp_tpl_literal(&sp.name));
+	assert_string_equal(render(&sp.name, NULL, 0, NULL, 0, false), "gc__start");
+	assert_string_equal(sp.text, "python:gc__start,python:gc__done");
+}
+
+static void test_provider_defaults_and_alternatives(void **state)
+{
+	(void)state;
+	parse_ok("libstdcxx:throw|rethrow,catch|other:x");
+	assert_int_equal(sp.nentry, 2);
+	assert_string_equal(sp.entry[1].provider, "libstdcxx");
+	assert_string_equal(sp.entry[1].name, "rethrow");
+	assert_int_equal(sp.nexit, 2);
+	assert_string_equal(sp.exit[0].provider, "libstdcxx");
+	assert_string_equal(sp.exit[0].name, "catch");
+	assert_string_equal(sp.exit[1].provider, "other");
+	int role = -1;
+
+	assert_true(lp_spec_uses(&sp, "libstdcxx", "rethrow", &role));
+	assert_int_equal(role, LP_USDT_ROLE_ENTRY);
+	assert_true(lp_spec_uses(&sp, "other", "x", &role));
+	assert_int_equal(role, LP_USDT_ROLE_EXIT);
+	assert_false(lp_spec_uses(&sp, "libstdcxx", "x", &role));
+}
+
+static void test_templates(void **state)
+{
+	uint64_t args[] = { (uint64_t)-5, 0, 255, 7 };
+	struct lp_spec_str strs[] = { { "json", 4 }, { "a,b", 3 } };
+
+	(void)state;
+	parse_ok("p:a,p:b,name=imp {arg1:str} #{arg0},meta=n={arg2:x}\\, u={arg0:u}\\, s={arg3:str}");
+	assert_int_equal(sp.desc.nstr, 2);
+	assert_int_equal(sp.desc.str[0].arg, 1);
+	assert_int_equal(sp.desc.str[0].len_arg, -1);
+	assert_int_equal(sp.desc.str[1].arg, 3);
+	assert_int_equal(sp.max_arg, 4);
+	assert_false(lp_tpl_literal(&sp.name));
+	assert_string_equal(render(&sp.name, args, 4, strs, 2, false), "imp json #-5");
+	/* In metadata a comma inside a string does not split items. */
+	assert_string_equal(render(&sp.meta, args, 4, strs, 2, true),
+			    "n=0xff, u=18446744073709551611, s=a\xef\xbc\x8c" "b");
+	/* Missing arguments and unreadable strings say so. */
+	strs[1].s = NULL;
+	assert_string_equal(render(&sp.meta, args, 2, strs, 2, true), "n=?, u=18446744073709551611, "
+								       "s=(unreadable)");
+}
+
+static void test_string_forms(void **state)
+{
+	(void)state;
+	parse_ok("hotspot:method__entry,method__return,name={arg1:str/arg2}.{arg3:str/arg4},"
+		 "meta=sig={arg5:str/arg6}\\, again={arg1:str/arg2}");
+	assert_int_equal(sp.desc.nstr, 3); /* the repeated one shares its slot */
+	assert_int_equal(sp.desc.str[0].arg, 1);
+	assert_int_equal(sp.desc.str[0].len_arg, 2);
+	assert_int_equal(sp.desc.str[2].arg, 5);
+	assert_int_equal(sp.desc.str[2].len_arg, 6);
+	assert_int_equal(sp.max_arg, 7);
+	parse_ok("l:throw,catch,meta=type={arg1:str@8},key=arg0");
+	assert_int_equal(sp.desc.nstr, 1);
+	assert_int_equal(sp.desc.str[0].deref, 1);
+	assert_int_equal(sp.desc.str[0].off, 8);
+	assert_true(sp.keyed);
+	assert_int_equal(sp.key_entry, 0);
+	assert_int_equal(sp.key_exit, 0);
+	parse_ok("l:a,b,meta=x={arg0:str@-0x10},key=arg2/arg0");
+	assert_int_equal(sp.desc.str[0].off, -16);
+	assert_int_equal(sp.key_entry, 2);
+	assert_int_equal(sp.key_exit, 0);
+}
+
+static void test_escapes_and_braces(void **state)
+{
+	uint64_t args[] = { 3 };
+
+	(void)state;
+	parse_ok("p:a,p:b,name=x\\,y\\{z\\}\\\\,meta={arg0}");
+	assert_string_equal(render(&sp.name, args, 1, NULL, 0, false), "x,y{z}\\");
+	assert_true(lp_tpl_literal(&sp.name));
+	assert_string_equal(render(&sp.meta, args, 1, NULL, 0, true), "3");
+	/* An empty meta= is allowed: no metadata text. */
+	parse_ok("p:a,p:b,meta=");
+	assert_true(sp.has_meta);
+	assert_int_equal(sp.meta.n, 0);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	parse_bad("", "empty spec: expected PROVIDER:ENTRY,PROVIDER:EXIT,...");
+	parse_bad("python:gc__start", "no exit probe: expected PROVIDER:ENTRY,PROVIDER:EXIT,...");
+	parse_bad("gc__start,gc__done", "probe 'gc__start' needs a provider: PROVIDER:NAME");
+	parse_bad("name=x,p:a", "the spec must start with the entry probe, "
+				"PROVIDER:ENTRY,PROVIDER:EXIT,...");
+	parse_bad("p:a,name=x", "the second field must be the exit probe, not 'name=x'");
+	parse_bad("p:a,", "no exit probe: expected PROVIDER:ENTRY,PROVIDER:EXIT,...");
+	parse_bad(":a,p:b", "empty provider in ':a'");
+	parse_bad("p:,p:b", "empty probe name in 'p:'");
+	parse_bad("p:a b,p:c", "unexpected ' ' in probe 'p:a b'");
+	parse_bad("p:a|b|c|d|e,p:f", "more than 4 entry probes");
+	parse_bad("p:a,p:b,nmae=x", "unknown field 'nmae' (expected name=, meta= or key=)");
+	parse_bad("p:a,p:b,name", "field 'name' is not KEY=VALUE (name=, meta=, key=)");
+	parse_bad("p:a,p:b,name=", "name= is empty");
+	parse_bad("p:a,p:b,name=x,name=y", "name= given twice");
+	parse_bad("p:a,p:b,meta=x,meta=y", "meta= given twice");
+	parse_bad("p:a,p:b,key=arg0,key=arg1", "key= given twice");
+	parse_bad("p:a,p:b,key=x", "expected argN at 'x'");
+	parse_bad("p:a,p:b,key=arg0+", "key= is argN or argN/argM, not 'arg0+'");
+	parse_bad("p:a,p:b,name={arg12}", "arg12: a USDT probe has at most 12 arguments (arg0..arg11)");
+	parse_bad("p:a,p:b,name={arg0", "unclosed '{' in name=");
+	parse_bad("p:a,p:b,name=x}", "'}' without '{' in name= (write \\} for the character)");
+	parse_bad("p:a,p:b,name=x\\", "'\\' at the end of name=");
+	parse_bad("p:a,p:b,name={arg0:s}", "unknown format 's' in {arg0:s}: expected d, u, x, str, "
+					   "str/argN or str@OFFSET");
+	parse_bad("p:a,p:b,name={arg0:strx}", "unexpected 'x' in {arg0:strx}");
+	parse_bad("p:a,p:b,name={arg0:str@}", "expected an offset after 'str@' in {arg0:str@}");
+	parse_bad("p:a,p:b,name={arg0:str@zz}", "bad offset 'zz' in {arg0:str@zz}: a number from "
+						"-65536 to 65536");
+	parse_bad("p:a,p:b,name={arg0:str/x}", "expected argN at 'x'");
+	parse_bad("p:a,p:b,name={arg0 }", "unexpected ' ' in {arg0 }");
+	parse_bad("p:a,p:b,name={x}", "expected argN at 'x'");
+	parse_bad("p:a,p:b,name={arg0:str}{arg1:str}{arg2:str}{arg3:str}{arg4:str}",
+		  "more than 4 different string arguments");
+	{
+		char big[LP_SPEC_TEXT_MAX + 10];
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[sizeof(big) - 1] = '\0';
+		parse_bad(big, "spec longer than 1023 bytes");
+	}
+	{
+		char longname[200];
+
+		snprintf(longname, sizeof(longname), "p:%0100d,p:b", 0);
+		parse_bad(longname, "probe name 'p:0000000000000000000000000000000000000000000000000"
+				    "000000000000000000000000000000000000000000000000000' is longer "
+				    "than 63 bytes");
+	}
+}
+
+static void test_presets_parse(void **state)
+{
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(lp_npresets, 4);
+	for (size_t i = 0; i < lp_npresets; i++) {
+		size_t n = 0;
+
+		for (const char *const *s = lp_presets[i].specs; *s; s++, n++) {
+			if (lp_spec_parse(*s, &sp, err, sizeof(err)))
+				fail_msg("preset %s: '%s': %s", lp_presets[i].name, *s, err);
+		}
+		assert_true(n > 0);
+	}
+	assert_non_null(lp_preset_find("cpython"));
+	assert_null(lp_preset_find("python"));
+	assert_string_equal(lp_preset_names(), "postgresql, jvm, libstdcxx, cpython");
+	assert_int_equal(lp_presets_using("python", "gc__done", buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "cpython");
+	assert_int_equal(lp_presets_using("libstdcxx", "rethrow", buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "libstdcxx");
+	assert_int_equal(lp_presets_using("python", "line", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "");
+	/* The preset specs as documented. */
+	parse_ok(lp_preset_find("libstdcxx")->specs[0]);
+	assert_true(sp.keyed);
+	assert_string_equal(render(&sp.name, NULL, 0, NULL, 0, false), "exception in flight");
+}
+
+static void test_args_check(void **state)
+{
+	char bad[64];
+
+	(void)state;
+	assert_int_equal(lp_usdt_args_check("", bad, sizeof(bad)), 0);
+	assert_int_equal(lp_usdt_args_check("8@%rbx 8@%r15", bad, sizeof(bad)), 2);
+	assert_int_equal(lp_usdt_args_check("-4@112(%rsp) 8@-80(%rbx) 4@(%r12) -4@%r13d 1@%dil "
+					    "8@$5 -8@%rax 2@12(%r12) 4@0x3c(%rax)",
+					    bad, sizeof(bad)),
+			 9);
+	assert_int_equal(lp_usdt_args_check("8@%rax 8@foo(%rip)", bad, sizeof(bad)), -EINVAL);
+	assert_string_equal(bad, "8@foo(%rip)");
+	assert_int_equal(lp_usdt_args_check("3@%rax", bad, sizeof(bad)), -EINVAL);
+	assert_int_equal(lp_usdt_args_check("8@%xmm0", bad, sizeof(bad)), -EINVAL);
+	assert_int_equal(lp_usdt_args_check("8@%r16", bad, sizeof(bad)), -EINVAL);
+	assert_int_equal(lp_usdt_args_check("8@$", bad, sizeof(bad)), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_minimal),
+		cmocka_unit_test(test_provider_defaults_and_alternatives),
+		cmocka_unit_test(test_templates),
+		cmocka_unit_test(test_string_forms),
+		cmocka_unit_test(test_escapes_and_braces),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_presets_parse),
+		cmocka_unit_test(test_args_check),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Turns the probes of span-pair specs (decoded lp_usdt_event) into the enter /
+ * exit events the nesting builder takes. Pure: no libbpf.
+ *
+ * - An entry renders the spec's name and metadata from its arguments and
+ *   enters a span on its thread.
+ * - An exit of an unkeyed spec closes the innermost span of that spec open on
+ *   the thread (spans of other specs or markers opened inside it and still
+ *   open are closed with it, unterminated, by the nesting builder).
+ * - Keyed specs (key=) can cross other spans (a transaction spans several
+ *   queries; an exception flies out of calls): each of their spans goes on a
+ *   track of its own, a synthetic thread LP_TRACK_TID(n, tid) next to the real
+ *   one, with at most one open span at a time, so every track nests strictly.
+ *   Track n is the lowest one free when the span starts. An exit matches the
+ *   open span of its spec whose entry key equals its key.
+ */
+#ifndef LP_PAIRS_H
+#define LP_PAIRS_H
+
+#include "decode.h"
+#include "spec.h"
+#include "strtab.h"
+
+#define LP_TRACK_BIT 0x40000000u      /* real tids stay below 2^22 (PID_MAX_LIMIT) */
+#define LP_PAIRS_MAX_TRACKS 255       /* keyed spans open at once per thread */
+#define LP_TRACK_TID(n, tid) (LP_TRACK_BIT | (uint32_t)(n) << 22 | (tid))
+#define LP_TRACK_IS(t) (((t) & LP_TRACK_BIT) != 0)
+#define LP_TRACK_NO(t) (((t) >> 22) & 0xffu)
+#define LP_TRACK_REAL(t) ((t) & 0x3fffffu)
+
+struct lp_pairs_sink {
+	int (*event)(void *ctx, const struct lp_event *ev);
+	/* A track's thread ended: its open spans close at end_ns. */
+	void (*track_end)(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t end_ns);
+	void *ctx;
+};
+
+struct lp_pairs_stats {
+	uint64_t unmatched_keyed; /* keyed exits with no open span of that key */
+	uint64_t too_many_tracks; /* keyed entries past LP_PAIRS_MAX_TRACKS: skipped */
+	uint64_t bad_spec;        /* records naming no spec of ours: skipped */
+};
+
+struct lp_pairs;
+
+/* specs stays owned by the caller and must outlive the result. NULL on ENOMEM. */
+struct lp_pairs *lp_pairs_new(const struct lp_spec *specs, size_t nspecs, struct strtab *st,
+			      const struct lp_pairs_sink *sink);
+void lp_pairs_free(struct lp_pairs *p);
+/* 0 or -errno (ENOMEM, or the sink's). */
+int lp_pairs_event(struct lp_pairs *p, const struct lp_usdt_event *ue);
+/* The thread ended: its tracks end too (sink.track_end); its open spans are forgotten. */
+void lp_pairs_thread_end(struct lp_pairs *p, uint32_t pid, uint32_t tid, uint64_t end_ns);
+/* The process exec'ed or ended: everything of it is forgotten (the builder closes it). */
+void lp_pairs_process_end(struct lp_pairs *p, uint32_t pid);
+const struct lp_pairs_stats *lp_pairs_stats(const struct lp_pairs *p);
+
+#endif

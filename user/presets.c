@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+#include "presets.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "spec.h"
+
+/* PostgreSQL 15 (provider postgresql): one backend process per connection. */
+static const char *const postgresql[] = {
+	"postgresql:query__start,query__done,name=query,meta=sql={arg0:str}",
+	"postgresql:query__parse__start,query__parse__done,name=parse",
+	"postgresql:query__rewrite__start,query__rewrite__done,name=rewrite",
+	"postgresql:query__plan__start,query__plan__done,name=plan",
+	"postgresql:query__execute__start,query__execute__done,name=execute",
+	"postgresql:transaction__start,transaction__commit|transaction__abort,"
+	"name=transaction,meta=lxid={arg0:u},key=arg0",
+	"postgresql:lock__wait__start,lock__wait__done,name=lock wait,"
+	"meta=locktag_type={arg4:u}\\, mode={arg5}\\, db={arg0:u}\\, rel={arg1:u}",
+	NULL,
+};
+
+/* HotSpot (libjvm.so, provider hotspot); method probes need -XX:+ExtendedDTraceProbes. */
+static const char *const jvm[] = {
+	"hotspot:method__entry,method__return,name={arg1:str/arg2}.{arg3:str/arg4},"
+	"meta=signature={arg5:str/arg6}",
+	"hotspot:gc__begin,gc__end,name=gc,meta=full={arg0}",
+	NULL,
+};
+
+/* libstdc++ (provider libstdcxx): from throw (or rethrow) to the catch, per exception object. */
+static const char *const libstdcxx[] = {
+	"libstdcxx:throw|rethrow,catch,name=exception in flight,meta=type={arg1:str@8},key=arg0",
+	NULL,
+};
+
+/* CPython 3.11 built with --with-dtrace (provider python), e.g. Debian's /usr/bin/python3.11. */
+static const char *const cpython[] = {
+	"python:import__find__load__start,import__find__load__done,name=import,"
+	"meta=module={arg0:str}",
+	"python:gc__start,gc__done,name=gc,meta=generation={arg0}",
+	NULL,
+};
+
+const struct lp_preset lp_presets[] = {
+	{ "postgresql", "PostgreSQL 15: queries, their phases, transactions, lock waits",
+	  postgresql },
+	{ "jvm", "HotSpot JVM: Java methods (-XX:+ExtendedDTraceProbes), garbage collections", jvm },
+	{ "libstdcxx", "libstdc++: C++ exceptions in flight, throw to catch", libstdcxx },
+	{ "cpython", "CPython 3.11: module imports, garbage collections", cpython },
+};
+
+const size_t lp_npresets = ARRAY_SIZE(lp_presets);
+
+const struct lp_preset *lp_preset_find(const char *name)
+{
+	for (size_t i = 0; i < lp_npresets; i++)
+		if (!strcmp(lp_presets[i].name, name))
+			return &lp_presets[i];
+	return NULL;
+}
+
+const char *lp_preset_names(void)
+{
+	static char names[256];
+	size_t used = 0;
+
+	for (size_t i = 0; i < lp_npresets && used < sizeof(names); i++)
+		used += (size_t)snprintf(names + used, sizeof(names) - used, "%s%s", i ? ", " : "",
+					 lp_presets[i].name);
+	return names;
+}
+
+size_t lp_presets_using(const char *provider, const char *name, char *buf, size_t size)
+{
+	static struct lp_spec sp; /* large: parsed one at a time */
+	size_t n = 0, used = 0;
+
+	if (size)
+		buf[0] = '\0';
+	for (size_t i = 0; i < lp_npresets; i++) {
+		bool uses = false;
+
+		for (const char *const *s = lp_presets[i].specs; *s && !uses; s++)
+			uses = lp_spec_parse(*s, &sp, NULL, 0) == 0 &&
+			       lp_spec_uses(&sp, provider, name, NULL);
+		if (!uses)
+			continue;
+		if (used < size)
+			used += (size_t)snprintf(buf + used, size - used, "%s%s", n ? "," : "",
+						 lp_presets[i].name);
+		n++;
+	}
+	return n;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Span-pair specs: a pair of USDT probes (entry, exit) that makes spans, and
+ * how the span's name and metadata are built from the entry's arguments.
+ * Pure: no libbpf, no ELF; `--span` strings and the presets (presets.c) are
+ * parsed here. The grammar (README "Spans from any USDT probes"):
+ *
+ *   SPEC  = ENTRY "," EXIT { "," FIELD }
+ *   ENTRY = PROBE { "|" PROBE }          alternatives, any of them opens the span
+ *   EXIT  = PROBE { "|" PROBE }          any of them closes it
+ *   PROBE = [PROVIDER ":"] NAME          provider defaults to the previous one's
+ *   FIELD = "name=" TEMPLATE             default: the entry probe's name
+ *         | "meta=" TEMPLATE             default: no metadata
+ *         | "key=" ARG [ "/" ARG ]       match exits by key (entry's ARG, exit's ARG)
+ *   TEMPLATE = text with "{" EXPR "}" replaced; "\" escapes the next character;
+ *              a "," inside "{}" does not end the field
+ *   EXPR  = ARG [ ":" FORMAT ]
+ *   ARG   = "arg" N                      N: 0..11, the entry probe's argument
+ *   FORMAT= "d" (signed decimal, default) | "u" (unsigned) | "x" (hex)
+ *         | "str"                        NUL-terminated string at the address
+ *         | "str/" ARG                   string of ARG bytes at the address
+ *         | "str@" OFF                   string at the pointer stored at address+OFF
+ */
+#ifndef LP_SPEC_H
+#define LP_SPEC_H
+
+#include <linux/types.h>
+
+#include "../bpf/wire.h"
+#include "common.h"
+
+#define LP_SPEC_TEXT_MAX 1024 /* bytes of one spec's text */
+#define LP_SPEC_ALTS 4        /* alternatives of an entry or an exit */
+#define LP_SPEC_PROBE_MAX 64  /* bytes of a provider or probe name */
+#define LP_SPEC_PARTS 16      /* literal pieces and expressions of one template */
+
+struct lp_probe_ref {
+	char provider[LP_SPEC_PROBE_MAX];
+	char name[LP_SPEC_PROBE_MAX];
+};
+
+enum lp_arg_fmt { LP_FMT_DEC = 0, LP_FMT_UNS, LP_FMT_HEX, LP_FMT_STR };
+
+struct lp_tpl_part {
+	bool is_arg;
+	uint16_t off, len;   /* literal: bytes of lp_spec.lit */
+	uint8_t arg;         /* expression: argument index */
+	enum lp_arg_fmt fmt;
+	uint8_t slot;        /* LP_FMT_STR: the string slot (lp_usdt_desc.str[slot]) */
+};
+
+struct lp_tpl {
+	struct lp_tpl_part part[LP_SPEC_PARTS];
+	size_t n;
+};
+
+struct lp_spec {
+	struct lp_probe_ref entry[LP_SPEC_ALTS], exit[LP_SPEC_ALTS];
+	size_t nentry, nexit;
+	struct lp_tpl name, meta;
+	bool has_meta;
+	bool keyed;
+	uint8_t key_entry, key_exit; /* argument indexes of the key */
+	uint8_t max_arg;             /* highest entry argument the templates use, +1 (0: none) */
+	struct lp_usdt_desc desc;    /* the string arguments the kernel copies at entry */
+	char lit[LP_SPEC_TEXT_MAX];  /* literal pieces of the templates */
+	size_t lit_len;
+	char text[LP_SPEC_TEXT_MAX]; /* the spec as given, for messages */
+	const char *preset;          /* the preset it comes from, NULL for --span */
+};
+
+/*
+ * Parses one spec. 0, or -EINVAL with a one-line reason in err (what is
+ * wrong, where).
+ */
+int lp_spec_parse(const char *text, struct lp_spec *out, char *err, size_t errsz);
+
+/* A string argument's value as it arrived: text (not NUL-terminated) or why not. */
+struct lp_spec_str {
+	const char *s;
+	size_t len;
+};
+
+/*
+ * Renders a template with the entry's arguments into out (appended). In
+ * metadata (in_meta) a ',' inside a substituted string becomes U+FF0C '，',
+ * so that it does not split the metadata into items.
+ */
+int lp_tpl_render(const struct lp_spec *sp, const struct lp_tpl *t, const uint64_t *args,
+		  size_t nargs, const struct lp_spec_str *strs, size_t nstrs, bool in_meta,
+		  void *buf /* struct lp_buf * */);
+/* True when the template has no expressions: the text is known without arguments. */
+bool lp_tpl_literal(const struct lp_tpl *t);
+
+/* True when p names the probe (provider, name). */
+bool lp_probe_is(const struct lp_probe_ref *p, const char *provider, const char *name);
+/* True when the spec uses probe (provider, name); *role: LP_USDT_ROLE_ENTRY or _EXIT. */
+bool lp_spec_uses(const struct lp_spec *sp, const char *provider, const char *name, int *role);
+
+/*
+ * libbpf 1.1 decodes only these USDT argument specs: N@%reg, N@$imm,
+ * N@OFF(%reg), N@(%reg), with a general-purpose register (not %rip). Returns
+ * the number of arguments, or -EINVAL with the first unsupported one copied
+ * into bad.
+ */
+int lp_usdt_args_check(const char *args, char *bad, size_t badsz);
+
+#endif
