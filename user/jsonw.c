@@ -132,7 +132,7 @@ static void sep(struct jw *w)
 	w->first[w->depth] = false;
 }
 
-static void open(struct jw *w, char c)
+static void open_(struct jw *w, char c)
 {
 	sep(w);
 	putch(w, c);
@@ -152,9 +152,9 @@ static void close_(struct jw *w, char c)
 	done(w);
 }
 
-void jw_obj_begin(struct jw *w) { open(w, '{'); }
+void jw_obj_begin(struct jw *w) { open_(w, '{'); }
 void jw_obj_end(struct jw *w) { close_(w, '}'); }
-void jw_arr_begin(struct jw *w) { open(w, '['); }
+void jw_arr_begin(struct jw *w) { open_(w, '['); }
 void jw_arr_end(struct jw *w) { close_(w, ']'); }
 
 /* Byte classes of string escaping: copied as is, escaped, or UTF-8 to check. */
@@ -254,10 +254,28 @@ static const char digits2[] = "0001020304050607080910111213141516171819202122232
 			      "62636465666768697071727374757677787980818283848586878889909192"
 			      "93949596979899";
 
+static inline unsigned digits(uint64_t v)
+{
+	unsigned n = 1;
+
+	for (;;) {
+		if (v < 10)
+			return n;
+		if (v < 100)
+			return n + 1;
+		if (v < 1000)
+			return n + 2;
+		if (v < 10000)
+			return n + 3;
+		v /= 10000;
+		n += 4;
+	}
+}
+
+/* Two digits at a time, from the end, in place: no printf, no copy. */
 char *jw_fmt_u64(char *out, uint64_t v)
 {
-	char tmp[20], *p = tmp + sizeof(tmp);
-	size_t n;
+	char *end = out + digits(v), *p = end;
 
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
@@ -266,15 +284,11 @@ char *jw_fmt_u64(char *out, uint64_t v)
 		p -= 2;
 		memcpy(p, digits2 + 2 * r, 2);
 	}
-	if (v >= 10) {
-		p -= 2;
-		memcpy(p, digits2 + 2 * v, 2);
-	} else {
-		*--p = (char)('0' + v);
-	}
-	n = (size_t)(tmp + sizeof(tmp) - p);
-	memcpy(out, p, n);
-	return out + n;
+	if (v >= 10)
+		memcpy(p - 2, digits2 + 2 * v, 2);
+	else
+		p[-1] = (char)('0' + v);
+	return end;
 }
 
 char *jw_fmt_usec(char *out, uint64_t ns)
