@@ -71,3 +71,10 @@ printf '%-46s %14s %14s\n' "ratio 3/2 (target <= 1.2)" "$(ratio default leanprof
 	"$(ratio fast leanprofiler floor)"
 printf '%-46s %14s %14s\n' "ratio 3/4 (target <= 0.7)" "$(ratio default leanprofiler bpftrace)" \
 	"$(ratio fast leanprofiler bpftrace)"
+
+# 6. The consumer without BPF: decode -> nest -> stats -> trace from a recorded stream
+# (bench/pipeline.c), spans per second on one core, against write(2) of the same bytes.
+pspans=${PIPELINE_SPANS:-2000000}
+echo
+echo "6. writer and builder, no BPF ($build/bench/pipeline $pspans $rounds, medians):"
+"$build/bench/pipeline" "$pspans" "$rounds" 2>/dev/null | sed 's/^/   /'
