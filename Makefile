@@ -21,6 +21,8 @@ CORE_SRCS := common map strtab text jsonw meta nest stats decode trace report ou
 CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
 TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt procmem proc creds usage list)
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
+# Programs that time the core without BPF (bench/README.md).
+BENCH_PROGS := $(OUT)/bench/pipeline
 
 ifeq ($(V),1)
 Q :=
@@ -34,7 +36,7 @@ endif
 .SECONDARY:
 .PHONY: all deps demo check bench clean
 
-all: $(OUT)/leanprofiler $(EXAMPLES)
+all: $(OUT)/leanprofiler $(EXAMPLES) $(BENCH_PROGS)
 
 deps:
 	$(Q)scripts/deps.sh build
@@ -68,6 +70,11 @@ $(OUT)/examples/%: examples/%.c include/leanprofiler.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@
+
+$(OUT)/bench/%: bench/%.c $(CORE_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(CORE_OBJS) -ljson-c -lm -o $@
 
 # The main job: profile the nested example, print the table, write the two files.
 demo:

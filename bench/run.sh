@@ -132,15 +132,12 @@ for threads in 1 2; do
 done
 
 # ---------------------------------------------------------------------------------------
-# 6. Writer and builder, no BPF: decode + nesting + statistics + trace JSON of a
-# recorded stream, against plain write(2) of as many bytes in the same run.
+# 6. The consumer without BPF: decode -> nest -> stats -> trace from a recorded stream
+# (bench/pipeline.c), spans per second on one core, against write(2) of the same bytes.
+pspans=${PIPELINE_SPANS:-2000000}
 echo
-echo "6. writer and builder (no BPF): bench/pipeline"
-if [ -x "$build/bench/pipeline" ]; then
-	"$build/bench/pipeline" | sed 's/^/   /'
-else
-	echo "   (build/bench/pipeline not built)"
-fi
+echo "6. writer and builder, no BPF ($build/bench/pipeline $pspans $rounds, medians):"
+"$build/bench/pipeline" "$pspans" "$rounds" 2>/dev/null | sed 's/^/   /'
 
 # ---------------------------------------------------------------------------------------
 # 7. Memory: the profiler's peak RSS (its own, from the summary) for N spans over a

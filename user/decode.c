@@ -10,8 +10,28 @@
 #include "map.h"
 #include "text.h"
 
+/*
+ * Every event looks up its thread and its literals: small direct-mapped
+ * caches in front of the maps answer most of them.
+ */
+#define RECENT_LITERALS 1024
+#define RECENT_THREADS 64
+
+struct recent_literal {
+	uint64_t key;
+	uint32_t pid;
+	uint32_t id1; /* string id + 1; 0: empty */
+};
+
+struct recent_thread {
+	uint64_t key;             /* (pid << 32) | tid */
+	struct lp_map_ent *e;     /* in threads: valid until the map's next create */
+};
+
 struct lp_decoder {
 	struct strtab *st;
+	struct recent_literal recent_lit[RECENT_LITERALS];
+	struct recent_thread recent_th[RECENT_THREADS];
 	struct lp_decode_sink sink;
 	struct lp_decode_stats stats;
 	struct lp_map literals; /* (addr, pid) -> string id */
@@ -149,6 +169,12 @@ static uint32_t literal_elsewhere(struct lp_decoder *d, uint32_t pid, uint64_t k
 	return UINT32_MAX;
 }
 
+static struct recent_literal *recent_literal(struct lp_decoder *d, uint64_t key, uint32_t pid)
+{
+	/* Fibonacci hashing: the top bits of one multiply (10 bits: RECENT_LITERALS). */
+	return &d->recent_lit[((key ^ pid) * 0x9e3779b97f4a7c15ULL) >> 54];
+}
+
 static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, size_t size)
 {
 	const char *text = (const char *)(r + 1);
@@ -178,18 +204,44 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	if (!e)
 		return -ENOMEM;
 	e->v1 = id + 1;
+	/* The same address may get another text (after exec): the cache follows the map. */
+	*recent_literal(d, key, r->h.pid) = (struct recent_literal){ key, r->h.pid, id + 1 };
 	return 0;
 }
 
 static uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
 {
-	struct lp_map_ent *e = lp_map_find(&d->literals, addr, pid, false);
+	struct recent_literal *c = recent_literal(d, addr, pid);
+	struct lp_map_ent *e;
 
+	if (c->id1 && c->key == addr && c->pid == pid)
+		return c->id1 - 1;
+	e = lp_map_find(&d->literals, addr, pid, false);
 	if (!e || !e->v1) {
 		d->stats.unknown_literal++;
 		return d->id_unknown;
 	}
+	*c = (struct recent_literal){ addr, pid, (uint32_t)e->v1 };
 	return e->v1 - 1;
+}
+
+/* The seq state of a thread: v1 the next seq expected, v2 1 once a record arrived. */
+static struct lp_map_ent *thread_state(struct lp_decoder *d, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = ((uint64_t)pid << 32) | tid;
+	struct recent_thread *c = &d->recent_th[tid % RECENT_THREADS];
+	size_t n = d->threads.n;
+	struct lp_map_ent *e;
+
+	if (c->e && c->key == key)
+		return c->e;
+	e = lp_map_find(&d->threads, key, 0, true);
+	/* A new entry may have moved every other one. */
+	if (d->threads.n != n)
+		memset(d->recent_th, 0, sizeof(d->recent_th));
+	if (e)
+		*c = (struct recent_thread){ key, e };
+	return e;
 }
 
 /*
@@ -198,7 +250,7 @@ static uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
  */
 static int seq_lost(struct lp_decoder *d, const struct lp_rec_hdr *h, uint32_t *lost)
 {
-	struct lp_map_ent *t = lp_map_find(&d->threads, ((uint64_t)h->pid << 32) | h->tid, 0, true);
+	struct lp_map_ent *t = thread_state(d, h->pid, h->tid);
 
 	if (!t)
 		return -ENOMEM;

@@ -30,8 +30,12 @@ struct thread {
 	bool ended;        /* exited: a later event with this tid is a new thread */
 };
 
+/* Threads found by tid without the map, most of the time: every event needs its thread. */
+#define RECENT_THREADS 64
+
 struct lp_nest {
 	struct lp_nest_sink sink;
+	uint32_t recent[RECENT_THREADS]; /* by tid % RECENT_THREADS: thread index + 1 */
 	struct lp_nest_totals t;
 	struct thread *threads;
 	struct lp_thread_info *infos; /* snapshot for lp_nest_threads() */
@@ -66,13 +70,22 @@ void lp_nest_free(struct lp_nest *n)
 
 static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 {
-	struct lp_map_ent *e = lp_map_find(&n->index, pid, tid, true), *p;
+	uint32_t *recent = &n->recent[tid % RECENT_THREADS];
+	struct lp_map_ent *e, *p;
 	struct thread *threads, *th;
 
+	if (*recent) {
+		th = &n->threads[*recent - 1];
+		if (th->info.tid == tid && th->info.pid == pid && !th->ended)
+			return th;
+	}
+	e = lp_map_find(&n->index, pid, tid, true);
 	if (!e)
 		return NULL;
-	if (e->v1 && !n->threads[e->v1 - 1].ended)
+	if (e->v1 && !n->threads[e->v1 - 1].ended) {
+		*recent = (uint32_t)e->v1;
 		return &n->threads[e->v1 - 1];
+	}
 	threads = lp_grow(n->threads, &n->cap, n->nthreads + 1, sizeof(*threads));
 	if (!threads)
 		return NULL;
@@ -88,6 +101,7 @@ static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 		th->born_ns = p->v2;
 	}
 	e->v1 = (uint32_t)++n->nthreads;
+	*recent = (uint32_t)e->v1;
 	n->t.threads = (uint32_t)n->nthreads;
 	return th;
 }
@@ -222,10 +236,12 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 			n->t.too_deep++;
 			return 0;
 		}
-		f = lp_grow(th->stack, &th->cap, th->depth + 1, sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		th->stack = f;
+		if (th->depth >= th->cap) {
+			f = lp_grow(th->stack, &th->cap, th->depth + 1, sizeof(*f));
+			if (!f)
+				return -ENOMEM;
+			th->stack = f;
+		}
 		f = &th->stack[th->depth++];
 		memset(f, 0, sizeof(*f));
 		f->name = ev->name;

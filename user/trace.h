@@ -13,12 +13,26 @@
 #include "outfile.h"
 #include "strtab.h"
 
+/* A prebuilt piece of JSON in lp_trace.frags, for one string id. */
+struct lp_trace_frag {
+	size_t off;
+	uint32_t len1; /* length + 1; 0: not built yet */
+};
+
 struct lp_trace {
 	struct lp_outfile out;
 	struct jw w;
 	const struct strtab *st;
 	uint64_t base_ns;
 	uint64_t spans;
+	/*
+	 * Per string id, what every span with that name or metadata writes the
+	 * same: the escaped name, and the metadata's args items (parsed, keys
+	 * made unique, escaped). Built at first use; a zeroed lp_trace is valid.
+	 */
+	struct lp_buf frags;
+	struct lp_trace_frag *names, *metas;
+	size_t names_cap, metas_cap;
 };
 
 /* 0 or -errno. */
@@ -28,6 +42,7 @@ void lp_trace_span(struct lp_trace *t, const struct lp_span *s);
 void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid, uint32_t name);
 /* Ends the file with otherData (a JSON object text from the caller) and renames it into place. */
 int lp_trace_close(struct lp_trace *t, const char *other_data_json);
+/* Removes the temporary file, frees what the writer holds (lp_trace_close does too). */
 void lp_trace_abort(struct lp_trace *t);
 
 /* Writes a span's args: its metadata items, then the profiler's own keys. */

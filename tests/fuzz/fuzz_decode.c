@@ -597,6 +597,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(other);
 	free(threads);
 	free(f.want_keys);
+	lp_trace_abort(&f.trace); /* no file: frees the writer's caches */
 	lp_decoder_free(f.dec);
 	lp_nest_free(f.nest);
 	lp_stats_free(f.stats);

@@ -7,12 +7,16 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jsonw.h"
+#include "text.h"
 #include "unit.h"
 
 #define FFFD "\xef\xbf\xbd"
@@ -272,6 +276,297 @@ static void test_depth_error(void **state)
 	free(m.buf);
 }
 
+
+/* Decimal text by snprintf: an independent reference for the hand-rolled formatting. */
+static void check_u64(uint64_t v)
+{
+	char want[32], got[32], *end;
+	struct mem m;
+
+	snprintf(want, sizeof(want), "%" PRIu64, v);
+	memset(got, 'x', sizeof(got));
+	end = jw_fmt_u64(got, v);
+	assert_int_equal(end - got, strlen(want));
+	assert_memory_equal(got, want, strlen(want));
+	assert_int_equal(got[strlen(want)], 'x'); /* nothing written past the end */
+	mem_open(&m);
+	jw_u64(&m.w, v);
+	assert_int_equal(mem_close(&m), 0);
+	assert_string_equal(m.buf, want);
+	free(m.buf);
+}
+
+static void check_usec(uint64_t ns)
+{
+	char want[40], got[40], *end;
+
+	snprintf(want, sizeof(want), "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+	end = jw_fmt_usec(got, ns);
+	assert_int_equal(end - got, strlen(want));
+	assert_memory_equal(got, want, strlen(want));
+	usec(ns, want);
+}
+
+/* Every digit count, both sides of each power of ten, and the ends. */
+static void test_u64_and_usec_exact(void **state)
+{
+	uint64_t p = 1;
+	uint64_t x = 0x123456789abcdefULL;
+
+	check_u64(0);
+	check_u64(UINT64_MAX);
+	check_u64(UINT64_MAX - 1);
+	check_usec(0);
+	check_usec(999);
+	check_usec(1000);
+	check_usec(UINT64_MAX);
+	for (int k = 0; k < 20; k++) {
+		check_u64(p);
+		check_u64(p - 1);
+		check_u64(p + 1);
+		check_u64(p * 5);
+		check_usec(p);
+		check_usec(p - 1);
+		check_usec(p + 7);
+		if (k < 19)
+			p *= 10;
+	}
+	for (int i = 0; i < 2000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		check_u64(x >> (i % 64));
+		check_usec(x >> (i % 64));
+	}
+}
+
+static void test_i64_edges(void **state)
+{
+	static const int64_t v[] = { 0, -1, 1, -9, -10, INT64_MIN, INT64_MIN + 1, INT64_MAX };
+	char want[32];
+	struct mem m;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(want, sizeof(want), "%" PRId64, v[i]);
+		mem_open(&m);
+		jw_i64(&m.w, v[i]);
+		assert_int_equal(mem_close(&m), 0);
+		assert_string_equal(m.buf, want);
+		free(m.buf);
+	}
+}
+
+/*
+ * The escaping the writer had before its ASCII fast path, one character at a
+ * time through stdio: the reference every output must equal byte for byte.
+ */
+static void ref_string(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	fputc('"', f);
+	while (i < len) {
+		size_t n = lp_utf8_seq(u + i, len - i);
+
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		if (u[i] == '"' || u[i] == '\\') {
+			fputc('\\', f);
+			fputc(u[i], f);
+		} else if (u[i] < 0x20 || u[i] == 0x7f) {
+			fprintf(f, "\\u%04x", u[i]);
+		} else {
+			fwrite(s + i, 1, n, f);
+		}
+		i += n;
+	}
+	fputc('"', f);
+}
+
+static char *ref_text(const char *s, size_t len, size_t *out_len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, out_len);
+
+	assert_non_null(f);
+	ref_string(f, s, len);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* s through each of the three sinks equals the reference. */
+static void check_string_all_sinks(const char *s, size_t len)
+{
+	size_t want_len, got_len;
+	char *want = ref_text(s, len, &want_len), *got;
+	struct lp_buf b = { 0 };
+	struct jw w;
+	FILE *f;
+	char path[] = "/tmp/lp-test-json.XXXXXX";
+	int fd;
+
+	/* stdio */
+	f = open_memstream(&got, &got_len);
+	assert_non_null(f);
+	jw_write_string(f, s, len);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(got_len, want_len);
+	assert_memory_equal(got, want, want_len);
+	free(got);
+	/* memory */
+	jw_init_buf(&w, &b);
+	jw_str(&w, s, len);
+	assert_int_equal(jw_flush(&w), 0);
+	assert_int_equal(b.len, want_len);
+	assert_memory_equal(b.p, want, want_len);
+	lp_buf_free(&b);
+	/* descriptor */
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	jw_init_fd(&w, fd);
+	jw_str(&w, s, len);
+	assert_int_equal(jw_flush(&w), 0);
+	jw_release(&w);
+	assert_int_equal(w.bytes, want_len);
+	got = ut_read_file(path, &got_len);
+	assert_non_null(got);
+	assert_int_equal(got_len, want_len);
+	assert_memory_equal(got, want, want_len);
+	free(got);
+	close(fd);
+	unlink(path);
+	free(want);
+}
+
+/* Every byte value alone, and inside runs of plain ASCII on both sides. */
+static void test_escape_every_byte(void **state)
+{
+	char s[8];
+
+	for (int c = 0; c < 256; c++) {
+		s[0] = (char)c;
+		check_string_all_sinks(s, 1);
+		memcpy(s, "ab", 2);
+		s[2] = (char)c;
+		memcpy(s + 3, "cd", 2);
+		check_string_all_sinks(s, 5);
+		/* a lead byte followed by each continuation class */
+		s[0] = (char)c;
+		s[1] = (char)0x80;
+		s[2] = (char)0xbf;
+		s[3] = (char)0x9f;
+		s[4] = 'z';
+		check_string_all_sinks(s, 5);
+	}
+}
+
+/* Random bytes, biased to every class, in lengths around the small buffer's. */
+static void test_escape_random_against_reference(void **state)
+{
+	static const unsigned char pick[] = { 'a', ' ', '~', '"', '\\', 0x00, 0x1f, 0x7f, 0xc3,
+					      0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80, 0xed,
+					      0xa0, 0xc0, 0xff, 0xf4, 0x90 };
+	char s[1500];
+	uint64_t x = 7;
+
+	for (int round = 0; round < 300; round++) {
+		size_t len = (size_t)(round * 5) % sizeof(s);
+
+		for (size_t i = 0; i < len; i++) {
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+			s[i] = (x >> 60) < 8 ? (char)('A' + (x >> 33) % 26)
+					     : (char)pick[(x >> 33) % sizeof(pick)];
+		}
+		check_string_all_sinks(s, len);
+	}
+}
+
+/* Strings longer than the descriptor buffer, split wherever it fills, plus its error-free end. */
+static void test_string_longer_than_buffer(void **state)
+{
+	size_t len = 2 * JW_FD_BUFFER + 12345, want_len;
+	char *s = malloc(len), *want;
+
+	assert_non_null(s);
+	for (size_t i = 0; i < len; i++)
+		s[i] = i % 1000 == 999 ? '\n' : i % 777 == 3 ? (char)0xe2 : (char)('a' + i % 26);
+	check_string_all_sinks(s, len);
+	/* an escape landing exactly on the buffer's end: 1 quote + (cap - 2) plain */
+	for (size_t k = JW_FD_BUFFER - 8; k < JW_FD_BUFFER + 8; k++) {
+		memset(s, 'q', k);
+		s[k] = '"';
+		s[k + 1] = (char)0x01;
+		s[k + 2] = (char)0xc3;
+		s[k + 3] = (char)0xa9;
+		check_string_all_sinks(s, k + 4);
+	}
+	want = ref_text("", 0, &want_len);
+	assert_int_equal(want_len, 2);
+	free(want);
+	free(s);
+}
+
+/* Raw text and room/advance keep the separators of the surrounding container. */
+static void test_raw_and_room(void **state)
+{
+	struct mem m;
+	char *p;
+
+	mem_open(&m);
+	jw_arr_begin(&m.w);
+	jw_raw_value(&m.w, "{\"a\":1}", 7);
+	jw_raw_value(&m.w, "2", 1);
+	jw_u64(&m.w, 3);
+	p = jw_room(&m.w, JW_ROOM_MAX);
+	memcpy(p, ",4", 2);
+	jw_advance(&m.w, p + 2);
+	jw_raw(&m.w, ",5", 2);
+	jw_arr_end(&m.w);
+	assert_int_equal(mem_close(&m), 0);
+	assert_string_equal(m.buf, "[{\"a\":1},2,3,4,5]");
+	json_object_put(parse_strict(m.buf, m.len));
+	free(m.buf);
+}
+
+/* A full device: the first failed write(2)'s errno, kept whatever comes after. */
+static void test_fd_error_is_sticky(void **state)
+{
+	int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	struct jw w;
+
+	if (fd < 0)
+		skip();
+	jw_init_fd(&w, fd);
+	jw_arr_begin(&w);
+	assert_int_equal(jw_error(&w), 0); /* buffered: nothing written yet */
+	for (int i = 0; i < 300000; i++)
+		jw_cstr(&w, "a string of some length");
+	/* more than the buffer: written, and refused */
+	assert_int_equal(jw_error(&w), -ENOSPC);
+	jw_arr_end(&w);
+	assert_int_equal(jw_flush(&w), -ENOSPC);
+	assert_int_equal(w.bytes, 0);
+	jw_release(&w);
+	close(fd);
+
+	/* small output: the error shows at the flush */
+	fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	jw_init_fd(&w, fd);
+	jw_u64(&w, 1);
+	assert_int_equal(jw_flush(&w), -ENOSPC);
+	jw_release(&w);
+	close(fd);
+
+	/* a closed descriptor: EBADF, not silence */
+	jw_init_fd(&w, fd);
+	jw_u64(&w, 1);
+	assert_int_equal(jw_flush(&w), -EBADF);
+	jw_release(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +578,13 @@ int main(void)
 		cmocka_unit_test(test_usec_three_decimals),
 		cmocka_unit_test(test_usec_in_array),
 		cmocka_unit_test(test_depth_error),
+		cmocka_unit_test(test_u64_and_usec_exact),
+		cmocka_unit_test(test_i64_edges),
+		cmocka_unit_test(test_escape_every_byte),
+		cmocka_unit_test(test_escape_random_against_reference),
+		cmocka_unit_test(test_string_longer_than_buffer),
+		cmocka_unit_test(test_raw_and_room),
+		cmocka_unit_test(test_fd_error_is_sticky),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -425,6 +426,176 @@ static void test_open_fails_cleanly(void **state)
 	assert_int_equal(lp_trace_open(&t, bad, fx->st, 0), -ENOENT);
 }
 
+
+/*
+ * The writer as it was before its caches: every span through jw calls,
+ * lp_trace_write_args parsing the metadata each time. What lp_trace_span
+ * writes must equal it byte for byte.
+ */
+static void ref_span(struct jw *w, const struct strtab *st, uint64_t base_ns,
+		     const struct lp_span *s)
+{
+	size_t len;
+	const char *name = strtab_str(st, s->name, &len);
+
+	jw_newline(w);
+	jw_obj_begin(w);
+	jw_key(w, "ph", 2);
+	jw_cstr(w, "X");
+	jw_key(w, "name", 4);
+	jw_str(w, name, len);
+	jw_key(w, "cat", 3);
+	jw_cstr(w, "span");
+	jw_key(w, "pid", 3);
+	jw_u64(w, s->pid);
+	jw_key(w, "tid", 3);
+	jw_u64(w, s->tid);
+	jw_key(w, "ts", 2);
+	jw_usec(w, s->start_ns > base_ns ? s->start_ns - base_ns : 0);
+	jw_key(w, "dur", 3);
+	jw_usec(w, s->total_ns);
+	jw_key(w, "args", 4);
+	lp_trace_write_args(w, st, s);
+	jw_obj_end(w);
+}
+
+static char *ref_trace(const struct strtab *st, uint64_t base_ns, const struct lp_span *spans,
+		       size_t n, const char *other, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	struct jw w;
+
+	assert_non_null(f);
+	jw_init(&w, f);
+	jw_obj_begin(&w);
+	jw_key(&w, "displayTimeUnit", 15);
+	jw_cstr(&w, "ns");
+	jw_key(&w, "traceEvents", 11);
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < n; i++)
+		ref_span(&w, st, base_ns, &spans[i]);
+	jw_newline(&w);
+	jw_arr_end(&w);
+	fputs(",\"otherData\":", f);
+	fputs(other, f);
+	jw_obj_end(&w);
+	jw_newline(&w);
+	assert_int_equal(jw_error(&w), 0);
+	assert_int_equal(fclose(f), 0);
+	return buf;
+}
+
+/* Every kind of name and metadata, each used more than once (the cache's hits), every flag. */
+static void test_cached_equals_uncached(void **state)
+{
+	struct fx *fx = *state;
+	static const char *const names[] = {
+		"plain", "say \"hi\"\\", "\x01" "ctl\x7f\n", "caf\xc3\xa9 \xe2\x82", "\xff\xfe",
+		"",
+	};
+	static const char *const metas[] = {
+		"",
+		"kind=literal,n=3",
+		"k=v, k=v2, k, k = v3",
+		"counter=1,self_counter=2,unterminated=x,uncertain=y,started_before_recording=z,"
+		"meta.counter=q,counter=again",
+		"\xff\xfe=\x01\x7f, \"q\"=\\\\, \xed\xa0\x80=\xf4\x90\x80\x80",
+		"=novalue, ,, x= , =, ,",
+		"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+		"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+		"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
+		"\xe2\x82\xac\xe2\x82\xac=long key cut between characters",
+	};
+	char many[1200], nul[] = "a\0b=c\0d, e=f\0g";
+	struct lp_span spans[600];
+	uint32_t name_ids[ARRAY_SIZE(names) + 2], meta_ids[ARRAY_SIZE(metas) + 3];
+	size_t nn = 0, nm = 0, n = 0, want_len, pos = 0;
+	struct lp_trace t;
+	char *want;
+	uint64_t x = 1;
+
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		name_ids[nn++] = id(fx, names[i]);
+	memset(many, 'n', 256); /* LP_NAME_MAX */
+	name_ids[nn++] = id_n(fx, many, 256);
+	name_ids[nn++] = 999999; /* past the table: read as id 0, as strtab_str does */
+	for (size_t i = 0; i < ARRAY_SIZE(metas); i++)
+		meta_ids[nm++] = id(fx, metas[i]);
+	meta_ids[nm++] = id_n(fx, nul, sizeof(nul) - 1);
+	for (int i = 0; i < 70; i++) /* past LP_META_MAX_ITEMS: "_rest" */
+		pos += (size_t)snprintf(many + pos, sizeof(many) - pos, "a%d=%d, ", i % 40, i);
+	meta_ids[nm++] = id_n(fx, many, pos);
+	meta_ids[nm++] = 888888;
+	for (size_t r = 0; r < 3; r++) {
+		for (size_t i = 0; i < nn; i++) {
+			for (size_t j = 0; j < nm; j++) {
+				x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+				assert_true(n < ARRAY_SIZE(spans));
+				spans[n++] = (struct lp_span){
+					.pid = (x >> 40) % 3 ? 4242 : UINT32_MAX,
+					.tid = (uint32_t)(x >> 20),
+					.name = name_ids[i],
+					.meta = meta_ids[j],
+					.start_ns = (x >> 3) % 5 ? x >> 7 : 17,
+					.total_ns = (x >> 9) % 7 ? x >> 30 : UINT64_MAX,
+					.has_counter = (x >> 11) & 1,
+					.counter_total = (x >> 13) % 5 ? x >> 17 : UINT64_MAX,
+					.counter_self = x >> 19,
+					.flags = (unsigned)(x >> 23) & 7,
+				};
+			}
+		}
+	}
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 1000), 0);
+	for (size_t i = 0; i < n; i++)
+		lp_trace_span(&t, &spans[i]);
+	assert_int_equal(lp_trace_close(&t, "{\"k\":1}"), 0);
+	want = ref_trace(fx->st, 1000, spans, n, "{\"k\":1}", &want_len);
+	load(fx);
+	assert_int_equal(fx->len, want_len);
+	assert_memory_equal(fx->text, want, want_len);
+	assert_int_equal(json_object_array_length(events(fx->root)), n);
+	free(want);
+}
+
+/* A full disk: ENOSPC from lp_trace_close, no file left behind, not even the temporary one. */
+static void test_disk_full(void **state)
+{
+	struct fx *fx = *state;
+	char mnt[128], path[160], names[4][64];
+	struct lp_trace t;
+	struct lp_span s = { .pid = 1, .tid = 1, .name = id(fx, "a span name of some length"),
+			     .meta = id(fx, "kind=literal, n=3"), .total_ns = 123456 };
+	DIR *d;
+	int n = 0, err;
+
+	snprintf(mnt, sizeof(mnt), "%s/full", fx->dir);
+	assert_int_equal(mkdir(mnt, 0700), 0);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k")) {
+		rmdir(mnt);
+		print_message("SKIPPED: cannot mount a small tmpfs: %s\n", strerror(errno));
+		skip();
+	}
+	snprintf(path, sizeof(path), "%s/trace.json", mnt);
+	assert_int_equal(lp_trace_open(&t, path, fx->st, 0), 0);
+	for (int i = 0; i < 20000; i++)
+		lp_trace_span(&t, &s);
+	err = lp_trace_close(&t, "{}");
+	d = opendir(mnt);
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	/* Unmounted before any check can fail: a failing run leaves no mount behind. */
+	assert_int_equal(umount2(mnt, MNT_DETACH), 0);
+	assert_int_equal(rmdir(mnt), 0);
+	assert_int_equal(err, -ENOSPC);
+	assert_non_null(d);
+	assert_int_equal(n, 0);
+	assert_int_equal(dir_entries(fx, names, 4), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +608,8 @@ int main(void)
 		T(test_replaces_existing_file),
 		T(test_mode_follows_umask),
 		T(test_open_fails_cleanly),
+		T(test_cached_equals_uncached),
+		T(test_disk_full),
 #undef T
 	};
 

@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The consumer's capacity without BPF (issue 5, "writer and builder"): a
+ * recorded stream in the real wire format (bpf/wire.h), built in memory, run
+ * through the pipeline of user/record.c: decode -> nest -> stats (+ trace).
+ *
+ *   build/bench/pipeline [SPANS] [ROUNDS] [DIR]   (defaults 2000000, 3, $TMPDIR or /tmp)
+ *   LP_PIPELINE_KEEP=1: keep the last trace (to check it) instead of removing it.
+ *
+ * Each round runs, in this order so that the machine's noise hits all three:
+ *   baseline write: the trace's byte count written with write(2) in 1 MiB
+ *     chunks, fsync'ed and closed, as lp_outfile_commit() does;
+ *   summary only: decode + nest + stats, no trace;
+ *   pipeline: decode + nest + stats + trace file, committed (fsync + rename).
+ * and prints the median of the rounds, one line each. Figures are wall clock
+ * (CLOCK_MONOTONIC); "cpu" is the process's user + system time over the same
+ * interval. On a shared machine only the ratios of one run mean much.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/types.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../bpf/wire.h"
+#include "decode.h"
+#include "nest.h"
+#include "stats.h"
+#include "strtab.h"
+#include "trace.h"
+
+#define THREADS 4
+#define NAMES 50
+#define MAX_DEPTH 4
+#define PID 7000
+#define NAME_BASE 0x400000ull  /* the literals' addresses in the "target" */
+#define META_BASE 0x500000ull
+#define ABI_FLAGS (1u << LP_EV_ABI_SHIFT)
+#define MAX_ROUNDS 15
+
+struct stream {
+	char *p;
+	size_t len, cap;
+	size_t *offs; /* where each record starts: the ring buffer hands out records one by one */
+	size_t n, ncap;
+};
+
+static char dir[4096]; /* the temporary directory, removed whatever happens */
+
+static void remove_dir(void)
+{
+	DIR *d = dir[0] ? opendir(dir) : NULL;
+	struct dirent *e;
+
+	while (d && (e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(dirfd(d), e->d_name, 0);
+	if (d)
+		closedir(d);
+	if (dir[0])
+		rmdir(dir);
+	dir[0] = '\0';
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "pipeline: %s: %s\n", what, strerror(err < 0 ? -err : err));
+	remove_dir();
+	exit(1);
+}
+
+/* Appends a record of size bytes (zeroed), 8-byte aligned like the ring buffer's. */
+static void *rec(struct stream *s, size_t size)
+{
+	size_t at = (s->len + 7) & ~(size_t)7;
+	void *r;
+
+	if (!(s->p = lp_grow(s->p, &s->cap, at + size, 1)) ||
+	    !(s->offs = lp_grow(s->offs, &s->ncap, s->n + 2, sizeof(*s->offs))))
+		die("building the stream", ENOMEM);
+	r = s->p + at;
+	memset(r, 0, size);
+	s->offs[s->n++] = at;
+	s->offs[s->n] = at + size; /* the end of the last one */
+	s->len = at + size;
+	return r;
+}
+
+static void put_string(struct stream *s, uint32_t tid, uint64_t addr, bool meta, const char *text)
+{
+	size_t len = strlen(text);
+	struct lp_rec_string *r = rec(s, sizeof(*r) + len);
+
+	r->h = (struct lp_rec_hdr){ .type = LP_REC_STRING, .flags = meta ? LP_STR_META : 0,
+				    .pid = PID, .tid = tid };
+	r->addr = addr;
+	r->len = (__s16)len;
+	memcpy(r + 1, text, len);
+}
+
+/* splitmix64: a fixed stream, so that every run decodes the same records. */
+static uint64_t rnd(uint64_t *state)
+{
+	*state += 0x9e3779b97f4a7c15ULL;
+	return lp_hash64(*state);
+}
+
+/*
+ * spans spans over THREADS threads of one process, interleaved as a ring
+ * buffer shows them, nesting up to MAX_DEPTH, NAMES literal names each with
+ * its literal metadata (sent once, before its first use), every event with a
+ * counter.
+ */
+static void build_stream(struct stream *s, uint64_t spans)
+{
+	struct {
+		uint32_t seq;
+		uint64_t counter;
+		unsigned depth;
+		unsigned stack[MAX_DEPTH];
+	} th[THREADS] = { 0 };
+	bool sent[THREADS][NAMES] = { { false } };
+	uint64_t state = 42, ts = 1000000000, entered = 0, open = 0;
+	char text[64];
+
+	for (uint32_t t = 0; t < THREADS; t++) {
+		struct lp_rec_thread *r = rec(s, sizeof(*r));
+
+		r->h = (struct lp_rec_hdr){ .type = LP_REC_THREAD, .pid = PID, .tid = PID + t };
+		snprintf(r->comm, sizeof(r->comm), "worker-%u", t);
+		snprintf(r->pcomm, sizeof(r->pcomm), "pipeline");
+	}
+	while (entered < spans || open) {
+		uint64_t x = rnd(&state);
+		unsigned t = x % THREADS;
+		bool enter = entered < spans &&
+			     (th[t].depth == 0 || (th[t].depth < MAX_DEPTH && (x >> 8) % 2));
+		struct lp_rec_event *r;
+		unsigned name;
+
+		if (!enter && th[t].depth == 0)
+			continue; /* this thread is done; others still have open spans */
+		if (enter) {
+			name = (unsigned)((x >> 16) % NAMES);
+			/* The kernel sends a literal's text with the first event that uses it. */
+			if (!sent[t][name]) {
+				/* Per address space: once for the whole process. */
+				bool first = true;
+
+				for (unsigned u = 0; u < THREADS; u++)
+					first &= !sent[u][name];
+				if (first) {
+					snprintf(text, sizeof(text), "phase.step_%02u", name);
+					put_string(s, PID + t, NAME_BASE + name * 64, false, text);
+					snprintf(text, sizeof(text), "kind=literal,n=%u,module=enc%u",
+						 name % 7, name % 3);
+					put_string(s, PID + t, META_BASE + name * 64, true, text);
+				}
+				sent[t][name] = true;
+			}
+			th[t].stack[th[t].depth++] = name;
+			entered++;
+			open++;
+		} else {
+			name = th[t].stack[--th[t].depth];
+			open--;
+		}
+		ts += 50 + (x >> 40) % 200;
+		th[t].counter += (x >> 32) % 16;
+		r = rec(s, sizeof(*r));
+		r->h = (struct lp_rec_hdr){
+			.type = enter ? LP_REC_ENTER : LP_REC_EXIT,
+			.flags = ABI_FLAGS | LP_EV_NAME_LITERAL | LP_EV_HAS_COUNTER |
+				 (enter ? LP_EV_META_LITERAL : LP_EV_NO_META),
+			.pid = PID,
+			.tid = PID + t,
+			.seq = th[t].seq++,
+		};
+		r->ts_ns = ts;
+		r->counter = th[t].counter;
+		r->name = NAME_BASE + name * 64;
+		r->meta = enter ? META_BASE + name * 64 : 0;
+		r->cpu = (__u16)(t % 2);
+	}
+}
+
+struct run {
+	struct strtab *st;
+	struct lp_decoder *dec;
+	struct lp_nest *nest;
+	struct lp_stats *stats;
+	struct lp_trace trace;
+	bool trace_open;
+	int err;
+};
+
+/* As user/record.c's on_span and on_event. */
+static void on_span(void *ctx, const struct lp_span *s)
+{
+	struct run *r = ctx;
+	int err = lp_stats_add(r->stats, s);
+
+	if (err && !r->err)
+		r->err = err;
+	if (r->trace_open)
+		lp_trace_span(&r->trace, s);
+}
+
+static int on_event(void *ctx, const struct lp_event *ev)
+{
+	struct run *r = ctx;
+
+	return lp_nest_event(r->nest, ev);
+}
+
+struct sample {
+	double wall, cpu; /* seconds */
+};
+
+static double mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+/* The whole pipeline, with the trace written to path or without a trace. */
+static struct sample run_pipeline(const struct stream *s, uint64_t spans, const char *path,
+				  off_t *trace_bytes)
+{
+	struct run r = { 0 };
+	struct lp_nest_sink nsink = { .span = on_span, .ctx = &r };
+	struct lp_decode_sink dsink = { .event = on_event, .ctx = &r };
+	struct sample sm;
+	double w0, c0;
+	int err;
+
+	w0 = mono();
+	c0 = cpu();
+	r.st = strtab_new();
+	r.stats = lp_stats_new();
+	r.nest = lp_nest_new(&nsink);
+	r.dec = r.st ? lp_decoder_new(r.st, &dsink) : NULL;
+	if (!r.st || !r.stats || !r.nest || !r.dec)
+		die("setting up", ENOMEM);
+	if (path) {
+		err = lp_trace_open(&r.trace, path, r.st, 1000000000);
+		if (err)
+			die(path, err);
+		r.trace_open = true;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		err = lp_decode(r.dec, s->p + s->offs[i], s->offs[i + 1] - s->offs[i]);
+		if (err)
+			die("decoding", err);
+	}
+	lp_nest_finish(r.nest, UINT64_MAX - 1);
+	if (r.err)
+		die("statistics", r.err);
+	if (lp_nest_totals(r.nest)->spans != spans || lp_nest_totals(r.nest)->unterminated ||
+	    lp_nest_totals(r.nest)->uncertain || lp_decoder_stats(r.dec)->unknown_literal) {
+		fprintf(stderr, "pipeline: %llu spans, not %llu (or some flagged)\n",
+			(unsigned long long)lp_nest_totals(r.nest)->spans,
+			(unsigned long long)spans);
+		exit(1);
+	}
+	if (path) {
+		const struct lp_thread_info *infos;
+		size_t n = lp_nest_threads(r.nest, &infos);
+
+		for (size_t i = 0; i < n; i++) {
+			uint32_t comm, pcomm;
+
+			if (!lp_decoder_thread_name(r.dec, infos[i].pid, infos[i].tid, &comm, &pcomm))
+				die("thread names", ENOENT);
+			if (i == 0)
+				lp_trace_name(&r.trace, true, infos[i].pid, infos[i].pid, pcomm);
+			lp_trace_name(&r.trace, false, infos[i].pid, infos[i].tid, comm);
+		}
+		err = lp_trace_close(&r.trace, "{\"command\":\"bench/pipeline\"}");
+		if (err)
+			die(path, err);
+	}
+	sm.wall = mono() - w0;
+	sm.cpu = cpu() - c0;
+	if (path) {
+		struct stat st;
+
+		if (stat(path, &st))
+			die(path, errno);
+		*trace_bytes = st.st_size;
+	}
+	lp_decoder_free(r.dec);
+	lp_nest_free(r.nest);
+	lp_stats_free(r.stats);
+	strtab_free(r.st);
+	return sm;
+}
+
+/* bytes written with write(2) in 1 MiB chunks, then fsync and close: the floor of any writer. */
+static struct sample run_baseline(const char *path, off_t bytes)
+{
+	static char chunk[1 << 20];
+	struct sample sm;
+	double w0, c0;
+	int fd;
+
+	memset(chunk, 'x', sizeof(chunk));
+	w0 = mono();
+	c0 = cpu();
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		die(path, errno);
+	for (off_t left = bytes; left > 0;) {
+		size_t n = left < (off_t)sizeof(chunk) ? (size_t)left : sizeof(chunk);
+		ssize_t k = write(fd, chunk, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			die(path, k < 0 ? errno : EIO);
+		left -= k;
+	}
+	if (fsync(fd) || close(fd))
+		die(path, errno);
+	sm.wall = mono() - w0;
+	sm.cpu = cpu() - c0;
+	unlink(path);
+	return sm;
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+	double x = ((const struct sample *)a)->wall, y = ((const struct sample *)b)->wall;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct sample median(struct sample *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_sample);
+	return v[n / 2];
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t spans = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
+	unsigned rounds = argc > 2 ? (unsigned)atoi(argv[2]) : 3;
+	const char *tmp = argc > 3 ? argv[3] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	struct sample full[MAX_ROUNDS], summary[MAX_ROUNDS], base[MAX_ROUNDS], f, su, b;
+	struct stream s = { 0 };
+	char trace_path[4200], base_path[4200];
+	off_t bytes = 0;
+	double mb;
+
+	if (spans == 0 || rounds == 0 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: pipeline [SPANS > 0] [ROUNDS 1..%d] [DIR]\n", MAX_ROUNDS);
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "%s/lp-pipeline.XXXXXX", tmp);
+	if (!mkdtemp(dir))
+		die(dir, errno);
+	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
+	snprintf(base_path, sizeof(base_path), "%s/baseline", dir);
+	build_stream(&s, spans);
+	fprintf(stderr, "pipeline: stream of %zu records, %.1f MB, %u threads, %u names\n", s.n,
+		(double)s.len / 1e6, THREADS, NAMES);
+	/* A first trace gives the baseline its byte count. */
+	run_pipeline(&s, spans, trace_path, &bytes);
+	for (unsigned i = 0; i < rounds; i++) {
+		base[i] = run_baseline(base_path, bytes);
+		summary[i] = run_pipeline(&s, spans, NULL, NULL);
+		full[i] = run_pipeline(&s, spans, trace_path, &bytes);
+	}
+	if (getenv("LP_PIPELINE_KEEP"))
+		fprintf(stderr, "pipeline: trace kept: %s\n", trace_path); /* and its directory */
+	else
+		remove_dir();
+	f = median(full, rounds);
+	su = median(summary, rounds);
+	b = median(base, rounds);
+	mb = (double)bytes / 1e6;
+	printf("pipeline: %llu spans, %.2f M spans/s, trace %.1f MB, %.1f MB/s, %.3f s, cpu %.3f s\n",
+	       (unsigned long long)spans, (double)spans / f.wall / 1e6, mb, mb / f.wall, f.wall,
+	       f.cpu);
+	printf("summary only: %llu spans, %.2f M spans/s, %.3f s, cpu %.3f s\n",
+	       (unsigned long long)spans, (double)spans / su.wall / 1e6, su.wall, su.cpu);
+	printf("baseline write: %.1f MB, %.1f MB/s, %.3f s, cpu %.3f s\n", mb, mb / b.wall, b.wall,
+	       b.cpu);
+	printf("ratios: pipeline/baseline time %.2f, trace share of pipeline %.0f%%\n",
+	       f.wall / b.wall, 100.0 * (f.wall - su.wall) / f.wall);
+	free(s.p);
+	free(s.offs);
+	return 0;
+}
