@@ -13,6 +13,7 @@ struct lp_stats {
 	size_t exact_limit; /* 0: every duration is kept */
 	size_t approximate; /* groups that moved to a histogram */
 	struct lp_map index; /* (name, meta) -> v1: group index + 1 */
+	struct lp_group *last; /* the group of the previous span: loops repeat one */
 };
 
 struct lp_stats *lp_stats_new(void)
@@ -36,13 +37,16 @@ void lp_stats_free(struct lp_stats *s)
 
 static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t meta)
 {
-	struct lp_map_ent *e = lp_map_find(&s->index, name, meta, true);
+	struct lp_map_ent *e;
 	struct lp_group **groups, *g;
 
+	if (s->last && s->last->name == name && s->last->meta == meta)
+		return s->last;
+	e = lp_map_find(&s->index, name, meta, true);
 	if (!e)
 		return NULL;
 	if (e->v1)
-		return s->groups[e->v1 - 1];
+		return s->last = s->groups[e->v1 - 1];
 	groups = lp_grow(s->groups, &s->cap, s->n + 1, sizeof(*groups));
 	if (!groups)
 		return NULL;
@@ -55,7 +59,7 @@ static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t me
 	g->min_ns = UINT64_MAX;
 	s->groups[s->n] = g;
 	e->v1 = (uint32_t)++s->n;
-	return g;
+	return s->last = g;
 }
 
 void lp_stats_set_exact_limit(struct lp_stats *s, size_t max)
@@ -92,10 +96,12 @@ static int add_duration(struct lp_stats *s, struct lp_group *g, uint64_t d)
 		return -ENOMEM;
 	if (g->hist)
 		return lp_hist_add(g->hist, d);
-	durs = lp_grow(g->durs, &g->cap, g->ndurs + 1, sizeof(*durs));
-	if (!durs)
-		return -ENOMEM;
-	g->durs = durs;
+	if (g->ndurs == g->cap) {
+		durs = lp_grow(g->durs, &g->cap, g->ndurs + 1, sizeof(*durs));
+		if (!durs)
+			return -ENOMEM;
+		g->durs = durs;
+	}
 	g->durs[g->ndurs++] = d;
 	g->sorted = false;
 	return 0;
