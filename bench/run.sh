@@ -21,18 +21,19 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-# The span loop, built twice: the default probe site and the nop5 site (LP_FAST_PROBES).
-cc -O2 -Iinclude examples/span_cost.c -o "$work/span_default"
-cc -O2 -Iinclude -DLP_FAST_PROBES examples/span_cost.c -o "$work/span_fast"
-# The multi-threaded load of the capacity and memory rows (nop5 site: the highest rate).
-cc -O2 -Iinclude -DLP_FAST_PROBES -pthread bench/producer.c -o "$work/producer"
+# The span loop, built twice: the default probe sites (a nop5 the kernel turns into a
+# trampoline call) and LP_SDT_SITES (a 1-byte nop, hit through int3, as <sys/sdt.h>).
+cc -O2 -Iinclude -DLP_SDT_SITES examples/span_cost.c -o "$work/span_sdt"
+cc -O2 -Iinclude examples/span_cost.c -o "$work/span_fast"
+# The multi-threaded load of the capacity and memory rows (default sites: the highest rate).
+cc -O2 -Iinclude -pthread bench/producer.c -o "$work/producer"
 
 # ns per span (enter + exit) as the loop itself measured it.
 ns_of() { sed -n 's/.*spans, \([0-9.]*\) ns per span.*/\1/p'; }
 
 # bpftrace programs on the same markers: empty (the kernel's uprobe floor), and the
 # cheapest one that still records what a span needs (its start per thread, its duration).
-for site in default fast; do
+for site in sdt fast; do
 	bin=$work/span_$site
 	printf 'usdt:%s:leanprofiler:span_enter { }\nusdt:%s:leanprofiler:span_exit { }\n' \
 		"$bin" "$bin" >"$work/floor_$site.bt"
@@ -53,7 +54,7 @@ measure() { # measure SITE WHAT -> ns per span
 whats="dormant floor leanprofiler bpftrace"
 sysctl -qw kernel.bpf_stats_enabled=0 # its own cost would be in every figure
 for r in $(seq 1 "$rounds"); do
-	for site in default fast; do
+	for site in sdt fast; do
 		for what in $whats; do
 			echo "$site $what $(measure "$site" "$what")" >>"$work/results"
 		done
@@ -68,16 +69,16 @@ median() { # median SITE WHAT
 
 echo
 echo "leanprofiler bench: $rounds interleaved rounds of $spans spans (enter + exit), median ns per span"
-printf '%-46s %14s %14s\n' "" "default site" "LP_FAST_PROBES"
-row() { printf '%-46s %14s %14s\n' "$1" "$(median default "$2")" "$(median fast "$2")"; }
+printf '%-46s %14s %14s\n' "" "LP_SDT_SITES" "default sites"
+row() { printf '%-46s %14s %14s\n' "$1" "$(median sdt "$2")" "$(median fast "$2")"; }
 row "1. not attached (the marker's dormant cost)" dormant
 row "2. floor: empty BPF programs (bpftrace)" floor
 row "3. leanprofiler record (trace + summary)" leanprofiler
 row "4. bpftrace: start per tid, duration in a map" bpftrace
 ratio() { awk -v a="$(median "$1" "$2")" -v b="$(median "$1" "$3")" 'BEGIN { printf "%.2f", a / b }'; }
-printf '%-46s %14s %14s\n' "ratio 3/2 (target <= 1.2)" "$(ratio default leanprofiler floor)" \
+printf '%-46s %14s %14s\n' "ratio 3/2 (target <= 1.2)" "$(ratio sdt leanprofiler floor)" \
 	"$(ratio fast leanprofiler floor)"
-printf '%-46s %14s %14s\n' "ratio 3/4 (target <= 0.7)" "$(ratio default leanprofiler bpftrace)" \
+printf '%-46s %14s %14s\n' "ratio 3/4 (target <= 0.7)" "$(ratio sdt leanprofiler bpftrace)" \
 	"$(ratio fast leanprofiler bpftrace)"
 
 # ---------------------------------------------------------------------------------------
@@ -112,7 +113,7 @@ printf '%-46s %14s\n' "   leanprofiler" "$lp_prog_ns"
 # threads; events lost with the default ring buffer and with smaller ones, to see where
 # losses start; and how busy the consumer was.
 echo
-echo "5. consumer capacity: $capacity_spans spans per thread, unthrottled (LP_FAST_PROBES)"
+echo "5. consumer capacity: $capacity_spans spans per thread, unthrottled (default sites)"
 printf '   %-8s %14s %12s %10s %10s %10s %10s\n' threads "spans/s" "profiler CPU" \
 	"lost@16M" "lost@1M" "lost@256K" "lost@64K"
 for threads in 1 2; do
@@ -143,7 +144,7 @@ echo "6. writer and builder, no BPF ($build/bench/pipeline $pspans $rounds, medi
 # 7. Memory: the profiler's peak RSS (its own, from the summary) for N spans over a
 # bounded set of names (9), 2 producer threads, with the trace and with --summary-only.
 echo
-echo "7. memory: leanprofiler's peak RSS, 2 threads, 9 names (LP_FAST_PROBES)"
+echo "7. memory: leanprofiler's peak RSS, 2 threads, 9 names (default sites)"
 printf '   %-12s %16s %18s %14s\n' spans "trace (KiB)" "summary-only (KiB)" "trace MB"
 for n in $memory_spans; do
 	"$lp" record -o "$work/mem" -- "$work/producer" 2 $((n / 2)) >/dev/null 2>&1

@@ -25,8 +25,10 @@
  * - Every marker of a binary calls one shared probe function per kind whose
  *   first instruction is the probe site, with the arguments in registers. One
  *   site per kind also keeps attach time independent of the marker count.
- *   The site is a 1-byte nop; -DLP_FAST_PROBES makes it a 5-byte nop, faster
- *   on Linux 6.18 but unsafe in programs that fork (see LP__SITE_INSN below).
+ *   The site is a 5-byte nop, which Linux 6.18+ turns into a call to a
+ *   trampoline (~4x cheaper than the int3 trap); a forked child uses a second
+ *   site, a 1-byte nop, instead (see LP__SITE_INSN below). -DLP_SDT_SITES
+ *   keeps only the 1-byte nop site, as <sys/sdt.h> does.
  * - The call is guarded by the probes' shared USDT semaphore, which the kernel
  *   raises while a profiler is attached. Not attached, a marker is one load
  *   and one not-taken branch, and its arguments are NOT evaluated (except
@@ -61,16 +63,103 @@ void lp__probe_exit(const char *name, uint64_t counter, uint64_t flags)
 	__attribute__((visibility("hidden")));
 
 /*
- * The probe site: a 1-byte nop by default. With -DLP_FAST_PROBES it is a
- * 5-byte nop, which Linux 6.18 rewrites into a call to a trampoline page
- * (about 25% cheaper per hit) -- but that kernel does not give a forked child
- * the trampoline page, so a child that reaches a marker after fork() without
- * exec() dies of SIGSEGV. Only for programs that never fork while profiled.
+ * The probe site is a 5-byte nop at the entry of its function (never inside a
+ * function body: the kernel's rewrite into a call would clobber the red zone).
+ * Linux 6.18 rewrites a hit nop5 into a call to a [uprobes-trampoline] page
+ * of the process, ~4x cheaper than the int3 trap every other site takes. A
+ * forked child shares that rewritten page but, on some 6.18 kernels, not the
+ * trampoline (a marker run between fork() and exec() then dies of SIGSEGV),
+ * so after fork() the child's markers call a second pair of sites, plain
+ * 1-byte nops: lp__forked is set by a pthread_atfork() child handler that
+ * each binary registers once, from .init_array. (A child made by a raw
+ * clone() without CLONE_VM skips the handler: build such programs with
+ * -DLP_SDT_SITES, one 1-byte nop site per probe, as <sys/sdt.h> makes.)
  */
-#ifdef LP_FAST_PROBES
-#define LP__SITE_INSN ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
-#else
+#if defined(LP_SDT_SITES)
 #define LP__SITE_INSN "nop"
+#define LP__FORK_SITES ""
+#define LP__CALL(kind, ...) lp__probe_##kind(__VA_ARGS__)
+#else
+#define LP__SITE_INSN ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
+extern volatile unsigned char lp__forked __attribute__((visibility("hidden")));
+void lp__probe_enter_forked(const char *name, const char *meta, uint64_t counter, uint64_t flags)
+	__attribute__((visibility("hidden")));
+void lp__probe_exit_forked(const char *name, uint64_t counter, uint64_t flags)
+	__attribute__((visibility("hidden")));
+/* Only reached while attached: the forked child's site, or the fast one. */
+#define LP__CALL(kind, ...)                                                               \
+	do {                                                                              \
+		if (__builtin_expect(lp__forked, 0))                                      \
+			lp__probe_##kind##_forked(__VA_ARGS__);                           \
+		else                                                                      \
+			lp__probe_##kind(__VA_ARGS__);                                    \
+	} while (0)
+/* The child's sites, their notes, the flag and its atfork handler (one per binary). */
+#define LP__FORK_SITES                                                                    \
+	".weak lp__probe_enter_forked\n"                                                 \
+	".hidden lp__probe_enter_forked\n"                                               \
+	".type lp__probe_enter_forked, @function\n"                                      \
+	"lp__probe_enter_forked:\n"                                                      \
+	"981: nop\n"                                                                     \
+	"ret\n"                                                                          \
+	".size lp__probe_enter_forked, .-lp__probe_enter_forked\n"                       \
+	".weak lp__probe_exit_forked\n"                                                  \
+	".hidden lp__probe_exit_forked\n"                                                \
+	".type lp__probe_exit_forked, @function\n"                                       \
+	"lp__probe_exit_forked:\n"                                                       \
+	"982: nop\n"                                                                     \
+	"ret\n"                                                                          \
+	".size lp__probe_exit_forked, .-lp__probe_exit_forked\n"                         \
+	".weak lp__atfork_child\n"                                                       \
+	".hidden lp__atfork_child\n"                                                     \
+	".type lp__atfork_child, @function\n"                                            \
+	"lp__atfork_child:\n"                                                            \
+	"movb $1, lp__forked(%rip)\n"                                                    \
+	"ret\n"                                                                          \
+	".size lp__atfork_child, .-lp__atfork_child\n"                                   \
+	".weak lp__init\n"                                                               \
+	".hidden lp__init\n"                                                             \
+	".type lp__init, @function\n"                                                    \
+	"lp__init:\n"                                                                    \
+	"xorl %edi, %edi\n"                                                              \
+	"xorl %esi, %esi\n"                                                              \
+	"leaq lp__atfork_child(%rip), %rdx\n"                                            \
+	"jmp pthread_atfork@PLT\n"                                                       \
+	".size lp__init, .-lp__init\n"                                                   \
+	".pushsection .init_array,\"aw?\",@init_array\n"                                 \
+	".balign 8\n"                                                                    \
+	".8byte lp__init\n"                                                              \
+	".popsection\n"                                                                  \
+	".pushsection .data.lp__forked,\"aw?\",@progbits\n"                              \
+	".weak lp__forked\n"                                                             \
+	".hidden lp__forked\n"                                                           \
+	".type lp__forked, @object\n"                                                    \
+	"lp__forked: .byte 0\n"                                                          \
+	".size lp__forked, 1\n"                                                          \
+	".popsection\n"                                                                  \
+	".pushsection .note.stapsdt,\"?\",\"note\"\n"                                    \
+	".balign 4\n"                                                                    \
+	".4byte 9712f-9711f, 9714f-9713f, 3\n"                                           \
+	"9711: .asciz \"stapsdt\"\n"                                                     \
+	"9712: .balign 4\n"                                                              \
+	"9713: .8byte 981b\n"                                                            \
+	".8byte _.stapsdt.base\n"                                                        \
+	".8byte lp__semaphore\n"                                                         \
+	".asciz \"leanprofiler\"\n"                                                      \
+	".asciz \"span_enter\"\n"                                                        \
+	".asciz \"8@%rdi 8@%rsi 8@%rdx 8@%rcx\"\n"                                       \
+	"9714: .balign 4\n"                                                              \
+	".4byte 9716f-9715f, 9718f-9717f, 3\n"                                           \
+	"9715: .asciz \"stapsdt\"\n"                                                     \
+	"9716: .balign 4\n"                                                              \
+	"9717: .8byte 982b\n"                                                            \
+	".8byte _.stapsdt.base\n"                                                        \
+	".8byte lp__semaphore\n"                                                         \
+	".asciz \"leanprofiler\"\n"                                                      \
+	".asciz \"span_exit\"\n"                                                         \
+	".asciz \"8@%rdi 8@%rsi 8@%rdx\"\n"                                              \
+	"9718: .balign 4\n"                                                              \
+	".popsection\n"
 #endif
 
 /*
@@ -96,6 +185,7 @@ __asm__(
 	"992: " LP__SITE_INSN "\n"
 	"ret\n"
 	".size lp__probe_exit, .-lp__probe_exit\n"
+	LP__FORK_SITES
 	/* Same group ("?"), so a discarded duplicate takes its notes with it. */
 	".pushsection .probes,\"aw?\",@progbits\n"
 	".weak lp__semaphore\n"
@@ -149,15 +239,15 @@ __asm__(
 #define LP__ENTER(name, meta, counter, extra)                                             \
 	do {                                                                              \
 		if (LP_ACTIVE())                                                          \
-			lp__probe_enter((name), (meta), (uint64_t)(counter),              \
-					LP__FLAGS(name, meta, extra));                    \
+			LP__CALL(enter, (name), (meta), (uint64_t)(counter),              \
+				 LP__FLAGS(name, meta, extra));                           \
 	} while (0)
 
 #define LP__EXIT(name, counter, extra)                                                    \
 	do {                                                                              \
 		if (LP_ACTIVE())                                                          \
-			lp__probe_exit((name), (uint64_t)(counter),                       \
-				       LP__FLAGS(name, (const char *)0, extra));           \
+			LP__CALL(exit, (name), (uint64_t)(counter),                       \
+				 LP__FLAGS(name, (const char *)0, extra));                \
 	} while (0)
 
 struct lp__scope {
@@ -168,7 +258,7 @@ struct lp__scope {
 static inline void lp__scope_end(struct lp__scope *s)
 {
 	if (LP_ACTIVE())
-		lp__probe_exit(s->lp_name, 0, s->lp_flags);
+		LP__CALL(exit, s->lp_name, 0, s->lp_flags);
 }
 
 #define LP__CAT_(a, b) a##b

@@ -96,21 +96,34 @@ symbol_value() {
 
 # check_notes ELF LABEL: check 2 for one linked ELF object.
 check_notes() {
-	local elf=$1 label=$2 notes=$tmp/notes
-	local probe kind loc base sem args want_args
-	local section type flags vaddr exported enter_sem="" want_site=${3:-90c3}
+	local elf=$1 label=$2 mode=${3:-default} notes=$tmp/notes
+	local site probe fn want_site addr loc base sem args want_args per sites
+	local section type flags vaddr exported first_sem=""
 	sdt_notes "$elf" >"$notes"
+	# By default each probe has two sites: the nop5 the kernel turns into a
+	# trampoline call, and the 1-byte nop a forked child uses (see the
+	# header's comment); with -DLP_SDT_SITES only the 1-byte nop.
+	if [[ $mode == sdt ]]; then
+		per=1
+		sites="span_enter:lp__probe_enter:90c3 span_exit:lp__probe_exit:90c3"
+	else
+		per=2
+		sites="span_enter:lp__probe_enter:0f1f440000c3 span_enter:lp__probe_enter_forked:90c3"
+		sites+=" span_exit:lp__probe_exit:0f1f440000c3 span_exit:lp__probe_exit_forked:90c3"
+	fi
 
 	begin
-	expect "span_enter notes" "$(grep -c '^leanprofiler span_enter ' "$notes" || true)" 1
-	expect "span_exit notes" "$(grep -c '^leanprofiler span_exit ' "$notes" || true)" 1
-	expect "leanprofiler notes in all" "$(grep -c '^leanprofiler ' "$notes" || true)" 2
-	end "$label: exactly one span_enter and one span_exit note, provider leanprofiler"
+	expect "span_enter notes" "$(grep -c '^leanprofiler span_enter ' "$notes" || true)" $per
+	expect "span_exit notes" "$(grep -c '^leanprofiler span_exit ' "$notes" || true)" $per
+	expect "leanprofiler notes in all" "$(grep -c '^leanprofiler ' "$notes" || true)" $((2 * per))
+	end "$label: $per span_enter and $per span_exit note(s), provider leanprofiler"
 
-	for probe in span_enter span_exit; do
+	for site in $sites; do
+		IFS=: read -r probe fn want_site <<<"$site"
+		addr=$(symbol_value "$elf" "$fn")
 		read -r _ _ loc base sem args \
-			<<<"$(grep -m1 "^leanprofiler $probe " "$notes")" || true
-		kind=${probe#span_}
+			<<<"$(awk -v p="$probe" -v a="$addr" \
+				'$1 == "leanprofiler" && $2 == p && $3 == a { print; exit }' "$notes")" || true
 
 		# enter: name, meta, counter, flags; exit: name, counter, flags.
 		if [[ $probe == span_enter ]]; then
@@ -122,14 +135,12 @@ check_notes() {
 		expect arguments "${args:-}" "$want_args"
 		end "$label: $probe arguments are \"$want_args\""
 
-		# The probe site is the first instruction of the probe function, then
-		# ret: a 1-byte nop, or with LP_FAST_PROBES the nop5 the kernel turns
-		# into a trampoline call (see the header's comment).
+		# The probe site is the first instruction of the probe function, then ret.
 		begin
 		expect "bytes at Location ${loc:-?}" \
 			"$(bytes_at "$elf" "${loc:-0}" $((${#want_site} / 2)))" "$want_site"
-		expect "lp__probe_$kind address" "$(symbol_value "$elf" "lp__probe_$kind")" "${loc:-?}"
-		end "$label: $probe Location is $want_site at the entry of lp__probe_$kind"
+		expect "$fn address" "$addr" "${loc:-?}"
+		end "$label: $probe has a site $want_site at the entry of $fn"
 
 		# The kernel raises the semaphore while a probe is attached, so it
 		# must exist (non-zero address) and be writable data.
@@ -142,12 +153,12 @@ check_notes() {
 			expect "type of ${section:-none}" "${type:-}" PROGBITS
 			[[ ${flags:-} == *W* ]] || complain "${section:-none} flags '${flags:-}' lack W"
 		fi
-		if [[ $probe == span_enter ]]; then
-			enter_sem=${sem:-}
+		if [[ -z $first_sem ]]; then
+			first_sem=${sem:-none}
 		else
-			expect "semaphore shared with span_enter" "${sem:-}" "$enter_sem"
+			expect "semaphore shared by every site" "${sem:-}" "$first_sem"
 		fi
-		end "$label: $probe semaphore is non-zero and in a writable PROGBITS .probes"
+		end "$label: $probe site in $fn: semaphore is non-zero, in a writable PROGBITS .probes"
 
 		# Tools add (actual .stapsdt.base address - Base) to Location and
 		# Semaphore to undo prelinking; a wrong Base moves the probe.
@@ -155,7 +166,7 @@ check_notes() {
 		read -r section _ _ vaddr _ <<<"$(section_at "$elf" "${base:-0}")" || true
 		expect "section at Base ${base:-?}" "${section:-none}" .stapsdt.base
 		expect "Base" "$((${base:-0}))" "$((16#${vaddr:-0}))"
-		end "$label: $probe Base is the address of .stapsdt.base"
+		end "$label: $probe site in $fn: Base is the address of .stapsdt.base"
 	done
 
 	# Hidden: a library must never bind to another module's probe functions or
@@ -245,12 +256,29 @@ for cc in gcc clang; do
 		if [[ -f $d/$elf ]]; then check_notes "$d/$elf" "$cc $elf"; fi
 	done
 
-	# The opt-in fast site: a nop5 the kernel turns into a trampoline call.
+	# The opt-out: one 1-byte nop site per probe, as <sys/sdt.h> makes.
 	begin
-	"$cc" "${cflags[@]}" -DLP_FAST_PROBES "$src/tu_main.c" "$src/tu_b.c" "$src/tu_c.c" \
-		-o "$d/exe_fast" >>"$errs" 2>&1 || complain "linking exe_fast failed"
-	end "$cc: -DLP_FAST_PROBES links"
-	if [[ -f $d/exe_fast ]]; then check_notes "$d/exe_fast" "$cc exe_fast" 0f1f440000c3; fi
+	"$cc" "${cflags[@]}" -DLP_SDT_SITES "$src/tu_main.c" "$src/tu_b.c" "$src/tu_c.c" \
+		-o "$d/exe_sdt" >>"$errs" 2>&1 || complain "linking exe_sdt failed"
+	end "$cc: -DLP_SDT_SITES links"
+	if [[ -f $d/exe_sdt ]]; then check_notes "$d/exe_sdt" "$cc exe_sdt" sdt; fi
+done
+
+# After fork() the child (and its children) switch to the 1-byte nop sites; the
+# parent keeps the fast ones. Through a shared library too: each binary registers
+# its own handler and has its own flag.
+for cc in gcc clang; do
+	d=$tmp/fork-$cc
+	mkdir -p "$d"
+	begin
+	"$cc" -O2 "${warn[@]}" -I include "$src/forkflag.c" -o "$d/forkflag" >>"$errs" 2>&1 ||
+		complain "building forkflag failed"
+	if [[ -x $d/forkflag ]]; then
+		"$d/forkflag" >"$d/out" 2>&1 || complain "forkflag exit status $?"
+		expect "flags" "$(sort "$d/out" | tr '\n' ' ')" \
+			"child 1 grandchild 1 parent-after 0 parent-before 0 "
+	fi
+	end "$cc: a forked child and grandchild use the fork-safe sites, the parent the fast ones"
 done
 
 # --- 3. not attached: inert -----------------------------------------------------
