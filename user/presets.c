@@ -8,7 +8,8 @@
 
 /* PostgreSQL 15 (provider postgresql): one backend process per connection. */
 static const char *const postgresql[] = {
-	"postgresql:query__start,query__done,name=query,meta=sql={arg0:str}",
+	/* A query that fails never fires query__done: the next one's start closes it. */
+	"postgresql:query__start,query__done,name=query,meta=sql={arg0:str},reentry=close",
 	"postgresql:query__parse__start,query__parse__done,name=parse",
 	"postgresql:query__rewrite__start,query__rewrite__done,name=rewrite",
 	"postgresql:query__plan__start,query__plan__done,name=plan",
