@@ -156,7 +156,8 @@ static int close_reentered(struct lp_pairs *p, struct thread *t, const struct lp
 			.type = LP_EVENT_EXIT,
 			.pid = ue->pid,
 			.tid = ue->tid,
-			.ts_ns = ue->ts_ns,
+			/* 1 ns before the new one starts: viewers see them apart, not overlapping. */
+			.ts_ns = ue->ts_ns ? ue->ts_ns - 1 : 0,
 			.name = o.name,
 			.file_since_ns = ue->file_since_ns,
 			.unterminated = true,

@@ -175,7 +175,7 @@ static void test_reentry_close(void **state)
 	check(2, LP_EVENT_ENTER, 8, "parse", NULL);
 	check(3, LP_EVENT_EXIT, 8, "query", NULL);
 	assert_true(evs[3].unterminated);
-	assert_int_equal(evs[3].ts_ns, evs[4].ts_ns); /* closed where the next one starts */
+	assert_int_equal(evs[3].ts_ns + 1, evs[4].ts_ns); /* closed as the next one starts */
 	check(4, LP_EVENT_ENTER, 8, "query", "sql=rollback");
 	assert_false(evs[4].unterminated);
 	check(5, LP_EVENT_ENTER, 8, "parse", NULL);
