@@ -21,11 +21,15 @@ static const char *const postgresql[] = {
 	NULL,
 };
 
-/* HotSpot (libjvm.so, provider hotspot); method probes need -XX:+ExtendedDTraceProbes. */
+/*
+ * HotSpot (libjvm.so, provider hotspot); method probes need
+ * -XX:+ExtendedDTraceProbes. The java launcher dlopen()s libjvm.so after its
+ * entry point: late=yes.
+ */
 static const char *const jvm[] = {
 	"hotspot:method__entry,method__return,name={arg1:str/arg2}.{arg3:str/arg4},"
-	"meta=signature={arg5:str/arg6}",
-	"hotspot:gc__begin,gc__end,name=gc,meta=full={arg0}",
+	"meta=signature={arg5:str/arg6},late=yes",
+	"hotspot:gc__begin,gc__end,name=gc,meta=full={arg0},late=yes",
 	NULL,
 };
 
