@@ -44,6 +44,8 @@ suite "consumer: selftest (good and bad traces)" tests/consumer/selftest.sh
 suite "integration: real BPF recording" "$build/tests/integration/test_record" "$build"
 suite "integration: list USDT probes, as nobody" "$build/tests/integration/test_list" "$build"
 suite "integration: presets and --span on CPython, libstdc++" "$build/tests/integration/test_presets" "$build"
+suite "integration: postgresql preset on a throwaway PostgreSQL 15 cluster" "$build/tests/integration/test_postgres" "$build"
+suite "integration: jvm preset on OpenJDK 17 (libjvm.so dlopen()ed)" "$build/tests/integration/test_jvm" "$build"
 suite "integration: attach to running processes" "$build/tests/integration/test_attach" "$build"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
 suite "fuzz: libFuzzer, ${FUZZ_SECONDS:-20} s per fuzzer" tests/fuzz/run.sh "$build"

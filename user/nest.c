@@ -266,10 +266,13 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 	for (size_t i = th->depth; i-- > 0;) {
 		if (th->stack[i].name == ev->name) {
 			close_above(n, th, i + 1, ev->ts_ns);
-			close_top(n, th, ev->ts_ns, ev->counter, ev->has_counter, 0);
+			close_top(n, th, ev->ts_ns, ev->counter, ev->has_counter,
+				  ev->unterminated ? LP_SPAN_UNTERMINATED : 0);
 			return 0;
 		}
 	}
+	if (ev->unterminated)
+		return 0; /* given up, and already gone */
 	/* Open before the thread's process, or before the marker's file, was recorded. */
 	if (th->since_ns || (ev->file_since_ns && ev->file_since_ns > th->born_ns)) {
 		uint64_t from = th->since_ns > ev->file_since_ns ? th->since_ns : ev->file_since_ns;

@@ -25,6 +25,12 @@ struct lp_event {
 	uint32_t meta;
 	uint32_t lost_before; /* this thread's events lost just before this one */
 	uint64_t file_since_ns; /* recording of the marker's file began then (0: unknown) */
+	/*
+	 * Exit only: the span did not end, it is given up here (span-pair
+	 * reentry=close): closed at ts_ns, flagged unterminated like the spans
+	 * inside it; with no open span of that name, nothing happens.
+	 */
+	bool unterminated;
 };
 
 #define LP_SPAN_UNTERMINATED 0x1 /* no matching exit: closed by an outer exit or at the end */

@@ -137,11 +137,53 @@ static int push(struct thread *t, const struct open_span *o)
 	return 0;
 }
 
+/* Removes the unkeyed open spans from index i up (the innermost ones). */
+static void pop_from(struct thread *t, size_t i)
+{
+	for (size_t j = t->n; j-- > i;)
+		if (!t->open[j].track) {
+			memmove(&t->open[j], &t->open[j + 1], (t->n - j - 1) * sizeof(t->open[j]));
+			t->n--;
+		}
+}
+
+/* reentry=close: the open span of this spec (unkeyed) is given up, unterminated. */
+static int close_reentered(struct lp_pairs *p, struct thread *t, const struct lp_usdt_event *ue)
+{
+	for (size_t i = t->n; i-- > 0;) {
+		struct open_span o = t->open[i];
+		struct lp_event ev = {
+			.type = LP_EVENT_EXIT,
+			.pid = ue->pid,
+			.tid = ue->tid,
+			/* 1 ns before the new one starts: viewers see them apart, not overlapping. */
+			.ts_ns = ue->ts_ns ? ue->ts_ns - 1 : 0,
+			.name = o.name,
+			.file_since_ns = ue->file_since_ns,
+			.unterminated = true,
+		};
+
+		if (o.spec != ue->spec || o.track)
+			continue;
+		pop_from(t, i);
+		p->stats.reentry_closed++;
+		return p->sink.event ? p->sink.event(p->sink.ctx, &ev) : 0;
+	}
+	return 0;
+}
+
 static int enter(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		 const struct lp_usdt_event *ue)
 {
 	struct open_span o = { .spec = ue->spec };
 	uint32_t meta = 0, tid = ue->tid;
+
+	if (sp->reentry_close && !sp->keyed) {
+		int err = close_reentered(p, t, ue);
+
+		if (err)
+			return err;
+	}
 
 	o.name = render(p, sp, &sp->name, ue, false);
 	if (sp->has_meta)
@@ -198,11 +240,7 @@ static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		if (o.spec != ue->spec || o.track)
 			continue;
 		/* The unkeyed spans above it close with it (the builder marks them). */
-		for (size_t j = t->n; j-- > i;)
-			if (!t->open[j].track) {
-				memmove(&t->open[j], &t->open[j + 1], (t->n - j - 1) * sizeof(o));
-				t->n--;
-			}
+		pop_from(t, i);
 		return emit(p, ue, LP_EVENT_EXIT, ue->tid, o.name, 0);
 	}
 	/*

@@ -14,6 +14,10 @@
  *   one, with at most one open span at a time, so every track nests strictly.
  *   Track n is the lowest one free when the span starts. An exit matches the
  *   open span of its spec whose entry key equals its key.
+ * - reentry=close (unkeyed specs): an entry while a span of its spec is open
+ *   on the thread first closes that span, unterminated, with everything opened
+ *   inside it (a PostgreSQL query that fails never fires query__done: the next
+ *   query's start closes it).
  */
 #ifndef LP_PAIRS_H
 #define LP_PAIRS_H
@@ -40,6 +44,7 @@ struct lp_pairs_stats {
 	uint64_t unmatched_keyed; /* keyed exits with no open span of that key */
 	uint64_t too_many_tracks; /* keyed entries past LP_PAIRS_MAX_TRACKS: skipped */
 	uint64_t bad_spec;        /* records naming no spec of ours: skipped */
+	uint64_t reentry_closed;  /* spans closed unterminated by a reentry=close entry */
 };
 
 struct lp_pairs;

@@ -8,7 +8,8 @@
 
 /* PostgreSQL 15 (provider postgresql): one backend process per connection. */
 static const char *const postgresql[] = {
-	"postgresql:query__start,query__done,name=query,meta=sql={arg0:str}",
+	/* A query that fails never fires query__done: the next one's start closes it. */
+	"postgresql:query__start,query__done,name=query,meta=sql={arg0:str},reentry=close",
 	"postgresql:query__parse__start,query__parse__done,name=parse",
 	"postgresql:query__rewrite__start,query__rewrite__done,name=rewrite",
 	"postgresql:query__plan__start,query__plan__done,name=plan",
@@ -20,11 +21,15 @@ static const char *const postgresql[] = {
 	NULL,
 };
 
-/* HotSpot (libjvm.so, provider hotspot); method probes need -XX:+ExtendedDTraceProbes. */
+/*
+ * HotSpot (libjvm.so, provider hotspot); method probes need
+ * -XX:+ExtendedDTraceProbes. The java launcher dlopen()s libjvm.so after its
+ * entry point: late=yes.
+ */
 static const char *const jvm[] = {
 	"hotspot:method__entry,method__return,name={arg1:str/arg2}.{arg3:str/arg4},"
-	"meta=signature={arg5:str/arg6}",
-	"hotspot:gc__begin,gc__end,name=gc,meta=full={arg0}",
+	"meta=signature={arg5:str/arg6},late=yes",
+	"hotspot:gc__begin,gc__end,name=gc,meta=full={arg0},late=yes",
 	NULL,
 };
 

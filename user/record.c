@@ -181,8 +181,20 @@ static int open_gates(struct recorder *r, uint64_t *since)
 	return err;
 }
 
+/* Whether spec i has both an entry and an exit probe attached. */
+static bool spec_complete(const struct recorder *r, size_t i)
+{
+	unsigned both = 1u << LP_USDT_ROLE_ENTRY | 1u << LP_USDT_ROLE_EXIT;
+
+	return (lp_session_spec_found(r->s, i) & both) == both;
+}
+
 static void rescan_queued(struct recorder *r)
 {
+	bool was[LP_SPEC_MAX];
+
+	for (size_t i = 0; i < r->o->nspecs && i < LP_SPEC_MAX; i++)
+		was[i] = spec_complete(r, i);
 	for (size_t i = 0; i < r->nrescan; i++) {
 		/* A process that is gone has nothing left to probe. */
 		if (lp_proc_exec_files((pid_t)r->rescan[i], attach_file, r) == 0)
@@ -190,6 +202,13 @@ static void rescan_queued(struct recorder *r)
 	}
 	r->nrescan = 0;
 	set_err(r, open_gates(r, NULL));
+	/* The gates are open: said once a late spec's probes are being recorded. */
+	for (size_t i = 0; i < r->o->nspecs && i < LP_SPEC_MAX; i++)
+		if (!was[i] && spec_complete(r, i) && r->o->specs[i].late)
+			fprintf(stderr, "leanprofiler: recording spec '%s'%s%s from now on (its "
+				"probes appeared in a library mapped at run time)\n",
+				r->o->specs[i].text, r->o->specs[i].preset ? " of preset " : "",
+				r->o->specs[i].preset ? r->o->specs[i].preset : "");
 }
 
 static int on_task(void *ctx, const struct lp_task_event *te)
@@ -446,7 +465,9 @@ static struct lp_report_thread *collect_threads(struct recorder *r, size_t *coun
 
 /*
  * Every span-pair spec needs an entry and an exit probe attached somewhere:
- * says which one is missing (-ENOENT), else 0. Then, with neither markers nor
+ * says which one is missing (-ENOENT), else 0. A late spec (late=yes) may
+ * find its probes later, in a library mapped at run time: not yet is fine
+ * (warn_late_specs() tells at the end). Then, with neither markers nor
  * specs, there is nothing to record: the caller says so.
  */
 static int check_specs(struct recorder *r, const char *where)
@@ -454,6 +475,9 @@ static int check_specs(struct recorder *r, const char *where)
 	for (size_t i = 0; i < r->o->nspecs; i++) {
 		const struct lp_spec *sp = &r->o->specs[i];
 		unsigned found = lp_session_spec_found(r->s, i);
+
+		if (sp->late)
+			continue;
 
 		for (int role = 0; role < 2; role++) {
 			const struct lp_probe_ref *p = role ? sp->exit : sp->entry;
@@ -470,6 +494,32 @@ static int check_specs(struct recorder *r, const char *where)
 		}
 	}
 	return 0;
+}
+
+/* Late specs whose probes never appeared: nothing of them was recorded. */
+static void warn_late_specs(struct recorder *r)
+{
+	for (size_t i = 0; i < r->o->nspecs; i++) {
+		const struct lp_spec *sp = &r->o->specs[i];
+
+		if (sp->late && !spec_complete(r, i))
+			lp_warn("no usable %s probe of spec '%s'%s%s appeared while recording: "
+				"nothing of it was recorded ('leanprofiler list -p PID' shows the "
+				"probes a process has)",
+				lp_session_spec_found(r->s, i) & 1u << LP_USDT_ROLE_ENTRY ? "exit"
+											   : "entry",
+				sp->text, sp->preset ? " of preset " : "",
+				sp->preset ? sp->preset : "");
+	}
+}
+
+/* Probes to wait for: a late spec not attached yet. */
+static bool late_pending(struct recorder *r)
+{
+	for (size_t i = 0; i < r->o->nspecs && i < LP_SPEC_MAX; i++)
+		if (r->o->specs[i].late && !spec_complete(r, i))
+			return true;
+	return false;
 }
 
 /* Sets the recording up for the launched command, stopped right after its exec. */
@@ -498,7 +548,7 @@ static int start_launch(struct recorder *r, struct lp_child *c, uint64_t *since)
 	err = check_specs(r, r->o->argv[0]);
 	if (err)
 		return err;
-	if (lp_session_probes(r->s) == 0) {
+	if (lp_session_probes(r->s) == 0 && !late_pending(r)) {
 		lp_err("no leanprofiler markers in %s or the libraries it links: nothing to record "
 		       "(is it built with include/leanprofiler.h?)",
 		       r->o->argv[0]);
@@ -542,7 +592,7 @@ static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 		if (err)
 			return err;
 	}
-	if (lp_session_probes(r->s) == 0) {
+	if (lp_session_probes(r->s) == 0 && !late_pending(r)) {
 		lp_err("no leanprofiler markers in PID %d (%s) or the libraries it has mapped: "
 		       "nothing to record (is it built with include/leanprofiler.h?)",
 		       (int)pid, comm);
@@ -607,7 +657,7 @@ static int start_all(struct recorder *r, uint64_t *since)
 	err = check_specs(r, r->o->binary);
 	if (err)
 		return err;
-	if (lp_session_probes(r->s) == 0) {
+	if (lp_session_probes(r->s) == 0 && !late_pending(r)) {
 		lp_err("no leanprofiler markers in %s: nothing to record (is it built with "
 		       "include/leanprofiler.h?)",
 		       r->o->binary);
@@ -875,6 +925,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	}
 	lp_session_consume(r.s);
 	lp_nest_finish(r.nest, end_ns);
+	warn_late_specs(&r);
 	if (l.child)
 		res->exit_code = lp_launch_exit_code(&c);
 

@@ -294,7 +294,8 @@ static int parse_tpl(struct lp_spec *sp, const char *s, const char *end, struct 
 int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 {
 	const char *s = text, *end;
-	bool seen_name = false, seen_meta = false, seen_key = false;
+	bool seen_name = false, seen_meta = false, seen_key = false, seen_reentry = false;
+	bool seen_late = false;
 	int e;
 
 	memset(sp, 0, sizeof(*sp));
@@ -330,7 +331,8 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 		end = field_end(s);
 		eq = memchr(s, '=', (size_t)(end - s));
 		if (!eq)
-			return fail(err, errsz, "field '%.*s' is not KEY=VALUE (name=, meta=, key=)",
+			return fail(err, errsz, "field '%.*s' is not KEY=VALUE (name=, meta=, key=, "
+					    "reentry=, late=)",
 				    (int)(end - s), s);
 		v = eq + 1;
 		if (eq - s == 4 && !strncmp(s, "name", 4)) {
@@ -364,13 +366,36 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 					 (int)(end - v), v);
 			if (!e)
 				use_arg(sp, sp->key_entry);
+		} else if (eq - s == 7 && !strncmp(s, "reentry", 7)) {
+			if (seen_reentry)
+				return fail(err, errsz, "reentry= given twice");
+			seen_reentry = true;
+			if (end - v == 5 && !strncmp(v, "close", 5))
+				sp->reentry_close = true;
+			else if (!(end - v == 4 && !strncmp(v, "nest", 4)))
+				e = fail(err, errsz, "reentry= is nest or close, not '%.*s'",
+					 (int)(end - v), v);
+		} else if (eq - s == 4 && !strncmp(s, "late", 4)) {
+			if (seen_late)
+				return fail(err, errsz, "late= given twice");
+			seen_late = true;
+			if (end - v == 3 && !strncmp(v, "yes", 3))
+				sp->late = true;
+			else if (!(end - v == 2 && !strncmp(v, "no", 2)))
+				e = fail(err, errsz, "late= is yes or no, not '%.*s'", (int)(end - v),
+					 v);
 		} else {
-			return fail(err, errsz, "unknown field '%.*s' (expected name=, meta= or key=)",
+			return fail(err, errsz,
+				    "unknown field '%.*s' (expected name=, meta=, key=, reentry= or "
+				    "late=)",
 				    (int)(eq - s), s);
 		}
 		if (e)
 			return e;
 	}
+	if (sp->reentry_close && sp->keyed)
+		return fail(err, errsz, "reentry=close is for specs without key=: a keyed exit "
+			    "names the span it closes");
 	if (!seen_name) {
 		/* Default: the entry probe's name. */
 		e = add_lit(sp, &sp->name, sp->entry[0].name, strlen(sp->entry[0].name), err, errsz);

@@ -12,6 +12,12 @@
  *   FIELD = "name=" TEMPLATE             default: the entry probe's name
  *         | "meta=" TEMPLATE             default: no metadata
  *         | "key=" ARG [ "/" ARG ]       match exits by key (entry's ARG, exit's ARG)
+ *         | "reentry=" ("nest" | "close")  an entry while a span of the spec is open on
+ *                                        the thread: nests (default), or first closes
+ *                                        the open one, unterminated (unkeyed specs)
+ *         | "late=" ("no" | "yes")       yes: the probes may appear only later (a library
+ *                                        dlopen()ed at run time); missing at the start is
+ *                                        no error, never found is a warning at the end
  *   TEMPLATE = text with "{" EXPR "}" replaced; "\" escapes the next character;
  *              a "," inside "{}" does not end the field
  *   EXPR  = ARG [ ":" FORMAT ]
@@ -61,6 +67,8 @@ struct lp_spec {
 	bool has_meta;
 	bool keyed;
 	uint8_t key_entry, key_exit; /* argument indexes of the key */
+	bool reentry_close;          /* reentry=close */
+	bool late;                   /* late=yes */
 	uint8_t max_arg;             /* highest entry argument the templates use, +1 (0: none) */
 	struct lp_usdt_desc desc;    /* the string arguments the kernel copies at entry */
 	char lit[LP_SPEC_TEXT_MAX];  /* literal pieces of the templates */

@@ -7,7 +7,8 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-ENTER, EXIT, STRING, THREAD, TASK, LIBS = 1, 2, 3, 4, 5, 6
+ENTER, EXIT, STRING, THREAD, TASK, LIBS, USDT = 1, 2, 3, 4, 5, 6, 7
+USDT_EXIT, USDT_ARGS, USDT_SLOTS = 0x1, 12, 4
 NAME_LIT, META_LIT, HAS_COUNTER = 0x1, 0x2, 0x4
 NAME_INLINE, META_INLINE, NO_META = 0x100, 0x200, 0x400
 ABI1 = 1 << 12
@@ -62,6 +63,17 @@ def task(what, pid, tid, ts, ppid=0, comm=b'', flags=0):
 
 def libs(pid, ts):
     return chunk(hdr(LIBS, 0, pid, pid, 0) + struct.pack('<Q', ts))
+
+
+def usdt(pid, tid, seq, ts, spec, exit=False, args=(), lens=(), text=b'', nargs=None,
+         nstr=None, file=0):
+    """A span-pair probe record (struct lp_rec_usdt); nargs/nstr may lie."""
+    a = list(args) + [0] * (USDT_ARGS - len(args))
+    ln = list(lens) + [0] * (USDT_SLOTS - len(lens))
+    body = struct.pack('<QHHHBB', ts, spec, file, 0, len(args) if nargs is None else nargs,
+                       len(lens) if nstr is None else nstr)
+    body += struct.pack('<%dQ' % USDT_ARGS, *a) + struct.pack('<%dh' % USDT_SLOTS, *ln)
+    return chunk(hdr(USDT, USDT_EXIT if exit else 0, pid, tid, seq) + body + text)
 
 
 def gate(file, ns):
@@ -192,6 +204,17 @@ def decode_seeds():
         event(ENTER, 95, 95, 0, 100, name_text=b'n', meta_text=b'counter\x00=5',
               flags=HAS_COUNTER, counter=1),
         event(EXIT, 95, 95, 1, 200, name_text=b'n', flags=HAS_COUNTER, counter=9),
+    ])
+    # Span-pair probe records: good, cut by the kernel, unreadable, lying lengths and
+    # counts, one shorter than its fixed part.
+    s['usdt'] = b''.join([
+        usdt(97, 97, 0, 100, 0, args=(1, 2), lens=(6, -14), text=b'select'),
+        usdt(97, 97, 1, 150, 0, lens=(513,), text=b'x' * 513),
+        usdt(97, 97, 2, 160, 0, args=(5,), lens=(30000, 9, -1, 4), text=b'ab\x00cd',
+             nargs=200, nstr=9),
+        usdt(97, 97, 3, 170, 60000, exit=True),
+        usdt(97, 97, 4, 200, 0, exit=True),
+        chunk(hdr(USDT, 0, 97, 97, 5) + b'\x00' * 20),
     ])
     return s
 

@@ -688,6 +688,132 @@ static void test_many_literals(void **state)
 	assert_int_equal(dstats(fx)->unknown_literal, 0);
 }
 
+/* LP_REC_USDT: a span-pair probe's record, its arguments and string slots. */
+static struct lp_usdt_event usdt_seen[8];
+static size_t nusdt;
+
+static int on_usdt(void *ctx, const struct lp_usdt_event *ue)
+{
+	(void)ctx;
+	assert_true(nusdt < 8);
+	usdt_seen[nusdt++] = *ue;
+	return 0;
+}
+
+/* A record with nstr slots of these lengths, text after them; its size. */
+static size_t usdt_rec(uint64_t *buf, uint16_t flags, uint32_t seq, uint8_t nargs, uint8_t nstr,
+		       const int16_t *lens, const char *text, size_t text_len)
+{
+	struct lp_rec_usdt *r = (struct lp_rec_usdt *)buf;
+
+	memset(r, 0, sizeof(*r));
+	r->h.type = LP_REC_USDT;
+	r->h.flags = flags;
+	r->h.pid = PID;
+	r->h.tid = TID;
+	r->h.seq = seq;
+	r->ts_ns = 1000 + seq;
+	r->spec = 3;
+	r->file = 1;
+	r->nargs = nargs;
+	r->nstr = nstr;
+	for (size_t i = 0; i < LP_USDT_ARGS; i++)
+		r->args[i] = 100 + i;
+	for (size_t i = 0; i < nstr && i < LP_USDT_STR_SLOTS; i++)
+		r->str_len[i] = lens[i];
+	memcpy(r + 1, text, text_len);
+	return sizeof(*r) + text_len;
+}
+
+static void test_usdt_records(void **state)
+{
+	struct lp_decode_sink sink = { .usdt = on_usdt };
+	struct strtab *st = strtab_new();
+	struct lp_decoder *d = st ? lp_decoder_new(st, &sink) : NULL;
+	static uint64_t buf[(sizeof(struct lp_rec_usdt) + 2048) / 8];
+	static char big[LP_USDT_STR_MAX + 1];
+	const char *s;
+	size_t len, n;
+
+	(void)state;
+	assert_non_null(d);
+	nusdt = 0;
+	assert_int_equal(lp_decoder_file_since(d, 1, 77), 0);
+
+	/* Good: two strings, one unreadable, an exit after it. */
+	n = usdt_rec(buf, 0, 1, 2, 3, (const int16_t[]){ 6, -EFAULT, 3 }, "select" "abc", 9);
+	assert_int_equal(lp_decode(d, buf, n), 0);
+	assert_int_equal(nusdt, 1);
+	assert_int_equal(usdt_seen[0].pid, PID);
+	assert_int_equal(usdt_seen[0].tid, TID);
+	assert_int_equal(usdt_seen[0].spec, 3);
+	assert_false(usdt_seen[0].exit);
+	assert_int_equal(usdt_seen[0].ts_ns, 1001);
+	assert_int_equal(usdt_seen[0].file_since_ns, 77);
+	assert_int_equal(usdt_seen[0].nargs, 2);
+	assert_int_equal(usdt_seen[0].args[1], 101);
+	assert_int_equal(usdt_seen[0].nstr, 3);
+	s = strtab_str(st, usdt_seen[0].str[0], &len);
+	assert_int_equal(len, 6);
+	assert_memory_equal(s, "select", 6);
+	s = strtab_str(st, usdt_seen[0].str[1], &len);
+	assert_int_equal(len, 12);
+	assert_memory_equal(s, "(unreadable)", 12);
+	s = strtab_str(st, usdt_seen[0].str[2], &len);
+	assert_int_equal(len, 3);
+	assert_memory_equal(s, "abc", 3);
+	assert_int_equal(lp_decoder_stats(d)->unreadable, 1);
+	n = usdt_rec(buf, LP_USDT_EXIT, 2, 0, 0, NULL, "", 0);
+	assert_int_equal(lp_decode(d, buf, n), 0);
+	assert_int_equal(nusdt, 2);
+	assert_true(usdt_seen[1].exit);
+	assert_int_equal(usdt_seen[1].lost_before, 0);
+	assert_int_equal(lp_decoder_stats(d)->enters, 1);
+	assert_int_equal(lp_decoder_stats(d)->exits, 1);
+
+	/* Cut by the kernel (LP_USDT_STR_MAX + 1 bytes): cut here, marked, counted. */
+	memset(big, 'x', sizeof(big));
+	n = usdt_rec(buf, 0, 3, 1, 1, (const int16_t[]){ LP_USDT_STR_MAX + 1 }, big, sizeof(big));
+	assert_int_equal(lp_decode(d, buf, n), 0);
+	s = strtab_str(st, usdt_seen[2].str[0], &len);
+	assert_int_equal(len, LP_USDT_STR_MAX + 3);
+	assert_memory_equal(s + LP_USDT_STR_MAX, "\xe2\x80\xa6", 3);
+	assert_int_equal(lp_decoder_stats(d)->truncated, 1);
+
+	/*
+	 * Lying: more arguments and slots than there are, a length past the
+	 * record's end, a NUL inside: clamped to what is there, never read past.
+	 */
+	n = usdt_rec(buf, 0, 4, 200, 9, (const int16_t[]){ 4, 30000, 9, 9 }, "abcdef\0gh", 9);
+	assert_int_equal(lp_decode(d, buf, n), 0);
+	assert_int_equal(nusdt, 4);
+	assert_int_equal(usdt_seen[3].nargs, LP_USDT_ARGS);
+	assert_int_equal(usdt_seen[3].nstr, LP_USDT_STR_SLOTS);
+	s = strtab_str(st, usdt_seen[3].str[0], &len);
+	assert_int_equal(len, 4);
+	assert_memory_equal(s, "abcd", 4);
+	s = strtab_str(st, usdt_seen[3].str[1], &len); /* "ef" then the NUL */
+	assert_int_equal(len, 2);
+	assert_memory_equal(s, "ef", 2);
+	s = strtab_str(st, usdt_seen[3].str[2], &len); /* nothing left */
+	assert_int_equal(len, 0);
+
+	/* Truncated: shorter than its fixed part. */
+	n = usdt_rec(buf, 0, 5, 1, 0, NULL, "", 0);
+	assert_int_equal(lp_decode(d, buf, sizeof(struct lp_rec_usdt) - 1), 0);
+	assert_int_equal(lp_decode(d, buf, sizeof(struct lp_rec_hdr)), 0);
+	assert_int_equal(nusdt, 4);
+	assert_int_equal(lp_decoder_stats(d)->malformed, 2);
+
+	/* A gap in the thread's sequence: the next record says what was lost. */
+	n = usdt_rec(buf, LP_USDT_EXIT, 9, 0, 0, NULL, "", 0);
+	assert_int_equal(lp_decode(d, buf, n), 0);
+	assert_int_equal(nusdt, 5);
+	assert_int_equal(usdt_seen[4].lost_before, 4);
+	lp_decoder_free(d);
+	strtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -705,6 +831,7 @@ int main(void)
 		T(test_seq_wraparound),
 		T(test_thread_record),
 		cmocka_unit_test_setup_teardown(test_read_str_callback, setup_read_str, teardown),
+		cmocka_unit_test(test_usdt_records),
 		T(test_truncated_literal),
 		T(test_abi_mismatch_counted),
 		T(test_sink_error_propagates),

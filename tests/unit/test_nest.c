@@ -375,6 +375,33 @@ static void test_exit_of_middle_frame(void **state)
 	assert_int_equal(totals(fx)->unterminated, 1);
 }
 
+/* An exit given up (span-pair reentry=close): the span and those inside it close unterminated. */
+static void test_unterminated_exit(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_event ev = { .type = LP_EVENT_EXIT, .pid = 100, .tid = 1, .ts_ns = 50, .name = 2,
+			       .unterminated = true };
+
+	enter(fx, 1, 1, 0);
+	enter(fx, 1, 2, 10);
+	enter(fx, 1, 3, 20);
+	assert_int_equal(lp_nest_event(fx->n, &ev), 0);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(fx->rec.s[0].name, 3);
+	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_UNTERMINATED);
+	assert_true(fx->rec.s[0].end_ns < 50);
+	check_span(&fx->rec.s[1], 1, 2, 10, 50, 40 - (fx->rec.s[0].end_ns - 20), 1,
+		   LP_SPAN_UNTERMINATED);
+	assert_int_equal(totals(fx)->unterminated, 2);
+	/* Nothing of that name open: nothing happens, and it is no unmatched exit. */
+	ev.ts_ns = 60;
+	assert_int_equal(lp_nest_event(fx->n, &ev), 0);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(totals(fx)->unmatched_exits, 0);
+	leave(fx, 1, 1, 70);
+	check_span(&fx->rec.s[2], 1, 1, 0, 70, 30, 0, 0);
+}
+
 static void test_exit_without_entry(void **state)
 {
 	struct fx *fx = *state;
@@ -767,6 +794,7 @@ int main(void)
 		T(test_exit_of_outer_closes_inner),
 		T(test_exit_of_middle_frame),
 		T(test_exit_without_entry),
+		T(test_unterminated_exit),
 		T(test_finish_closes_open_spans),
 		T(test_lost_before_marks_open_spans),
 		T(test_lost_before_enter),

@@ -139,6 +139,59 @@ static void test_keyed_tracks(void **state)
 	strtab_free(st);
 }
 
+/*
+ * reentry=close: a query that failed never fired its exit; the next query's
+ * entry closes it (and the phase open inside it) as given up, while a keyed
+ * span on its track is left alone.
+ */
+static void test_reentry_close(void **state)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	static struct lp_spec rs[3];
+	struct lp_pairs *p;
+	char err[128];
+
+	(void)state;
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("p:q_start,q_done,name=query,meta=sql={arg0:str},"
+				       "reentry=close", &rs[0], err, sizeof(err)), 0);
+	assert_int_equal(lp_spec_parse("p:ph_start,ph_done,name=parse", &rs[1], err, sizeof(err)),
+			 0);
+	assert_int_equal(lp_spec_parse("p:t_start,t_commit|t_abort,name=tx {arg0},key=arg0", &rs[2],
+				       err, sizeof(err)), 0);
+	p = lp_pairs_new(rs, 3, st, &sink);
+	assert_non_null(p);
+	fire(p, 0, false, 0, "select 1/0"); /* nothing open: just the entry */
+	fire(p, 2, false, 5, NULL);         /* tx 5 on track 1 */
+	fire(p, 1, false, 0, NULL);         /* parse, then the query fails */
+	fire(p, 0, false, 0, "rollback");   /* gives the failed query up first */
+	fire(p, 1, false, 0, NULL);
+	fire(p, 1, true, 0, NULL);
+	fire(p, 2, true, 5, NULL);          /* the abort: tx 5 on its track */
+	assert_int_equal(nevs, 8);
+	check(0, LP_EVENT_ENTER, 8, "query", "sql=select 1/0");
+	check(1, LP_EVENT_ENTER, LP_TRACK_TID(1, 8), "tx 5", NULL);
+	check(2, LP_EVENT_ENTER, 8, "parse", NULL);
+	check(3, LP_EVENT_EXIT, 8, "query", NULL);
+	assert_true(evs[3].unterminated);
+	assert_int_equal(evs[3].ts_ns + 1, evs[4].ts_ns); /* closed as the next one starts */
+	check(4, LP_EVENT_ENTER, 8, "query", "sql=rollback");
+	assert_false(evs[4].unterminated);
+	check(5, LP_EVENT_ENTER, 8, "parse", NULL);
+	/* The failed query's parse went with it: this exit closes the new one. */
+	check(6, LP_EVENT_EXIT, 8, "parse", NULL);
+	assert_false(evs[6].unterminated);
+	check(7, LP_EVENT_EXIT, LP_TRACK_TID(1, 8), "tx 5", NULL);
+	assert_int_equal(lp_pairs_stats(p)->reentry_closed, 1);
+	assert_int_equal(lp_pairs_stats(p)->unmatched_keyed, 0);
+	fire(p, 0, true, 0, NULL);          /* rollback's own exit: a normal one */
+	check(8, LP_EVENT_EXIT, 8, "query", NULL);
+	assert_false(evs[8].unterminated);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
 static void test_bad_spec_index(void **state)
 {
 	struct lp_pairs *p = setup();
@@ -156,6 +209,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_innermost),
 		cmocka_unit_test(test_keyed_tracks),
+		cmocka_unit_test(test_reentry_close),
 		cmocka_unit_test(test_bad_spec_index),
 	};
 

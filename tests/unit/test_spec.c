@@ -47,6 +47,31 @@ static char *render(const struct lp_tpl *t, const uint64_t *args, size_t nargs,
 	return out;
 }
 
+/* reentry= and late= */
+static void test_flags(void **state)
+{
+	(void)state;
+	parse_ok("p:a,p:b");
+	assert_false(sp.reentry_close);
+	assert_false(sp.late);
+	parse_ok("p:a,p:b,reentry=close,name=x");
+	assert_true(sp.reentry_close);
+	parse_ok("p:a,p:b,reentry=nest");
+	assert_false(sp.reentry_close);
+	parse_ok("p:a,p:b,late=yes");
+	assert_true(sp.late);
+	assert_false(sp.reentry_close);
+	parse_ok("p:a,p:b,late=no");
+	assert_false(sp.late);
+	parse_bad("p:a,p:b,reentry=open", "reentry= is nest or close, not 'open'");
+	parse_bad("p:a,p:b,reentry=", "reentry= is nest or close, not ''");
+	parse_bad("p:a,p:b,reentry=close,reentry=close", "reentry= given twice");
+	parse_bad("p:a,p:b,late=1", "late= is yes or no, not '1'");
+	parse_bad("p:a,p:b,late=yes,late=no", "late= given twice");
+	parse_bad("p:a,p:b,key=arg0,reentry=close",
+		  "reentry=close is for specs without key=: a keyed exit names the span it closes");
+}
+
 static void test_minimal(void **state)
 {
 	(void)state;
@@ -162,8 +187,10 @@ static void test_errors(void **state)
 	parse_bad("p:,p:b", "empty probe name in 'p:'");
 	parse_bad("p:a b,p:c", "unexpected ' ' in probe 'p:a b'");
 	parse_bad("p:a|b|c|d|e,p:f", "more than 4 entry probes");
-	parse_bad("p:a,p:b,nmae=x", "unknown field 'nmae' (expected name=, meta= or key=)");
-	parse_bad("p:a,p:b,name", "field 'name' is not KEY=VALUE (name=, meta=, key=)");
+	parse_bad("p:a,p:b,nmae=x", "unknown field 'nmae' (expected name=, meta=, key=, reentry= "
+				    "or late=)");
+	parse_bad("p:a,p:b,name", "field 'name' is not KEY=VALUE (name=, meta=, key=, reentry=, "
+				  "late=)");
 	parse_bad("p:a,p:b,name=", "name= is empty");
 	parse_bad("p:a,p:b,name=x,name=y", "name= given twice");
 	parse_bad("p:a,p:b,meta=x,meta=y", "meta= given twice");
@@ -255,6 +282,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_minimal),
+		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_provider_defaults_and_alternatives),
 		cmocka_unit_test(test_templates),
 		cmocka_unit_test(test_string_forms),
