@@ -65,7 +65,11 @@
  * recording: its spans are recorded once all its probes are attached, while its
  * semaphore is raised (LP_ACTIVE()) as soon as the first one is.
  */
-#define LATE_NS 20000000ULL
+/*
+ * Typically 1-3 ms; 61 ms was seen once on this 2-vCPU VM while two other test
+ * suites ran beside it (the attach is a user-space step that waits for a CPU).
+ */
+#define LATE_NS 100000000ULL
 /*
  * Spans still open at the end are closed at recording.end_ns, each nested one
  * 1 ns before its parent (so it ends inside it): at most this much earlier.
