@@ -10,9 +10,11 @@
 #  1. The header compiles without a single warning as C99/C11/GNU11/C2x and
 #     C++11/C++17, with gcc/g++ and clang/clang++, at -O0 and -O2.
 #  2. Several translation units link into one executable, or into a shared
-#     library plus an executable, and each ELF object carries exactly one
-#     span_enter and one span_exit USDT note, whose probe site is a nop (a nop5
-#     with LP_FAST_PROBES) and whose semaphore is in a writable .probes section.
+#     library plus an executable, and each ELF object carries two span_enter and
+#     two span_exit USDT notes: a nop5 site at the entry of lp__probe_KIND and a
+#     1-byte nop at the entry of lp__probe_KIND_forked (one 1-byte nop each with
+#     LP_SDT_SITES), all sharing one semaphore in a writable .probes section; a
+#     forked child (and grandchild) selects the 1-byte nop sites, the parent not.
 #  3. Not attached, markers are inert: LP_ACTIVE() is 0 and marker arguments
 #     with side effects are not evaluated.
 #  4. bpftrace lists the probes.
