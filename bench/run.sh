@@ -29,7 +29,7 @@ cc -O2 -Iinclude examples/span_cost.c -o "$work/span_fast"
 cc -O2 -Iinclude -pthread bench/producer.c -o "$work/producer"
 
 # ns per span (enter + exit) as the loop itself measured it.
-ns_of() { sed -n 's/.*spans, \([0-9.]*\) ns per span.*/\1/p'; }
+ns_of() { sed -n 's/.*spans, \(-\{0,1\}[0-9.]*\) ns per span.*/\1/p'; }
 
 # bpftrace programs on the same markers: empty (the kernel's uprobe floor), and the
 # cheapest one that still records what a span needs (its start per thread, its duration).
