@@ -437,6 +437,38 @@ int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags);
 }
 
+/* The fixed part of a span-pair probe's record: header, time, spec, the arguments it uses. */
+static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r,
+				      const struct lp_usdt_desc *d, __u32 role, __u32 pid, __u32 tid,
+				      __u32 seq, __u64 ts, __u32 spec, __u32 file)
+{
+	int n = bpf_usdt_arg_cnt(ctx);
+
+	fill_hdr(&r->h, LP_REC_USDT, role == LP_USDT_ROLE_EXIT ? LP_USDT_EXIT : 0, pid, tid, seq);
+	r->ts_ns = ts;
+	r->spec = (__u16)spec;
+	r->file = (__u16)file;
+	r->cpu = 0;
+	if (n < 0)
+		n = 0;
+	if (n > LP_USDT_ARGS)
+		n = LP_USDT_ARGS;
+	/* Each bpf_usdt_arg() costs tens of ns: read only what the spec uses. */
+	if (d && d->nargs[role & 1] < n)
+		n = d->nargs[role & 1];
+	r->nargs = n;
+	r->nstr = 0;
+	for (int i = 0; i < LP_USDT_ARGS; i++) {
+		long v = 0;
+
+		if (i < n)
+			bpf_usdt_arg(ctx, i, &v);
+		r->args[i] = v;
+	}
+	for (int i = 0; i < LP_USDT_STR_SLOTS; i++)
+		r->str_len[i] = 0;
+}
+
 /*
  * A probe of a span-pair spec (--span, --preset), attached with libbpf's USDT
  * support. The cookie says which file, spec and role. Every argument is sent;
@@ -458,36 +490,29 @@ int lp_usdt(struct pt_regs *ctx)
 	struct lp_rec_usdt *r;
 	struct scratch *s;
 	char *text;
-	int n;
 
 	if (!recorded_thread(file, type, pid, tid, task, &ts, &seq))
 		return 0;
+	d = bpf_map_lookup_elem(&usdt_desc, &spec);
+	if (d && role == LP_USDT_ROLE_ENTRY)
+		nstr = d->nstr;
+	if (!nstr) {
+		/* No strings to copy: a fixed-size record, reserved in place. */
+		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+		if (!r) {
+			count_lost(type, pid, tid);
+			return 0;
+		}
+		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
+		bpf_ringbuf_submit(r, submit_flags());
+		return 0;
+	}
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
 	r = (void *)s->buf;
-	fill_hdr(&r->h, LP_REC_USDT, role == LP_USDT_ROLE_EXIT ? LP_USDT_EXIT : 0, pid, tid, seq);
-	r->ts_ns = ts;
-	r->spec = (__u16)spec;
-	r->file = (__u16)file;
-	r->cpu = bpf_get_smp_processor_id();
-	n = bpf_usdt_arg_cnt(ctx);
-	if (n < 0)
-		n = 0;
-	if (n > LP_USDT_ARGS)
-		n = LP_USDT_ARGS;
-	r->nargs = n;
-	for (int i = 0; i < LP_USDT_ARGS; i++) {
-		long v = 0;
+	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
 
-		if (i < n)
-			bpf_usdt_arg(ctx, i, &v);
-		r->args[i] = v;
-	}
-	if (role == LP_USDT_ROLE_ENTRY)
-		d = bpf_map_lookup_elem(&usdt_desc, &spec);
-	if (d)
-		nstr = d->nstr;
 	r->nstr = nstr < LP_USDT_STR_SLOTS ? nstr : LP_USDT_STR_SLOTS;
 	text = (char *)(r + 1);
 	for (int i = 0; i < LP_USDT_STR_SLOTS; i++) {

@@ -178,10 +178,12 @@ struct lp_usdt_str {
 	__s32 off;
 };
 
-/* What the kernel reads for a spec's entry probe (map "usdt_desc", key spec). */
+/* What the kernel reads for a spec's probes (map "usdt_desc", key spec). */
 struct lp_usdt_desc {
 	__u32 nstr;
-	__u32 pad;
+	/* Arguments read at the entry probe and at the exit probe: only what the spec uses. */
+	__u8 nargs[2];
+	__u16 pad;
 	struct lp_usdt_str str[LP_USDT_STR_SLOTS];
 };
 

@@ -402,6 +402,9 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 		if (e)
 			return e;
 	}
+	/* The kernel reads only these arguments (the key's included in max_arg). */
+	sp->desc.nargs[LP_USDT_ROLE_ENTRY] = sp->max_arg;
+	sp->desc.nargs[LP_USDT_ROLE_EXIT] = sp->keyed ? (uint8_t)(sp->key_exit + 1) : 0;
 	return 0;
 }
 

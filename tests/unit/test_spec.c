@@ -259,6 +259,24 @@ static void test_presets_parse(void **state)
 	assert_string_equal(render(&sp.name, NULL, 0, NULL, 0, false), "exception in flight");
 }
 
+/* The kernel reads only the arguments a spec uses: at entry its templates' and key's, at exit the key. */
+static void test_arguments_read(void **state)
+{
+	(void)state;
+	parse_ok("p:a,b");
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 0);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 0);
+	parse_ok("python:gc__start,gc__done,name=gc,meta=generation={arg0}");
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 1);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 0);
+	parse_ok("libstdcxx:throw,catch,meta=type={arg1:str@8},key=arg0");
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 2);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 1);
+	parse_ok("p:a,b,name={arg5:str/arg6},key=arg2/arg4");
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 7);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 5);
+}
+
 static void test_args_check(void **state)
 {
 	char bad[64];
@@ -290,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_presets_parse),
 		cmocka_unit_test(test_args_check),
+		cmocka_unit_test(test_arguments_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
