@@ -14,8 +14,9 @@ static const char *const postgresql[] = {
 	"postgresql:query__rewrite__start,query__rewrite__done,name=rewrite",
 	"postgresql:query__plan__start,query__plan__done,name=plan",
 	"postgresql:query__execute__start,query__execute__done,name=execute",
+	/* Keyed by lxid, not grouped by it: one table row for all transactions. */
 	"postgresql:transaction__start,transaction__commit|transaction__abort,"
-	"name=transaction,meta=lxid={arg0:u},key=arg0",
+	"name=transaction,key=arg0",
 	"postgresql:lock__wait__start,lock__wait__done,name=lock wait,"
 	"meta=locktag_type={arg4:u}\\, mode={arg5}\\, db={arg0:u}\\, rel={arg1:u}",
 	NULL,
