@@ -428,12 +428,16 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 SEC("uprobe")
 int BPF_KPROBE(lp_span_enter, const char *name, const char *meta, __u64 counter, __u64 flags)
 {
+	if (flags & LP_EV_WARMUP)
+		return 0; /* the marker's first hit in a process: not a span */
 	return record(ctx, LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags);
 }
 
 SEC("uprobe")
 int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 {
+	if (flags & LP_EV_WARMUP)
+		return 0;
 	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags);
 }
 

@@ -37,6 +37,7 @@ enum lp_rec_type {
 #define LP_EV_NAME_LITERAL 0x0001u
 #define LP_EV_META_LITERAL 0x0002u
 #define LP_EV_HAS_COUNTER 0x0004u
+#define LP_EV_WARMUP 0x0008u /* LP_MARKER_WARMUP: the site's first hit, never recorded */
 /* ...and what the kernel half did, above it. */
 #define LP_EV_NAME_INLINE 0x0100u /* name text follows the record (name_len bytes) */
 #define LP_EV_META_INLINE 0x0200u /* meta text follows the name text */

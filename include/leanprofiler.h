@@ -47,6 +47,7 @@
 #define LP_MARKER_NAME_LITERAL 0x1u /* name is a string literal (immutable) */
 #define LP_MARKER_META_LITERAL 0x2u /* meta is a string literal or NULL */
 #define LP_MARKER_HAS_COUNTER 0x4u  /* counter argument is meaningful */
+#define LP_MARKER_WARMUP 0x8u       /* not a span: a process's first probe hits (see below) */
 #define LP_MARKER_ABI_SHIFT 8
 
 #if defined(__x86_64__) && !defined(__ILP32__) && (defined(__GNUC__) || defined(__clang__)) && \
@@ -70,10 +71,16 @@ void lp__probe_exit(const char *name, uint64_t counter, uint64_t flags)
  * forked child shares that rewritten page but, on some 6.18 kernels, not the
  * trampoline (a marker run between fork() and exec() then dies of SIGSEGV),
  * so after fork() the child's markers call a second pair of sites, plain
- * 1-byte nops: lp__forked is set by a pthread_atfork() child handler that
- * each binary registers once, from .init_array. (A child made by a raw
- * clone() without CLONE_VM skips the handler: build such programs with
+ * 1-byte nops: lp__state is set to LP__FORKED by a pthread_atfork() child
+ * handler that each binary registers once, from .init_array. (A child made by
+ * a raw clone() without CLONE_VM skips the handler: build such programs with
  * -DLP_SDT_SITES, one 1-byte nop site per probe, as <sys/sdt.h> makes.)
+ *
+ * The kernel's rewrite costs ~0.1-0.2 ms on a site's first hit, after the
+ * event's timestamp: it would land in the first span of every process. So the
+ * first marker that runs while attached (lp__state still LP__COLD) first hits
+ * both sites once with LP_MARKER_WARMUP, a flag that tells the profiler to
+ * ignore the hit (tools reading the probes directly should too).
  */
 #if defined(LP_SDT_SITES)
 #define LP__SITE_INSN "nop"
@@ -81,18 +88,48 @@ void lp__probe_exit(const char *name, uint64_t counter, uint64_t flags)
 #define LP__CALL(kind, ...) lp__probe_##kind(__VA_ARGS__)
 #else
 #define LP__SITE_INSN ".byte 0x0f, 0x1f, 0x44, 0x00, 0x00"
-extern volatile unsigned char lp__forked __attribute__((visibility("hidden")));
+#define LP__COLD 0   /* the sites were not hit yet in this process */
+#define LP__WARM 1   /* they were: the kernel has rewritten them */
+#define LP__FORKED 2 /* a forked child: the 1-byte nop sites */
+extern volatile unsigned char lp__state __attribute__((visibility("hidden")));
 void lp__probe_enter_forked(const char *name, const char *meta, uint64_t counter, uint64_t flags)
 	__attribute__((visibility("hidden")));
 void lp__probe_exit_forked(const char *name, uint64_t counter, uint64_t flags)
 	__attribute__((visibility("hidden")));
-/* Only reached while attached: the forked child's site, or the fast one. */
+
+/* The first hits of a process, or a forked child's: off the common path. */
+static inline void lp__enter_slow(const char *name, const char *meta, uint64_t counter,
+				  uint64_t flags)
+{
+	if (lp__state == LP__FORKED) {
+		lp__probe_enter_forked(name, meta, counter, flags);
+		return;
+	}
+	lp__probe_enter((const char *)0, (const char *)0, 0, LP_MARKER_WARMUP);
+	lp__probe_exit((const char *)0, 0, LP_MARKER_WARMUP);
+	lp__state = LP__WARM;
+	lp__probe_enter(name, meta, counter, flags);
+}
+
+static inline void lp__exit_slow(const char *name, uint64_t counter, uint64_t flags)
+{
+	if (lp__state == LP__FORKED) {
+		lp__probe_exit_forked(name, counter, flags);
+		return;
+	}
+	lp__probe_enter((const char *)0, (const char *)0, 0, LP_MARKER_WARMUP);
+	lp__probe_exit((const char *)0, 0, LP_MARKER_WARMUP);
+	lp__state = LP__WARM;
+	lp__probe_exit(name, counter, flags);
+}
+
+/* Only reached while attached. */
 #define LP__CALL(kind, ...)                                                               \
 	do {                                                                              \
-		if (__builtin_expect(lp__forked, 0))                                      \
-			lp__probe_##kind##_forked(__VA_ARGS__);                           \
-		else                                                                      \
+		if (__builtin_expect(lp__state == LP__WARM, 1))                           \
 			lp__probe_##kind(__VA_ARGS__);                                    \
+		else                                                                      \
+			lp__##kind##_slow(__VA_ARGS__);                                   \
 	} while (0)
 /* The child's sites, their notes, the flag and its atfork handler (one per binary). */
 #define LP__FORK_SITES                                                                    \
@@ -114,7 +151,7 @@ void lp__probe_exit_forked(const char *name, uint64_t counter, uint64_t flags)
 	".hidden lp__atfork_child\n"                                                     \
 	".type lp__atfork_child, @function\n"                                            \
 	"lp__atfork_child:\n"                                                            \
-	"movb $1, lp__forked(%rip)\n"                                                    \
+	"movb $2, lp__state(%rip)\n"                                                    \
 	"ret\n"                                                                          \
 	".size lp__atfork_child, .-lp__atfork_child\n"                                   \
 	".weak lp__init\n"                                                               \
@@ -130,12 +167,12 @@ void lp__probe_exit_forked(const char *name, uint64_t counter, uint64_t flags)
 	".balign 8\n"                                                                    \
 	".8byte lp__init\n"                                                              \
 	".popsection\n"                                                                  \
-	".pushsection .data.lp__forked,\"aw?\",@progbits\n"                              \
-	".weak lp__forked\n"                                                             \
-	".hidden lp__forked\n"                                                           \
-	".type lp__forked, @object\n"                                                    \
-	"lp__forked: .byte 0\n"                                                          \
-	".size lp__forked, 1\n"                                                          \
+	".pushsection .data.lp__state,\"aw?\",@progbits\n"                               \
+	".weak lp__state\n"                                                              \
+	".hidden lp__state\n"                                                            \
+	".type lp__state, @object\n"                                                     \
+	"lp__state: .byte 0\n"                                                           \
+	".size lp__state, 1\n"                                                           \
 	".popsection\n"                                                                  \
 	".pushsection .note.stapsdt,\"?\",\"note\"\n"                                    \
 	".balign 4\n"                                                                    \

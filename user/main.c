@@ -347,7 +347,7 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "record", cmd_record, "launch a command and record its spans" },
+	{ "record", cmd_record, "record spans: of a command it launches, a running process, or a binary" },
 	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
 };
 

@@ -16,7 +16,7 @@ static int child_of_child(void)
 	int st = 0;
 
 	if (p == 0) {
-		printf("grandchild %d\n", lp__forked);
+		printf("grandchild %d\n", lp__state);
 		fflush(stdout);
 		_exit(0);
 	}
@@ -29,15 +29,15 @@ int main(void)
 	pid_t p;
 	int st = 0;
 
-	printf("parent-before %d\n", lp__forked);
+	printf("parent-before %d\n", lp__state);
 	fflush(stdout);
 	p = fork();
 	if (p == 0) {
-		printf("child %d\n", lp__forked);
+		printf("child %d\n", lp__state);
 		fflush(stdout);
 		_exit(child_of_child());
 	}
 	waitpid(p, &st, 0);
-	printf("parent-after %d\n", lp__forked);
+	printf("parent-after %d\n", lp__state);
 	return st;
 }

@@ -93,7 +93,8 @@ bytes_at() {
 
 # symbol_value ELF NAME: the symbol-table value of NAME, as 0x-prefixed hex.
 symbol_value() {
-	readelf -sW "$1" | awk -v n="$2" '$8 == n { print "0x" $2; exit }'
+	# Reads all of readelf's output: exiting early would kill it with SIGPIPE.
+	readelf -sW "$1" | awk -v n="$2" '$8 == n && !done { print "0x" $2; done = 1 }'
 }
 
 # check_notes ELF LABEL: check 2 for one linked ELF object.
@@ -278,7 +279,7 @@ for cc in gcc clang; do
 	if [[ -x $d/forkflag ]]; then
 		"$d/forkflag" >"$d/out" 2>&1 || complain "forkflag exit status $?"
 		expect "flags" "$(sort "$d/out" | tr '\n' ' ')" \
-			"child 1 grandchild 1 parent-after 0 parent-before 0 "
+			"child 2 grandchild 2 parent-after 0 parent-before 0 "
 	fi
 	end "$cc: a forked child and grandchild use the fork-safe sites, the parent the fast ones"
 done
@@ -386,19 +387,24 @@ else
 	# depends on compiler, dialect and optimisation, so all are checked.
 	for bin in "${built[@]}"; do
 		trace "$tmp/out" -c "$bin $n" -e "
-			usdt:$bin:leanprofiler:span_enter {
+			usdt:$bin:leanprofiler:span_enter / (arg3 & 8) == 0 / {
 				@enters = count(); @enter_counters = sum(arg2);
 				@enter[str(arg0), arg3] = count();
 			}
-			usdt:$bin:leanprofiler:span_exit {
+			usdt:$bin:leanprofiler:span_exit / (arg2 & 8) == 0 / {
 				@exits = count(); @exit_counters = sum(arg1);
 				@exit[str(arg0), arg2] = count();
-			}"
+			}
+			usdt:$bin:leanprofiler:span_enter / arg3 & 8 / { @warm_enters = count(); }
+			usdt:$bin:leanprofiler:span_exit / arg2 & 8 / { @warm_exits = count(); }"
 		begin
 		expect active_start "$(value "$tmp/out" active_start)" 1
 		expect active_end "$(value "$tmp/out" active_end)" 1
 		expect "span_enter events" "$(map "$tmp/out" enters)" $((5 * n))
 		expect "span_exit events" "$(map "$tmp/out" exits)" $((5 * n))
+		# The first marker hits both sites once with LP_MARKER_WARMUP (flag 8).
+		expect "warm-up span_enter events" "$(map "$tmp/out" warm_enters)" 1
+		expect "warm-up span_exit events" "$(map "$tmp/out" warm_exits)" 1
 		# Attached, each side-effect argument runs exactly once per marker:
 		# 2 names, 2 metas, 2 counters per iteration.
 		expect name_calls "$(value "$tmp/out" name_calls)" $((2 * n))
@@ -427,7 +433,7 @@ else
 
 		# exe: tu_main, tu_b and tu_c share the executable's semaphore.
 		trace "$tmp/out" -c "$d/exe" \
-			-e "usdt:$d/exe:leanprofiler:span_enter { @enters = count(); }"
+			-e "usdt:$d/exe:leanprofiler:span_enter / (arg3 & 8) == 0 / { @enters = count(); }"
 		begin
 		expect main_active "$(value "$tmp/out" main_active)" 1
 		expect b_active "$(value "$tmp/out" b_active)" 1
@@ -438,7 +444,7 @@ else
 
 		# exe_lib attached: only tu_main (in the executable) is active.
 		trace "$tmp/out" -c "$d/exe_lib" \
-			-e "usdt:$d/exe_lib:leanprofiler:span_enter { @enters = count(); }"
+			-e "usdt:$d/exe_lib:leanprofiler:span_enter / (arg3 & 8) == 0 / { @enters = count(); }"
 		begin
 		expect main_active "$(value "$tmp/out" main_active)" 1
 		expect "b_active (in libbc.so)" "$(value "$tmp/out" b_active)" 0
@@ -454,7 +460,7 @@ else
 		# probes are attached; the kernel raises the library's semaphore when
 		# the program maps it. exit() is processed after system() returns.
 		trace "$tmp/out" --unsafe -e "
-			usdt:$d/libbc.so:leanprofiler:span_enter { @enters = count(); }
+			usdt:$d/libbc.so:leanprofiler:span_enter / (arg3 & 8) == 0 / { @enters = count(); }
 			BEGIN { system(\"$d/exe_lib\"); exit(); }"
 		begin
 		expect main_active "$(value "$tmp/out" main_active)" 0
