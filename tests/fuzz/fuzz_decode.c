@@ -258,7 +258,7 @@ static void check_tracks(struct fuzz *f)
 	for (size_t i = 0; i < f->ntracks; i++)
 		FUZZ_CHECK(f->tracks[i].depth == 0, "span at depth %u on track %#x",
 			   f->tracks[i].depth, f->tracks[i].tid);
-	if (f->ts_back)
+	if (f->ts_back || !f->ntracks)
 		return;
 	qsort(f->tracks, f->ntracks, sizeof(*f->tracks), cmp_track_span);
 	for (size_t i = 1; i < f->ntracks; i++) {
