@@ -3,7 +3,9 @@
  * Presets and --span on real programs installed from Debian: CPython 3.11
  * (imports, garbage collections) and libstdc++ (exceptions in flight, built
  * here with g++). Counts, nesting, tracks, the independent consumer, and the
- * errors for unknown presets, bad specs and missing probes. Needs root.
+ * errors for unknown presets, bad specs and missing probes; a late spec
+ * (--preset jvm) whose probes never appear is a warning at the end, and what
+ * else there was is recorded. Needs root.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -238,6 +240,69 @@ static void test_span_option(void **state)
 	run_free(&r);
 }
 
+/* How many times needle occurs in hay. */
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* --preset jvm's specs are late=yes: a program that never loads libjvm.so is no error. */
+static const char *const late_warning =
+	"leanprofiler: warning: no usable entry probe of spec 'hotspot:gc__begin,gc__end,name=gc,"
+	"meta=full={arg0},late=yes' of preset jvm appeared while recording: nothing of it was "
+	"recorded ('leanprofiler list -p PID' shows the probes a process has)\n";
+
+/* Both of the preset's specs are warned about, once each, and nothing else is said. */
+static void expect_late_warnings(const char *err)
+{
+	if (count(err, "appeared while recording") != 2 || !strstr(err, late_warning) ||
+	    count(err, "\n") != 2)
+		fail_msg("expected two late-spec warnings, got: %s", err);
+}
+
+static void test_late_never_appears(void **state)
+{
+	char *lp = fmt("%s/leanprofiler", build);
+	char *marked_out = fmt("%s/late-marked", tmpdir), *bare_out = fmt("%s/late-bare", tmpdir);
+	/* Our own markers, and an exit status of its own. */
+	char *marked[] = { lp, "record", "-o", marked_out, "--preset", "jvm", "--",
+			   fmt("%s/tests/targets/exit_status", build), "3", NULL };
+	/* No probes at all: the late specs are all there is to wait for. */
+	char *bare[] = { lp, "record", "-o", bare_out, "--preset", "jvm", "--", "/bin/true",
+			 NULL };
+	json_object *sum, *r;
+	struct run run_marked, run_bare;
+
+	(void)state;
+	assert_int_equal(run(&run_marked, marked), 0);
+	if (run_marked.status != 3)
+		fail_msg("exit %d, not the command's 3: %s", run_marked.status, run_marked.err);
+	expect_late_warnings(run_marked.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", marked_out));
+	assert_int_equal(json_object_get_int(get(sum, "exit_status")), 3);
+	assert_int_equal(calls(sum, "before.exit", ""), 1);
+	r = row(sum, "never.closed", "state=open");
+	assert_non_null(r);
+	assert_int_equal(json_object_get_int64(get(r, "unterminated")), 1);
+	assert_int_equal(json_object_array_length(get(sum, "rows")), 2);
+	json_object_put(sum);
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", marked_out));
+	run_free(&run_marked);
+
+	assert_int_equal(run(&run_bare, bare), 0);
+	if (run_bare.status != 0)
+		fail_msg("exit %d: %s", run_bare.status, run_bare.err);
+	expect_late_warnings(run_bare.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", bare_out));
+	assert_int_equal(json_object_array_length(get(sum, "rows")), 0);
+	json_object_put(sum);
+	run_free(&run_bare);
+}
+
 static void expect_error(char **argv, const char *msg)
 {
 	struct run r;
@@ -281,6 +346,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_libstdcxx),
 		cmocka_unit_test(test_span_option),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_late_never_appears),
 	};
 
 	if (argc > 1)
