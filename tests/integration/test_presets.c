@@ -5,7 +5,8 @@
  * here with g++). Counts, nesting, tracks, the independent consumer, and the
  * errors for unknown presets, bad specs and missing probes; a late spec
  * (--preset jvm) whose probes never appear is a warning at the end, and what
- * else there was is recorded. Needs root.
+ * else there was is recorded; with kernel.bpf_stats_enabled, the summary's BPF
+ * time counts the span-pair probes' program (restored afterwards). Needs root.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -303,6 +304,62 @@ static void test_late_never_appears(void **state)
 	run_free(&run_bare);
 }
 
+#define BPF_STATS "/proc/sys/kernel/bpf_stats_enabled"
+static char bpf_stats_was[16];
+
+/* kernel.bpf_stats_enabled on; bpf_stats_restore() puts back what it was. */
+static int bpf_stats_on(void **state)
+{
+	char *was = slurp(BPF_STATS, NULL);
+
+	(void)state;
+	if (!was)
+		return -1;
+	snprintf(bpf_stats_was, sizeof(bpf_stats_was), "%s", was);
+	free(was);
+	write_file(BPF_STATS, "1\n");
+	return 0;
+}
+
+static int bpf_stats_restore(void **state)
+{
+	(void)state;
+	if (bpf_stats_was[0])
+		write_file(BPF_STATS, bpf_stats_was);
+	return 0;
+}
+
+/*
+ * CPython has no markers of ours: every BPF program run of the recording is
+ * a span-pair probe's, at least an entry and an exit per collection.
+ */
+static void test_bpf_stats(void **state)
+{
+	char *out = fmt("%s/stats", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--span",
+			 "python:gc__start,gc__done,name=collect", "--", PYTHON, "-c",
+			 "import gc\ngc.collect(0)\ngc.collect(0)", NULL };
+	json_object *sum, *prof;
+	struct run r;
+	int64_t n;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	n = calls(sum, "collect", "");
+	assert_true(n >= 2);
+	prof = get(sum, "profiler");
+	if (!json_object_object_get_ex(prof, "bpf_program_runs", NULL))
+		fail_msg("no bpf_program_runs: %s", json_object_to_json_string(prof));
+	assert_true(json_object_get_int64(get(prof, "bpf_program_runs")) >= 2 * n);
+	assert_true(json_object_get_int64(get(prof, "bpf_program_run_time_ns")) > 0);
+	assert_non_null(strstr(r.out, " ns per event\n"));
+	json_object_put(sum);
+	run_free(&r);
+}
+
 static void expect_error(char **argv, const char *msg)
 {
 	struct run r;
@@ -347,6 +404,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_span_option),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_late_never_appears),
+		cmocka_unit_test_setup_teardown(test_bpf_stats, bpf_stats_on, bpf_stats_restore),
 	};
 
 	if (argc > 1)
