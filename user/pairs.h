@@ -6,8 +6,10 @@
  * - An entry renders the spec's name and metadata from its arguments and
  *   enters a span on its thread.
  * - An exit of an unkeyed spec closes the innermost span of that spec open on
- *   the thread (spans of other specs or markers opened inside it and still
- *   open are closed with it, unterminated, by the nesting builder).
+ *   the thread. Spans of other specs opened inside it and still open are
+ *   closed with it, unterminated, each by an exit of its own first (the
+ *   builder closes the innermost span of an exit's name, and two specs may
+ *   make the same name); markers' spans inside it, by the nesting builder.
  * - Keyed specs (key=) can cross other spans (a transaction spans several
  *   queries; an exception flies out of calls): each of their spans goes on a
  *   track of its own, a synthetic thread LP_TRACK_TID(n, tid) next to the real
