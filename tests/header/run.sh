@@ -93,7 +93,9 @@ bytes_at() {
 
 # symbol_value ELF NAME: the symbol-table value of NAME, as 0x-prefixed hex.
 symbol_value() {
-	readelf -sW "$1" | awk -v n="$2" '$8 == n { print "0x" $2; exit }'
+	# awk reads to the end: exiting at the match would let readelf die of SIGPIPE
+	# when it writes on, and pipefail make that the script's end.
+	readelf -sW "$1" | awk -v n="$2" '$8 == n && !found { print "0x" $2; found = 1 }'
 }
 
 # check_notes ELF LABEL: check 2 for one linked ELF object.
