@@ -292,6 +292,11 @@ int lp_pairs_event(struct lp_pairs *p, const struct lp_usdt_event *ue)
 		p->stats.bad_spec++;
 		return 0;
 	}
+	/* Its tracks' tids would be another thread's tracks: LP_TRACK_TID(n, tid) | tid. */
+	if (ue->tid > LP_TID_MAX) {
+		p->stats.bad_tid++;
+		return 0;
+	}
 	sp = &p->specs[ue->spec];
 	t = thread_of(p, ue->pid, ue->tid, !ue->exit);
 	if (!t && !ue->exit)

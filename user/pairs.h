@@ -34,6 +34,7 @@
 #define LP_TRACK_IS(t) (((t) & LP_TRACK_BIT) != 0)
 #define LP_TRACK_NO(t) (((t) >> 22) & 0xffu)
 #define LP_TRACK_REAL(t) ((t) & 0x3fffffu)
+#define LP_TID_MAX 0x3fffffu          /* above it, a tid would reach into the track number */
 
 struct lp_pairs_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
@@ -46,6 +47,7 @@ struct lp_pairs_stats {
 	uint64_t unmatched_keyed; /* keyed exits with no open span of that key */
 	uint64_t too_many_tracks; /* keyed entries past LP_PAIRS_MAX_TRACKS: skipped */
 	uint64_t bad_spec;        /* records naming no spec of ours: skipped */
+	uint64_t bad_tid;         /* records of a tid above LP_TID_MAX (no task has one): skipped */
 	uint64_t reentry_closed;  /* spans closed unterminated by a reentry=close entry */
 };
 

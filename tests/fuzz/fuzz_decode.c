@@ -119,7 +119,10 @@ struct fuzz {
 	/* Every timestamp of the input so far, in input order, never went back. */
 	uint64_t last_in_ts;
 	bool ts_back;
-	/* A record's own tid had the track bit: a track may hold more than pairs put there. */
+	/*
+	 * A marker's or task's record had a tid above LP_TID_MAX (the kernel's are
+	 * not): it may land on a track, which then holds more than pairs put there.
+	 */
 	bool raw_track_tid;
 };
 
@@ -292,7 +295,7 @@ static int on_marker(void *ctx, const struct lp_event *ev)
 	struct fuzz *f = ctx;
 
 	input_ts(f, ev->ts_ns);
-	f->raw_track_tid |= LP_TRACK_IS(ev->tid);
+	f->raw_track_tid |= ev->tid > LP_TID_MAX;
 	return on_event(ctx, ev);
 }
 
@@ -302,7 +305,6 @@ static int on_usdt(void *ctx, const struct lp_usdt_event *ue)
 	struct fuzz *f = ctx;
 
 	input_ts(f, ue->ts_ns);
-	f->raw_track_tid |= LP_TRACK_IS(ue->tid);
 	return lp_pairs_event(f->pairs, ue);
 }
 
@@ -342,7 +344,7 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 	if (te->ts_ns > f->max_ts)
 		f->max_ts = te->ts_ns;
 	input_ts(f, te->ts_ns);
-	f->raw_track_tid |= LP_TRACK_IS(te->tid);
+	f->raw_track_tid |= te->tid > LP_TID_MAX;
 	switch (te->what) {
 	case LP_TASK_FORK:
 		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, true);

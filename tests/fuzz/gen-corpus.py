@@ -277,6 +277,15 @@ def decode_seeds():
         event(EXIT, 120, 120, 1710, 9100, name_text=b'stmt'),
         usdt(120, 120, 1711, 9200, 6, exit=True),
     ])
+    # A tid past 2^22 - 1 reaches into the track number: track 1 of 0x10000078 would be
+    # track 65 of 0x78 (found by fuzz_decode; pairs.c skips such records).
+    s['pairs_big_tid'] = b''.join([
+        usdt(130, 0x78, 0, 100, 1, args=(1,)),
+        repeat(70),
+        usdt(130, 0x10000078, 0, 200, 1, args=(2,)),
+        usdt(130, 0x10000078, 1, 300, 1, exit=True, args=(2,)),
+        usdt(130, 0x78, 71, 400, 1, exit=True, args=(1,)),
+    ])
     return s
 
 
