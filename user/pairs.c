@@ -137,14 +137,41 @@ static int push(struct thread *t, const struct open_span *o)
 	return 0;
 }
 
-/* Removes the unkeyed open spans from index i up (the innermost ones). */
-static void pop_from(struct thread *t, size_t i)
+/*
+ * Gives up the unkeyed open spans above index i (opened inside it), innermost
+ * first, each an unterminated exit 1 ns before the one enclosing it, the span
+ * at i ending at end_ns; then removes them and the span at i. Said one by one:
+ * the builder closes the innermost open span of an exit's name, and a span of
+ * another spec opened inside may have the same name.
+ */
+static int pop_from(struct lp_pairs *p, struct thread *t, size_t i,
+		    const struct lp_usdt_event *ue, uint64_t end_ns)
 {
-	for (size_t j = t->n; j-- > i;)
-		if (!t->open[j].track) {
-			memmove(&t->open[j], &t->open[j + 1], (t->n - j - 1) * sizeof(t->open[j]));
-			t->n--;
-		}
+	uint64_t back = 0;
+	int err = 0;
+
+	for (size_t j = i + 1; j < t->n; j++)
+		back += !t->open[j].track;
+	for (size_t j = t->n; j-- > i;) {
+		struct lp_event ev = {
+			.type = LP_EVENT_EXIT,
+			.pid = ue->pid,
+			.tid = ue->tid,
+			.ts_ns = end_ns > back ? end_ns - back : 0,
+			.name = t->open[j].name,
+			.file_since_ns = ue->file_since_ns,
+			.unterminated = true,
+		};
+
+		if (t->open[j].track)
+			continue;
+		if (j > i && !err && p->sink.event)
+			err = p->sink.event(p->sink.ctx, &ev);
+		back -= back > 0;
+		memmove(&t->open[j], &t->open[j + 1], (t->n - j - 1) * sizeof(t->open[j]));
+		t->n--;
+	}
+	return err;
 }
 
 /* reentry=close: the open span of this spec (unkeyed) is given up, unterminated. */
@@ -162,11 +189,14 @@ static int close_reentered(struct lp_pairs *p, struct thread *t, const struct lp
 			.file_since_ns = ue->file_since_ns,
 			.unterminated = true,
 		};
+		int err;
 
 		if (o.spec != ue->spec || o.track)
 			continue;
-		pop_from(t, i);
+		err = pop_from(p, t, i, ue, ev.ts_ns);
 		p->stats.reentry_closed++;
+		if (err)
+			return err;
 		return p->sink.event ? p->sink.event(p->sink.ctx, &ev) : 0;
 	}
 	return 0;
@@ -239,9 +269,10 @@ static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 
 		if (o.spec != ue->spec || o.track)
 			continue;
-		/* The unkeyed spans above it close with it (the builder marks them). */
-		pop_from(t, i);
-		return emit(p, ue, LP_EVENT_EXIT, ue->tid, o.name, 0);
+		/* The unkeyed spans above it close with it, unterminated. */
+		int err = pop_from(p, t, i, ue, ue->ts_ns);
+
+		return err ? err : emit(p, ue, LP_EVENT_EXIT, ue->tid, o.name, 0);
 	}
 	/*
 	 * Nothing open: a span that began before recording (the builder rebuilds
@@ -259,6 +290,11 @@ int lp_pairs_event(struct lp_pairs *p, const struct lp_usdt_event *ue)
 
 	if (ue->spec >= p->nspecs) {
 		p->stats.bad_spec++;
+		return 0;
+	}
+	/* Its tracks' tids would be another thread's tracks: LP_TRACK_TID(n, tid) | tid. */
+	if (ue->tid > LP_TID_MAX) {
+		p->stats.bad_tid++;
 		return 0;
 	}
 	sp = &p->specs[ue->spec];

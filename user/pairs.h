@@ -6,8 +6,10 @@
  * - An entry renders the spec's name and metadata from its arguments and
  *   enters a span on its thread.
  * - An exit of an unkeyed spec closes the innermost span of that spec open on
- *   the thread (spans of other specs or markers opened inside it and still
- *   open are closed with it, unterminated, by the nesting builder).
+ *   the thread. Spans of other specs opened inside it and still open are
+ *   closed with it, unterminated, each by an exit of its own first (the
+ *   builder closes the innermost span of an exit's name, and two specs may
+ *   make the same name); markers' spans inside it, by the nesting builder.
  * - Keyed specs (key=) can cross other spans (a transaction spans several
  *   queries; an exception flies out of calls): each of their spans goes on a
  *   track of its own, a synthetic thread LP_TRACK_TID(n, tid) next to the real
@@ -32,6 +34,7 @@
 #define LP_TRACK_IS(t) (((t) & LP_TRACK_BIT) != 0)
 #define LP_TRACK_NO(t) (((t) >> 22) & 0xffu)
 #define LP_TRACK_REAL(t) ((t) & 0x3fffffu)
+#define LP_TID_MAX 0x3fffffu          /* above it, a tid would reach into the track number */
 
 struct lp_pairs_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
@@ -44,6 +47,7 @@ struct lp_pairs_stats {
 	uint64_t unmatched_keyed; /* keyed exits with no open span of that key */
 	uint64_t too_many_tracks; /* keyed entries past LP_PAIRS_MAX_TRACKS: skipped */
 	uint64_t bad_spec;        /* records naming no spec of ours: skipped */
+	uint64_t bad_tid;         /* records of a tid above LP_TID_MAX (no task has one): skipped */
 	uint64_t reentry_closed;  /* spans closed unterminated by a reentry=close entry */
 };
 

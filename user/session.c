@@ -449,8 +449,9 @@ uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid)
 
 int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
 {
+	/* The markers' and the span-pair probes': what runs once per event. */
 	const struct bpf_program *progs[] = { s->skel->progs.lp_span_enter,
-					      s->skel->progs.lp_span_exit };
+					      s->skel->progs.lp_span_exit, s->skel->progs.lp_usdt };
 
 	*runs = *run_ns = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {

@@ -76,8 +76,9 @@ int lp_session_loss(struct lp_session *s, struct lp_loss *loss);
 /* Lost events of one thread as counted by the kernel. */
 uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid);
 /*
- * Time the kernel spent in the span programs (enter and exit), when
- * kernel.bpf_stats_enabled is set (else runs is 0). 0 or -errno.
+ * Time the kernel spent in the programs that run per event (the markers'
+ * enter and exit, the span-pair probes'), when kernel.bpf_stats_enabled is
+ * set (else runs is 0). 0 or -errno.
  */
 int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns);
 /* Removes every probe (the targets' semaphores drop back); the ring buffer stays readable. */

@@ -1,5 +1,6 @@
 # libFuzzer targets (tests/fuzz/run.sh runs them for a bounded time):
-#   build/fuzz/fuzz_decode  records -> decoder -> nesting -> stats, trace, table, summary
+#   build/fuzz/fuzz_decode  records -> decoder (-> span pairs) -> nesting -> stats, trace, table,
+#                           summary
 #   build/fuzz/fuzz_meta    metadata parser and the text functions
 # clang only: -fsanitize=fuzzer needs clang's runtime (Debian: libclang-rt-14-dev).
 # Included by tests/tests.mk; uses the Makefile's OUT, CLANG, CPPFLAGS and CORE_SRCS.

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the record decoder, the nesting builder, the statistics
- * and every writer, wired as `leanprofiler record` wires them (user/record.c),
- * fed hostile ring-buffer records.
+ * libFuzzer target: the record decoder, the span-pair matcher, the nesting
+ * builder, the statistics and every writer, wired as `leanprofiler record`
+ * wires them (user/record.c), fed hostile ring-buffer records.
+ *
+ * Span-pair probe records (LP_REC_USDT) go decoder -> pairs -> nesting, with
+ * the specs of SPECS below (parsed once, at start-up) as the recording's spec
+ * list: lp_rec_usdt.spec indexes it (past its end: a spec we do not have).
  *
  * Input: a sequence of chunks, each a little-endian u16 head and a body.
  *   head < 0x8000   one ring-buffer record (bpf/wire.h) of head bytes follows
@@ -24,7 +28,10 @@
  * Invariants (abort() when broken): every span has end_ns >= start_ns,
  * total_ns == end_ns - start_ns, self_ns <= total_ns, counter_self <=
  * counter_total, depth < LP_NEST_MAX_DEPTH, string ids that exist; the
- * nesting totals agree with the spans delivered; the summary JSON and the
+ * nesting totals agree with the spans delivered; a keyed spec's track
+ * (LP_TRACK_TID) holds one span at a time, so its spans are all at depth 0
+ * and, when the input's timestamps never go back, never overlap (a track
+ * nests strictly); the summary JSON and the
  * whole trace are valid UTF-8 and parse (json-c, strict; a trace of more than
  * TRACE_PARSE_MAX_SPANS spans only for UTF-8, for speed); the table is valid
  * UTF-8 with no control character but '\n'; every metadata item keeps its own
@@ -46,6 +53,7 @@
 #include "jsonw.h"
 #include "meta.h"
 #include "nest.h"
+#include "pairs.h"
 #include "report.h"
 #include "stats.h"
 #include "strtab.h"
@@ -61,10 +69,38 @@
 
 static bool check_unique_keys, dump;
 
+/*
+ * The recording's span-pair specs: unkeyed with str and integer arguments in
+ * name and metadata, keyed (one key, and entry / exit keys), reentry=close,
+ * counted strings (str/argN), a string behind a pointer (str@OFF), literal
+ * names (an exit with nothing open is rebuilt), names shared between specs.
+ */
+static const char *const SPECS[] = {
+	"fz:q_start,q_done,name=query {arg1:u},"
+	"meta=sql={arg0:str}\\, n={arg1:u}\\, h={arg2:x}\\, d={arg3}",
+	"fz:tx_start,tx_commit|tx_abort,name=tx {arg0:x},key=arg0",
+	"fz:r_start,r_done,name=stmt,meta=sql={arg0:str},reentry=close",
+	"fz:m_entry,m_return,name={arg1:str/arg2}.{arg3:str/arg4},meta=signature={arg5:str/arg6}",
+	"fz:ex_throw|ex_rethrow,ex_catch,name=exception in flight,meta=type={arg1:str@8},"
+	"key=arg0/arg1",
+	"fz:gc_start,gc_done,name=gc,meta=generation={arg0}",
+	"fz:s_in,s_out,name=stmt,reentry=nest",
+	"fz:w_start,w_done,name=lock wait,meta=mode={arg5}\\, rel={arg1:u},key=arg0,late=yes",
+};
+#define NSPECS (sizeof(SPECS) / sizeof(SPECS[0]))
+static struct lp_spec specs[NSPECS];
+
+/* A span of a keyed track, to check that the track nests strictly. */
+struct track_span {
+	uint32_t pid, tid, depth;
+	uint64_t start_ns, end_ns;
+};
+
 struct fuzz {
 	struct strtab *st;
 	struct lp_nest *nest;
 	struct lp_decoder *dec;
+	struct lp_pairs *pairs;
 	struct lp_stats *stats;
 	struct lp_trace trace; /* only .w, .st and .base_ns: written to memory */
 	char *trace_text; /* the trace's first TRACE_KEEP_MAX bytes (trace_buf) */
@@ -78,6 +114,16 @@ struct fuzz {
 	unsigned __int128 top_total;
 	size_t *want_keys; /* per span, in trace order: the keys its args must have */
 	size_t nspans, spans_cap;
+	struct track_span *tracks; /* spans on keyed tracks */
+	size_t ntracks, tracks_cap;
+	/* Every timestamp of the input so far, in input order, never went back. */
+	uint64_t last_in_ts;
+	bool ts_back;
+	/*
+	 * A marker's or task's record had a tid above LP_TID_MAX (the kernel's are
+	 * not): it may land on a track, which then holds more than pairs put there.
+	 */
+	bool raw_track_tid;
 };
 
 static char trace_buf[TRACE_KEEP_MAX + 1];
@@ -173,6 +219,61 @@ static void on_span(void *ctx, const struct lp_span *s)
 		FUZZ_CHECK(f->want_keys, "out of memory");
 	}
 	f->want_keys[f->nspans++] = args_keys(f, s);
+	if (LP_TRACK_IS(s->tid)) {
+		if (f->ntracks == f->tracks_cap) {
+			f->tracks_cap = f->tracks_cap ? 2 * f->tracks_cap : 64;
+			f->tracks = realloc(f->tracks, f->tracks_cap * sizeof(*f->tracks));
+			FUZZ_CHECK(f->tracks, "out of memory");
+		}
+		f->tracks[f->ntracks++] = (struct track_span){ s->pid, s->tid, s->depth, s->start_ns,
+							       s->end_ns };
+	}
+}
+
+static void input_ts(struct fuzz *f, uint64_t ts)
+{
+	if (ts < f->last_in_ts)
+		f->ts_back = true;
+	f->last_in_ts = ts;
+}
+
+static int cmp_track_span(const void *a, const void *b)
+{
+	const struct track_span *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->end_ns < y->end_ns ? -1 : x->end_ns > y->end_ns;
+}
+
+/*
+ * A track holds at most one open span: all its spans are at depth 0 and, in
+ * time, one after the other (when the input's clock never went back).
+ */
+static void check_tracks(struct fuzz *f)
+{
+	if (f->raw_track_tid)
+		return;
+	for (size_t i = 0; i < f->ntracks; i++)
+		FUZZ_CHECK(f->tracks[i].depth == 0, "span at depth %u on track %#x",
+			   f->tracks[i].depth, f->tracks[i].tid);
+	if (f->ts_back || !f->ntracks)
+		return;
+	qsort(f->tracks, f->ntracks, sizeof(*f->tracks), cmp_track_span);
+	for (size_t i = 1; i < f->ntracks; i++) {
+		const struct track_span *a = &f->tracks[i - 1], *b = &f->tracks[i];
+
+		if (a->pid != b->pid || a->tid != b->tid)
+			continue;
+		FUZZ_CHECK(b->start_ns >= a->end_ns,
+			   "track %#x of pid %u: [%llu, %llu] overlaps [%llu, %llu]", a->tid,
+			   a->pid, (unsigned long long)a->start_ns, (unsigned long long)a->end_ns,
+			   (unsigned long long)b->start_ns, (unsigned long long)b->end_ns);
+	}
 }
 
 static int on_event(void *ctx, const struct lp_event *ev)
@@ -186,6 +287,33 @@ static int on_event(void *ctx, const struct lp_event *ev)
 	if (ev->ts_ns > f->max_ts)
 		f->max_ts = ev->ts_ns;
 	return lp_nest_event(f->nest, ev);
+}
+
+/* A marker's event, straight from the decoder. */
+static int on_marker(void *ctx, const struct lp_event *ev)
+{
+	struct fuzz *f = ctx;
+
+	input_ts(f, ev->ts_ns);
+	f->raw_track_tid |= ev->tid > LP_TID_MAX;
+	return on_event(ctx, ev);
+}
+
+/* record.c's on_usdt. */
+static int on_usdt(void *ctx, const struct lp_usdt_event *ue)
+{
+	struct fuzz *f = ctx;
+
+	input_ts(f, ue->ts_ns);
+	return lp_pairs_event(f->pairs, ue);
+}
+
+/* record.c's on_track_end. */
+static void on_track_end(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t end_ns)
+{
+	struct fuzz *f = ctx;
+
+	lp_nest_thread_end(f->nest, pid, track_tid, end_ns);
 }
 
 static struct lp_report_process *find_proc(struct fuzz *f, uint32_t pid)
@@ -215,6 +343,8 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 	FUZZ_CHECK(te->comm < strtab_count(f->st), "comm id %u", te->comm);
 	if (te->ts_ns > f->max_ts)
 		f->max_ts = te->ts_ns;
+	input_ts(f, te->ts_ns);
+	f->raw_track_tid |= te->tid > LP_TID_MAX;
 	switch (te->what) {
 	case LP_TASK_FORK:
 		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, true);
@@ -228,6 +358,7 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 		err = lp_nest_thread_begin(f->nest, te->pid, te->tid, te->ts_ns);
 		break;
 	case LP_TASK_EXEC:
+		lp_pairs_process_end(f->pairs, te->pid);
 		lp_nest_process_end(f->nest, te->pid, te->ts_ns);
 		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, false);
 		p = find_proc(f, te->pid);
@@ -235,9 +366,11 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 			p->comm = te->comm;
 		break;
 	case LP_TASK_EXIT:
+		lp_pairs_thread_end(f->pairs, te->pid, te->tid, te->ts_ns);
 		lp_nest_thread_end(f->nest, te->pid, te->tid, te->ts_ns);
 		if (!te->group_dead)
 			break;
+		lp_pairs_process_end(f->pairs, te->pid);
 		lp_nest_process_end(f->nest, te->pid, te->ts_ns);
 		p = find_proc(f, te->pid);
 		if (p)
@@ -312,12 +445,14 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 		} else if (op == 0) {
 			if (size < 10)
 				break;
+			input_ts(f, get_le(data + 2, 8));
 			lp_decoder_file_since(f->dec, (uint32_t)get_le(data, 2), get_le(data + 2, 8));
 			lp_nest_gate(f->nest, get_le(data + 2, 8));
 			data += 10, size -= 10;
 		} else if (op == 1) {
 			if (size < 12)
 				break;
+			input_ts(f, get_le(data + 4, 8));
 			FUZZ_CHECK(lp_nest_process_begin(f->nest, (uint32_t)get_le(data, 4),
 							 get_le(data + 4, 8), arg & 1) == 0,
 				   "lp_nest_process_begin");
@@ -325,6 +460,8 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 		} else if (op == 2 && last) {
 			bool event = last_size >= sizeof(struct lp_rec_event) &&
 				     (last[0] == LP_REC_ENTER || last[0] == LP_REC_EXIT) && !last[1];
+			bool usdt = last_size >= sizeof(struct lp_rec_usdt) && last[0] == LP_REC_USDT &&
+				    !last[1];
 
 			for (unsigned i = 0; i < arg && budget; i++, budget--) {
 				if (event) {
@@ -332,6 +469,11 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 
 					ev->h.seq++;
 					ev->ts_ns++;
+				} else if (usdt) {
+					struct lp_rec_usdt *ue = (struct lp_rec_usdt *)last;
+
+					ue->h.seq++;
+					ue->ts_ns++;
 				}
 				decode_one(f, last, last_size);
 			}
@@ -439,6 +581,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	check_unique_keys = !e || *e != '0';
 	e = getenv("LP_FUZZ_DUMP");
 	dump = e && *e == '1';
+	for (size_t i = 0; i < NSPECS; i++) {
+		char err[256];
+
+		FUZZ_CHECK(lp_spec_parse(SPECS[i], &specs[i], err, sizeof(err)) == 0,
+			   "spec %zu: %s", i, err);
+	}
 	return 0;
 }
 
@@ -447,8 +595,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static char *argv[] = { "/bin/fuzzed", "--flag", NULL };
 	struct fuzz f = { 0 };
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = &f };
-	struct lp_decode_sink dsink = { .event = on_event, .task = on_task, .libs = on_libs,
-					.read_str = read_str, .ctx = &f };
+	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
+					.usdt = on_usdt, .read_str = read_str, .ctx = &f };
+	struct lp_pairs_sink psink = { .event = on_event, .track_end = on_track_end, .ctx = &f };
 	const struct lp_nest_totals *t;
 	const struct lp_thread_info *infos;
 	struct lp_report_thread *threads;
@@ -466,7 +615,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.nest = lp_nest_new(&nsink);
 	FUZZ_CHECK(f.st && f.stats && f.nest, "out of memory");
 	f.dec = lp_decoder_new(f.st, &dsink);
-	FUZZ_CHECK(f.dec, "out of memory");
+	f.pairs = lp_pairs_new(specs, NSPECS, f.st, &psink);
+	FUZZ_CHECK(f.dec && f.pairs, "out of memory");
 	f.trace_text = trace_buf;
 	m = fopencookie(&f, "w", (cookie_io_functions_t){ .write = trace_write });
 	FUZZ_CHECK(m, "fopencookie: %s", strerror(errno));
@@ -481,6 +631,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	run_records(&f, data, size);
 	lp_nest_finish(f.nest, f.max_ts);
+	check_tracks(&f);
 
 	/* The nesting totals agree with what the sink was given. */
 	t = lp_nest_totals(f.nest);
@@ -510,9 +661,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		thread_spans += infos[i].spans;
 		thread_rec += infos[i].recorded_ns;
 		FUZZ_CHECK(infos[i].max_depth <= LP_NEST_MAX_DEPTH, "max depth");
-		if (!lp_decoder_thread_name(f.dec, infos[i].pid, infos[i].tid, &comm, &pcomm))
+		uint32_t tid = LP_TRACK_IS(infos[i].tid) ? LP_TRACK_REAL(infos[i].tid) : infos[i].tid;
+
+		if (!lp_decoder_thread_name(f.dec, infos[i].pid, tid, &comm, &pcomm))
 			comm = pcomm = 0;
 		FUZZ_CHECK(comm < strtab_count(f.st) && pcomm < strtab_count(f.st), "names");
+		if (LP_TRACK_IS(infos[i].tid)) {
+			/* record.c's collect_threads: a track is named after its thread. */
+			size_t len;
+			const char *c = strtab_str(f.st, comm, &len);
+			char *nm;
+
+			FUZZ_CHECK(asprintf(&nm, "%.*s (%u) keyed spans %u", (int)len, c, tid,
+					    LP_TRACK_NO(infos[i].tid)) >= 0,
+				   "out of memory");
+			comm = strtab_intern(f.st, nm, strlen(nm));
+			FUZZ_CHECK(comm != UINT32_MAX, "out of memory");
+			free(nm);
+		}
 		for (size_t j = 0; j < i; j++)
 			first_of_pid &= infos[j].pid != infos[i].pid;
 		if (first_of_pid)
@@ -597,8 +763,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(other);
 	free(threads);
 	free(f.want_keys);
+	free(f.tracks);
 	lp_trace_abort(&f.trace); /* no file: frees the writer's caches */
 	lp_decoder_free(f.dec);
+	lp_pairs_free(f.pairs);
 	lp_nest_free(f.nest);
 	lp_stats_free(f.stats);
 	strtab_free(f.st);

@@ -216,6 +216,76 @@ def decode_seeds():
         usdt(97, 97, 4, 200, 0, exit=True),
         chunk(hdr(USDT, 0, 97, 97, 5) + b'\x00' * 20),
     ])
+    # Span-pair records through the matcher (fuzz_decode.c's SPECS: 0 query, 1 tx keyed,
+    # 2 stmt reentry=close, 3 method with counted strings, 4 exception keyed arg0/arg1,
+    # 5 gc literal name, 6 stmt again, 7 lock wait keyed).
+    s['pairs_query'] = b''.join([
+        process(100, 1000, False),
+        thread(100, 100, b'postgres', b'postgres'),
+        usdt(100, 100, 0, 1100, 0, args=(0x5000, 7, 0xbeef, 2**64 - 3), lens=(12,),
+             text=b'select 1, 2;'),
+        usdt(100, 100, 1, 1110, 2, args=(0x5100,), lens=(9,), text=b'select 3;'),
+        usdt(100, 100, 2, 1120, 2, args=(0x5200,), lens=(513,), text=b'\xe2\x82\xac' * 171),
+        usdt(100, 100, 3, 1130, 3, args=(0, 0x6000, 16, 0x6100, 6, 0x6200, 3),
+             lens=(16, 6, 3), text=b'java/lang/StringcharAt(I)C'),
+        usdt(100, 100, 4, 1140, 6, args=()),
+        usdt(100, 100, 5, 1150, 3, exit=True),
+        usdt(100, 100, 6, 1160, 2, exit=True),
+        usdt(100, 100, 7, 1170, 0, exit=True),
+        usdt(100, 100, 8, 1180, 2, args=(0x5300,), lens=(-14,)),
+        usdt(100, 100, 9, 1190, 6, exit=True),
+        usdt(100, 100, 10, 1200, 5, exit=True),
+    ])
+    s['pairs_keyed'] = b''.join([
+        process(110, 2000, True),
+        thread(110, 111, b'backend', b'postgres'),
+        usdt(110, 111, 0, 2100, 1, args=(41,)),
+        usdt(110, 111, 1, 2110, 0, args=(0x7000, 1), lens=(6,), text=b'begin;'),
+        usdt(110, 111, 2, 2120, 0, exit=True),
+        usdt(110, 111, 3, 2130, 1, args=(42,)),
+        usdt(110, 111, 4, 2140, 4, args=(0xabc, 0x8000), lens=(13,), text=b'St11range_err'),
+        usdt(110, 111, 5, 2150, 7, args=(9, 16384, 0, 0, 1, 8)),
+        usdt(110, 111, 6, 2160, 1, exit=True, args=(41,)),
+        usdt(110, 111, 7, 2170, 7, exit=True, args=(9,)),
+        usdt(110, 111, 8, 2180, 4, exit=True, args=(0, 0xabc)),
+        usdt(110, 111, 9, 2190, 1, exit=True, args=(99,)),
+        usdt(110, 111, 10, 2200, 1, args=(43,)),
+        usdt(110, 111, 11, 2210, 1, args=(44,)),
+        task(TEXIT, 110, 111, 2300),
+        usdt(110, 111, 0, 2400, 1, exit=True, args=(43,)),
+        usdt(110, 110, 0, 2410, 1, args=(45,)),
+        task(EXEC, 110, 110, 2420, comm=b'exec\'ed'),
+        usdt(110, 110, 1, 2430, 1, exit=True, args=(45,)),
+        usdt(110, 110, 2, 2440, 4, args=(1, 2), nstr=0),
+        task(TEXIT, 110, 110, 2500, flags=GROUP_DEAD),
+    ])
+    s['pairs_mixed'] = b''.join([
+        process(120, 3000, True),
+        usdt(120, 120, 0, 3100, 5, exit=True, args=(1,)),
+        event(ENTER, 120, 120, 1, 3110, name_text=b'stmt', flags=NO_META),
+        usdt(120, 120, 2, 3120, 2, args=(0x9000,), lens=(4,), text=b'a,b='),
+        usdt(120, 120, 3, 3130, 6),
+        event(ENTER, 120, 120, 4, 3140, name_text=b'gc', flags=NO_META),
+        usdt(120, 120, 5, 3150, 2, args=(0x9000,), lens=(4,), text=b'a,b='),
+        usdt(120, 120, 6, 3160, 1, args=(7,)),
+        repeat(300),
+        usdt(120, 120, 307, 3500, 1, exit=True, args=(7,)),
+        repeat(300),
+        usdt(120, 120, 608, 3600, 0, args=(0x9100, 1), lens=(2,), text=b'x'),
+        repeat(1100),
+        usdt(120, 120, 1709, 9000, 60000, exit=True),
+        event(EXIT, 120, 120, 1710, 9100, name_text=b'stmt'),
+        usdt(120, 120, 1711, 9200, 6, exit=True),
+    ])
+    # A tid past 2^22 - 1 reaches into the track number: track 1 of 0x10000078 would be
+    # track 65 of 0x78 (found by fuzz_decode; pairs.c skips such records).
+    s['pairs_big_tid'] = b''.join([
+        usdt(130, 0x78, 0, 100, 1, args=(1,)),
+        repeat(70),
+        usdt(130, 0x10000078, 0, 200, 1, args=(2,)),
+        usdt(130, 0x10000078, 1, 300, 1, exit=True, args=(2,)),
+        usdt(130, 0x78, 71, 400, 1, exit=True, args=(1,)),
+    ])
     return s
 
 

@@ -7,8 +7,11 @@
  * rolls back, one that fails inside, a sort. Checks the query count, that a
  * failed query is closed unterminated where the next one starts, that the
  * transactions are on keyed tracks and contain their queries, that the phases
- * nest inside their query, and the independent consumer. Also: a probe libbpf
- * cannot decode is skipped with a warning. Needs root.
+ * nest inside their query, and the independent consumer. A lock wait: one
+ * session holds a table lock while another's query waits for it, the wait one
+ * `lock wait` span inside that query, covering the time the test saw it wait,
+ * with the lock's fields. Also: a probe libbpf cannot decode is skipped with a
+ * warning. Needs root.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -216,6 +219,7 @@ struct span {
 	int64_t pid, tid;
 	bool unterminated;
 	const char *sql;
+	json_object *args;
 };
 
 static struct span span_of(json_object *e)
@@ -228,6 +232,7 @@ static struct span span_of(json_object *e)
 	s.pid = json_object_get_int64(get(e, "pid"));
 	s.tid = json_object_get_int64(get(e, "tid"));
 	if (json_object_object_get_ex(e, "args", &args)) {
+		s.args = args;
 		s.unterminated = json_object_object_get_ex(args, "unterminated", &v) &&
 				 json_object_get_boolean(v);
 		if (json_object_object_get_ex(args, "sql", &v))
@@ -410,6 +415,180 @@ static void test_workload(void **state)
 	free(text);
 }
 
+/* Starts `record --preset postgresql --all-processes` into out; its PID once it records. */
+static pid_t start_recording(const char *out)
+{
+	char *lp_err = fmt("%s.err", out), *lp_out = fmt("%s.out", out);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", (char *)out, "--preset",
+			 "postgresql", "--all-processes", PGBIN "/postgres", NULL };
+	pid_t lp = fork();
+
+	assert_true(lp >= 0);
+	if (lp == 0) {
+		int o = open(lp_out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(lp_err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(99);
+	}
+	if (!wait_text(lp_err, "Ctrl-C to stop", lp)) {
+		kill(lp, SIGKILL);
+		fail_msg("the recording did not start: %s", slurp(lp_err, NULL));
+	}
+	return lp;
+}
+
+/* psql -At -c sql's output, first line, as a number; the query must succeed. */
+static long long query_num(const char *sql)
+{
+	char *psql[] = { PSQL, "-X", "-At", "-h", fmt("%s/sock", tmpdir), "-U", "lp", "-d",
+			 "postgres", "-c", (char *)sql, NULL };
+	struct run r;
+	long long v;
+
+	assert_int_equal(run(&r, psql), 0);
+	if (r.status != 0)
+		fail_msg("psql -c '%s': exit %d: %s", sql, r.status, r.err);
+	v = strtoll(r.out, NULL, 10);
+	run_free(&r);
+	return v;
+}
+
+/* Polls sql (a count) from another connection until it is want; false after WAIT_MS. */
+static bool wait_count(const char *sql, long long want)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (query_num(sql) == want)
+			return true;
+		wait_ms(5);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < WAIT_MS);
+	return false;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* A psql session reading its statements from a pipe: *in is the pipe's writing end. */
+static pid_t spawn_session(int *in, const char *log)
+{
+	char *psql[] = { PSQL, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", fmt("%s/sock", tmpdir),
+			 "-U", "lp", "-d", "postgres", NULL };
+	int p[2];
+	pid_t pid;
+
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(p[0], 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execv(psql[0], psql);
+		_exit(99);
+	}
+	close(p[0]);
+	*in = p[1];
+	return pid;
+}
+
+static void say(int fd, const char *sql)
+{
+	assert_int_equal(write(fd, sql, strlen(sql)), (ssize_t)strlen(sql));
+}
+
+/*
+ * Session A locks table t; session B's query then waits for the lock until A
+ * commits. B's backend has one `lock wait` span, inside B's query, from before
+ * the test saw B waiting (pg_locks) to after the test sent A's COMMIT.
+ */
+static void test_lock_wait(void **state)
+{
+	static const char *const b_sql = "select count(*) from lp_locked;";
+	char *out = fmt("%s/lock", tmpdir);
+	char *b_argv[] = { PSQL, "-X", "-q", "-h", fmt("%s/sock", tmpdir), "-U", "lp", "-d",
+			   "postgres", "-c", (char *)b_sql, NULL };
+	struct span q[256], lw[64];
+	const struct span *bq = NULL, *w = NULL;
+	size_t nq, nlw, in_b = 0;
+	long long rel, db;
+	uint64_t blocked_ns, commit_ns, base_ns;
+	json_object *trace;
+	int a_in;
+	pid_t lp, a, b;
+
+	(void)state;
+	query_num("create table lp_locked (x int); select 1;");
+	rel = query_num("select 'lp_locked'::regclass::oid;");
+	db = query_num("select oid from pg_database where datname = current_database();");
+	assert_true(rel > 0 && db > 0);
+	lp = start_recording(out);
+
+	a = spawn_session(&a_in, fmt("%s/session-a.log", tmpdir));
+	say(a_in, "begin;\nlock table lp_locked in access exclusive mode;\n");
+	assert_true(wait_count("select count(*) from pg_locks where relation = 'lp_locked'::regclass"
+			       " and mode = 'AccessExclusiveLock' and granted;", 1));
+	b = spawn_as_owner(b_argv, fmt("%s/session-b.log", tmpdir));
+	assert_true(wait_count("select count(*) from pg_locks where relation = 'lp_locked'::regclass"
+			       " and not granted;", 1));
+	blocked_ns = mono_ns();
+	/* B is still waiting: A holds the lock until its COMMIT. */
+	assert_int_equal(waitpid(b, NULL, WNOHANG), 0);
+	commit_ns = mono_ns();
+	say(a_in, "commit;\n");
+	close(a_in);
+	assert_int_equal(wait_exit(b), 0);
+	assert_int_equal(wait_exit(a), 0);
+	kill(lp, SIGINT);
+	assert_int_equal(wait_exit(lp), 0);
+
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	base_ns = (uint64_t)json_object_get_int64(get(get(trace, "otherData"), "base_ns"));
+	nq = spans(trace, "query", q, 256);
+	for (size_t i = 0; i < nq; i++)
+		if (q[i].sql && !strcmp(q[i].sql, b_sql)) {
+			assert_null(bq);
+			bq = &q[i];
+		}
+	if (!bq)
+		fail_msg("no query span of '%s'", b_sql);
+	nlw = spans(trace, "lock wait", lw, 64);
+	for (size_t i = 0; i < nlw; i++)
+		if (lw[i].pid == bq->pid) {
+			w = &lw[i];
+			in_b++;
+		}
+	if (in_b != 1)
+		fail_msg("%zu lock wait spans in B's backend (%zu in all)", in_b, nlw);
+	assert_int_equal(w->tid, bq->tid);
+	assert_false(w->unterminated);
+	assert_true(inside(w, bq));
+	/* Trace times are microseconds after base_ns (CLOCK_MONOTONIC, as the test's). */
+	if (!(base_ns + (uint64_t)llround(w->ts * 1000) <= blocked_ns &&
+	      base_ns + (uint64_t)llround(w->end * 1000) >= commit_ns))
+		fail_msg("lock wait %.3f..%.3f us does not cover %.3f..%.3f us", w->ts, w->end,
+			 (double)(blocked_ns - base_ns) / 1000, (double)(commit_ns - base_ns) / 1000);
+	/* The preset's metadata: a relation lock (type 0), AccessShareLock (1), on t. */
+	assert_string_equal(json_object_get_string(get(w->args, "locktag_type")), "0");
+	assert_string_equal(json_object_get_string(get(w->args, "mode")), "1");
+	assert_string_equal(json_object_get_string(get(w->args, "db")), fmt("%lld", db));
+	assert_string_equal(json_object_get_string(get(w->args, "rel")), fmt("%lld", rel));
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
+	json_object_put(trace);
+}
+
 /* checkpoint__done's arguments are symbol(%rip): skipped, said, then missing. */
 static void test_undecodable_probe(void **state)
 {
@@ -433,6 +612,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_workload),
+		cmocka_unit_test(test_lock_wait),
 		cmocka_unit_test(test_undecodable_probe),
 	};
 

@@ -3,7 +3,10 @@
  * Presets and --span on real programs installed from Debian: CPython 3.11
  * (imports, garbage collections) and libstdc++ (exceptions in flight, built
  * here with g++). Counts, nesting, tracks, the independent consumer, and the
- * errors for unknown presets, bad specs and missing probes. Needs root.
+ * errors for unknown presets, bad specs and missing probes; a late spec
+ * (--preset jvm) whose probes never appear is a warning at the end, and what
+ * else there was is recorded; with kernel.bpf_stats_enabled, the summary's BPF
+ * time counts the span-pair probes' program (restored afterwards). Needs root.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -238,6 +241,125 @@ static void test_span_option(void **state)
 	run_free(&r);
 }
 
+/* How many times needle occurs in hay. */
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* --preset jvm's specs are late=yes: a program that never loads libjvm.so is no error. */
+static const char *const late_warning =
+	"leanprofiler: warning: no usable entry probe of spec 'hotspot:gc__begin,gc__end,name=gc,"
+	"meta=full={arg0},late=yes' of preset jvm appeared while recording: nothing of it was "
+	"recorded ('leanprofiler list -p PID' shows the probes a process has)\n";
+
+/* Both of the preset's specs are warned about, once each, and nothing else is said. */
+static void expect_late_warnings(const char *err)
+{
+	if (count(err, "appeared while recording") != 2 || !strstr(err, late_warning) ||
+	    count(err, "\n") != 2)
+		fail_msg("expected two late-spec warnings, got: %s", err);
+}
+
+static void test_late_never_appears(void **state)
+{
+	char *lp = fmt("%s/leanprofiler", build);
+	char *marked_out = fmt("%s/late-marked", tmpdir), *bare_out = fmt("%s/late-bare", tmpdir);
+	/* Our own markers, and an exit status of its own. */
+	char *marked[] = { lp, "record", "-o", marked_out, "--preset", "jvm", "--",
+			   fmt("%s/tests/targets/exit_status", build), "3", NULL };
+	/* No probes at all: the late specs are all there is to wait for. */
+	char *bare[] = { lp, "record", "-o", bare_out, "--preset", "jvm", "--", "/bin/true",
+			 NULL };
+	json_object *sum, *r;
+	struct run run_marked, run_bare;
+
+	(void)state;
+	assert_int_equal(run(&run_marked, marked), 0);
+	if (run_marked.status != 3)
+		fail_msg("exit %d, not the command's 3: %s", run_marked.status, run_marked.err);
+	expect_late_warnings(run_marked.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", marked_out));
+	assert_int_equal(json_object_get_int(get(sum, "exit_status")), 3);
+	assert_int_equal(calls(sum, "before.exit", ""), 1);
+	r = row(sum, "never.closed", "state=open");
+	assert_non_null(r);
+	assert_int_equal(json_object_get_int64(get(r, "unterminated")), 1);
+	assert_int_equal(json_object_array_length(get(sum, "rows")), 2);
+	json_object_put(sum);
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", marked_out));
+	run_free(&run_marked);
+
+	assert_int_equal(run(&run_bare, bare), 0);
+	if (run_bare.status != 0)
+		fail_msg("exit %d: %s", run_bare.status, run_bare.err);
+	expect_late_warnings(run_bare.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", bare_out));
+	assert_int_equal(json_object_array_length(get(sum, "rows")), 0);
+	json_object_put(sum);
+	run_free(&run_bare);
+}
+
+#define BPF_STATS "/proc/sys/kernel/bpf_stats_enabled"
+static char bpf_stats_was[16];
+
+/* kernel.bpf_stats_enabled on; bpf_stats_restore() puts back what it was. */
+static int bpf_stats_on(void **state)
+{
+	char *was = slurp(BPF_STATS, NULL);
+
+	(void)state;
+	if (!was)
+		return -1;
+	snprintf(bpf_stats_was, sizeof(bpf_stats_was), "%s", was);
+	free(was);
+	write_file(BPF_STATS, "1\n");
+	return 0;
+}
+
+static int bpf_stats_restore(void **state)
+{
+	(void)state;
+	if (bpf_stats_was[0])
+		write_file(BPF_STATS, bpf_stats_was);
+	return 0;
+}
+
+/*
+ * CPython has no markers of ours: every BPF program run of the recording is
+ * a span-pair probe's, at least an entry and an exit per collection.
+ */
+static void test_bpf_stats(void **state)
+{
+	char *out = fmt("%s/stats", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--span",
+			 "python:gc__start,gc__done,name=collect", "--", PYTHON, "-c",
+			 "import gc\ngc.collect(0)\ngc.collect(0)", NULL };
+	json_object *sum, *prof;
+	struct run r;
+	int64_t n;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	n = calls(sum, "collect", "");
+	assert_true(n >= 2);
+	prof = get(sum, "profiler");
+	if (!json_object_object_get_ex(prof, "bpf_program_runs", NULL))
+		fail_msg("no bpf_program_runs: %s", json_object_to_json_string(prof));
+	assert_true(json_object_get_int64(get(prof, "bpf_program_runs")) >= 2 * n);
+	assert_true(json_object_get_int64(get(prof, "bpf_program_run_time_ns")) > 0);
+	assert_non_null(strstr(r.out, " ns per event\n"));
+	json_object_put(sum);
+	run_free(&r);
+}
+
 static void expect_error(char **argv, const char *msg)
 {
 	struct run r;
@@ -281,6 +403,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_libstdcxx),
 		cmocka_unit_test(test_span_option),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_late_never_appears),
+		cmocka_unit_test_setup_teardown(test_bpf_stats, bpf_stats_on, bpf_stats_restore),
 	};
 
 	if (argc > 1)

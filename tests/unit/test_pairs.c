@@ -96,11 +96,18 @@ static void test_innermost(void **state)
 	fire(p, 2, false, 0, "inner2");
 	fire(p, 0, true, 0, NULL); /* closes query: the inner ones close with it */
 	fire(p, 2, true, 0, NULL); /* nothing open: an exit named (unknown) */
-	assert_int_equal(nevs, 5);
+	assert_int_equal(nevs, 7);
 	check(0, LP_EVENT_ENTER, 8, "query", "sql=select a\xef\xbc\x8c b");
 	check(1, LP_EVENT_ENTER, 8, "inner", NULL);
-	check(3, LP_EVENT_EXIT, 8, "query", NULL);
-	check(4, LP_EVENT_EXIT, 8, "(unknown)", NULL);
+	/* Given up innermost first, each 1 ns inside the one enclosing it. */
+	check(3, LP_EVENT_EXIT, 8, "inner2", NULL);
+	check(4, LP_EVENT_EXIT, 8, "inner", NULL);
+	assert_true(evs[3].unterminated && evs[4].unterminated);
+	assert_int_equal(evs[3].ts_ns + 2, evs[5].ts_ns);
+	assert_int_equal(evs[4].ts_ns + 1, evs[5].ts_ns);
+	check(5, LP_EVENT_EXIT, 8, "query", NULL);
+	assert_false(evs[5].unterminated);
+	check(6, LP_EVENT_EXIT, 8, "(unknown)", NULL);
 	lp_pairs_free(p);
 	strtab_free(st);
 }
@@ -169,25 +176,93 @@ static void test_reentry_close(void **state)
 	fire(p, 1, false, 0, NULL);
 	fire(p, 1, true, 0, NULL);
 	fire(p, 2, true, 5, NULL);          /* the abort: tx 5 on its track */
-	assert_int_equal(nevs, 8);
+	assert_int_equal(nevs, 9);
 	check(0, LP_EVENT_ENTER, 8, "query", "sql=select 1/0");
 	check(1, LP_EVENT_ENTER, LP_TRACK_TID(1, 8), "tx 5", NULL);
 	check(2, LP_EVENT_ENTER, 8, "parse", NULL);
-	check(3, LP_EVENT_EXIT, 8, "query", NULL);
+	/* The failed query's parse goes first, 1 ns inside it. */
+	check(3, LP_EVENT_EXIT, 8, "parse", NULL);
 	assert_true(evs[3].unterminated);
-	assert_int_equal(evs[3].ts_ns + 1, evs[4].ts_ns); /* closed as the next one starts */
-	check(4, LP_EVENT_ENTER, 8, "query", "sql=rollback");
-	assert_false(evs[4].unterminated);
-	check(5, LP_EVENT_ENTER, 8, "parse", NULL);
+	assert_int_equal(evs[3].ts_ns + 1, evs[4].ts_ns);
+	check(4, LP_EVENT_EXIT, 8, "query", NULL);
+	assert_true(evs[4].unterminated);
+	assert_int_equal(evs[4].ts_ns + 1, evs[5].ts_ns); /* closed as the next one starts */
+	check(5, LP_EVENT_ENTER, 8, "query", "sql=rollback");
+	assert_false(evs[5].unterminated);
+	check(6, LP_EVENT_ENTER, 8, "parse", NULL);
 	/* The failed query's parse went with it: this exit closes the new one. */
-	check(6, LP_EVENT_EXIT, 8, "parse", NULL);
-	assert_false(evs[6].unterminated);
-	check(7, LP_EVENT_EXIT, LP_TRACK_TID(1, 8), "tx 5", NULL);
+	check(7, LP_EVENT_EXIT, 8, "parse", NULL);
+	assert_false(evs[7].unterminated);
+	check(8, LP_EVENT_EXIT, LP_TRACK_TID(1, 8), "tx 5", NULL);
 	assert_int_equal(lp_pairs_stats(p)->reentry_closed, 1);
 	assert_int_equal(lp_pairs_stats(p)->unmatched_keyed, 0);
 	fire(p, 0, true, 0, NULL);          /* rollback's own exit: a normal one */
-	check(8, LP_EVENT_EXIT, 8, "query", NULL);
-	assert_false(evs[8].unterminated);
+	check(9, LP_EVENT_EXIT, 8, "query", NULL);
+	assert_false(evs[9].unterminated);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+/*
+ * Two specs making the same name, one opened inside the other: the outer
+ * one's exit gives the inner one up first, by an exit of its own, so the
+ * nesting builder (which closes the innermost span of an exit's name) closes
+ * each span where it should, not the inner one in place of the outer.
+ */
+static void test_same_name_inside(void **state)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	static struct lp_spec rs[2];
+	struct lp_pairs *p;
+	char err[128];
+
+	(void)state;
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("p:a_in,a_out,name=stmt", &rs[0], err, sizeof(err)), 0);
+	assert_int_equal(lp_spec_parse("p:b_in,b_out,name=stmt", &rs[1], err, sizeof(err)), 0);
+	p = lp_pairs_new(rs, 2, st, &sink);
+	assert_non_null(p);
+	fire(p, 0, false, 0, NULL);
+	fire(p, 1, false, 0, NULL);
+	fire(p, 0, true, 0, NULL); /* a's exit: b, inside it, never got its own */
+	assert_int_equal(nevs, 4);
+	check(2, LP_EVENT_EXIT, 8, "stmt", NULL);
+	assert_true(evs[2].unterminated);
+	check(3, LP_EVENT_EXIT, 8, "stmt", NULL);
+	assert_false(evs[3].unterminated);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+/*
+ * Found by fuzz_decode: a tid above LP_TID_MAX reaches into the track number,
+ * so its tracks were another thread's (track 1 of 0x10000078 is track 65 of
+ * 0x78): two spans open on one track. No task has such a tid: skipped.
+ */
+static void test_tid_past_max(void **state)
+{
+	struct lp_pairs *p = setup();
+	struct lp_usdt_event ue = { .pid = 7, .tid = 0x10000078, .ts_ns = 10, .spec = 1,
+				    .nargs = 1, .args = { 5 } };
+
+	(void)state;
+	assert_int_equal(LP_TRACK_TID(1, 0x10000078u), LP_TRACK_TID(65, 0x78u));
+	assert_int_equal(lp_pairs_event(p, &ue), 0);
+	ue.spec = 0;
+	assert_int_equal(lp_pairs_event(p, &ue), 0);
+	ue.exit = true;
+	assert_int_equal(lp_pairs_event(p, &ue), 0);
+	assert_int_equal(nevs, 0);
+	assert_int_equal(lp_pairs_stats(p)->bad_tid, 3);
+	/* The highest real tid is fine. */
+	ue = (struct lp_usdt_event){ .pid = 7, .tid = LP_TID_MAX, .ts_ns = 11, .spec = 1,
+				     .nargs = 1, .args = { 5 } };
+	assert_int_equal(lp_pairs_event(p, &ue), 0);
+	assert_int_equal(nevs, 1);
+	assert_int_equal(evs[0].tid, LP_TRACK_TID(1, LP_TID_MAX));
+	assert_int_equal(LP_TRACK_REAL(evs[0].tid), LP_TID_MAX);
+	assert_int_equal(LP_TRACK_NO(evs[0].tid), 1);
 	lp_pairs_free(p);
 	strtab_free(st);
 }
@@ -210,6 +285,8 @@ int main(void)
 		cmocka_unit_test(test_innermost),
 		cmocka_unit_test(test_keyed_tracks),
 		cmocka_unit_test(test_reentry_close),
+		cmocka_unit_test(test_same_name_inside),
+		cmocka_unit_test(test_tid_past_max),
 		cmocka_unit_test(test_bad_spec_index),
 	};
 
