@@ -20,6 +20,7 @@ struct thread {
 	uint32_t pid, tid;
 	struct open_span *open; /* unkeyed: a stack, innermost last; keyed ones anywhere */
 	size_t n, cap;
+	uint64_t skipped;       /* unkeyed entries skipped past LP_PAIRS_MAX_OPEN, still open */
 	uint32_t tracks_used;   /* highest track number ever used + 1 */
 };
 
@@ -241,6 +242,18 @@ static int enter(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 			t->tracks_used = track + 1;
 		tid = LP_TRACK_TID(track, ue->tid);
 	}
+	if (!sp->keyed) {
+		size_t unkeyed = 0;
+
+		for (size_t i = 0; i < t->n; i++)
+			unkeyed += !t->open[i].track;
+		/* Bounded like the nesting builder: deeper entries and their exits are skipped. */
+		if (t->skipped || unkeyed >= LP_PAIRS_MAX_OPEN) {
+			t->skipped++;
+			p->stats.too_deep++;
+			return 0;
+		}
+	}
 	if (push(t, &o))
 		return -ENOMEM;
 	return emit(p, ue, LP_EVENT_ENTER, tid, o.name, meta);
@@ -262,6 +275,10 @@ static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 			return emit(p, ue, LP_EVENT_EXIT, LP_TRACK_TID(o.track, ue->tid), o.name, 0);
 		}
 		p->stats.unmatched_keyed++;
+		return 0;
+	}
+	if (t && t->skipped) {
+		t->skipped--; /* the exit of the innermost entry skipped past the limit */
 		return 0;
 	}
 	for (size_t i = t ? t->n : 0; i-- > 0;) {
@@ -314,11 +331,14 @@ void lp_pairs_thread_end(struct lp_pairs *p, uint32_t pid, uint32_t tid, uint64_
 		if (p->sink.track_end)
 			p->sink.track_end(p->sink.ctx, pid, LP_TRACK_TID(n, tid), end_ns);
 	t->n = 0;
+	t->skipped = 0;
 }
 
 void lp_pairs_process_end(struct lp_pairs *p, uint32_t pid)
 {
 	for (size_t i = 0; i < p->nthreads; i++)
-		if (p->threads[i].pid == pid)
+		if (p->threads[i].pid == pid) {
 			p->threads[i].n = 0;
+			p->threads[i].skipped = 0;
+		}
 }

@@ -30,6 +30,7 @@
 
 #define LP_TRACK_BIT 0x40000000u      /* real tids stay below 2^22 (PID_MAX_LIMIT) */
 #define LP_PAIRS_MAX_TRACKS 255       /* keyed spans open at once per thread */
+#define LP_PAIRS_MAX_OPEN LP_NEST_MAX_DEPTH /* unkeyed spans open at once per thread */
 #define LP_TRACK_TID(n, tid) (LP_TRACK_BIT | (uint32_t)(n) << 22 | (tid))
 #define LP_TRACK_IS(t) (((t) & LP_TRACK_BIT) != 0)
 #define LP_TRACK_NO(t) (((t) >> 22) & 0xffu)
@@ -46,6 +47,7 @@ struct lp_pairs_sink {
 struct lp_pairs_stats {
 	uint64_t unmatched_keyed; /* keyed exits with no open span of that key */
 	uint64_t too_many_tracks; /* keyed entries past LP_PAIRS_MAX_TRACKS: skipped */
+	uint64_t too_deep;        /* unkeyed entries past LP_PAIRS_MAX_OPEN, and their exits: skipped */
 	uint64_t bad_spec;        /* records naming no spec of ours: skipped */
 	uint64_t bad_tid;         /* records of a tid above LP_TID_MAX (no task has one): skipped */
 	uint64_t reentry_closed;  /* spans closed unterminated by a reentry=close entry */

@@ -959,6 +959,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.procs = r.procs;
 	rep.nprocs = r.nprocs;
 	rep.trace_path = r.trace_open ? trace_path : NULL;
+	rep.nspecs = o->nspecs;
+	rep.pairs = o->nspecs ? lp_pairs_stats(r.pairs) : NULL;
 	rep.summary_path = summary_path;
 	self_usage(&rep.self);
 	if (r.err) {

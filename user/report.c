@@ -84,6 +84,14 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			"P95 marked ~ comes from a histogram (within %.1f%%): a row keeps at most "
 			"%d durations with --summary-only\n",
 			100.0 * LP_HIST_REL_ERROR, LP_SUMMARY_ONLY_DURATIONS);
+	if (r->pairs && (r->pairs->unmatched_keyed || r->pairs->too_many_tracks ||
+			 r->pairs->too_deep || r->pairs->bad_spec || r->pairs->bad_tid))
+		fprintf(out,
+			"Span pairs: %" PRIu64 " keyed exits without an open span, %" PRIu64
+			" entries past %d tracks, %" PRIu64 " past depth %d, %" PRIu64
+			" malformed records\n",
+			r->pairs->unmatched_keyed, r->pairs->too_many_tracks, LP_PAIRS_MAX_TRACKS,
+			r->pairs->too_deep, LP_PAIRS_MAX_OPEN, r->pairs->bad_spec + r->pairs->bad_tid);
 	if (lost_total(&r->loss))
 		fprintf(out,
 			"Lost: %" PRIu64 " events (%" PRIu64 " entries, %" PRIu64
@@ -264,6 +272,17 @@ char *lp_report_summary_json(const struct lp_report *r)
 		add_u64(o, "bpf_program_run_time_ns", r->bpf_run_ns);
 	}
 	json_object_object_add(root, "profiler", o);
+
+	if (r->pairs) {
+		o = json_object_new_object();
+		add_u64(o, "specs", r->nspecs);
+		add_u64(o, "reentry_closed", r->pairs->reentry_closed);
+		add_u64(o, "unmatched_keyed_exits", r->pairs->unmatched_keyed);
+		add_u64(o, "too_many_tracks", r->pairs->too_many_tracks);
+		add_u64(o, "too_deep_entries", r->pairs->too_deep);
+		add_u64(o, "malformed_records", r->pairs->bad_spec + r->pairs->bad_tid);
+		json_object_object_add(root, "span_pairs", o);
+	}
 
 	arr = json_object_new_array();
 	for (size_t i = 0; i < r->ngroups; i++) {

@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 
+#include "pairs.h"
 #include "stats.h"
 #include "strtab.h"
 
@@ -57,6 +58,8 @@ struct lp_report {
 	struct lp_resources res;
 	struct lp_resources self; /* leanprofiler's own, while recording and writing */
 	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
+	size_t nspecs;                 /* span-pair specs (--span, --preset) */
+	const struct lp_pairs_stats *pairs; /* NULL: none */
 	struct lp_loss loss;
 	uint64_t malformed, truncated, unreadable;
 	uint64_t enters, exits; /* span events received */

@@ -35,9 +35,8 @@ static void on_track_end(void *ctx, uint32_t pid, uint32_t tid, uint64_t end_ns)
 	ended[nended++] = tid;
 }
 
-static struct lp_pairs *setup(void)
+static void setup_specs_only(void)
 {
-	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
 	char err[128];
 
 	nevs = nended = 0;
@@ -48,6 +47,13 @@ static struct lp_pairs *setup(void)
 				       &specs[1], err, sizeof(err)), 0);
 	assert_int_equal(lp_spec_parse("p:m_in,m_out,name={arg0:str}", &specs[2], err,
 				       sizeof(err)), 0);
+}
+
+static struct lp_pairs *setup(void)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+
+	setup_specs_only();
 	return lp_pairs_new(specs, 3, st, &sink);
 }
 
@@ -267,6 +273,47 @@ static void test_tid_past_max(void **state)
 	strtab_free(st);
 }
 
+static size_t depth_enters, depth_exits;
+
+static int count_event(void *ctx, const struct lp_event *ev)
+{
+	(void)ctx;
+	if (ev->type == LP_EVENT_ENTER)
+		depth_enters++;
+	else
+		depth_exits++;
+	return 0;
+}
+
+/* Unkeyed spans open on a thread are bounded: deeper entries and their exits are skipped, counted. */
+static void test_open_limit(void **state)
+{
+	struct lp_pairs_sink sink = { .event = count_event };
+	struct lp_pairs *p;
+
+	(void)state;
+	setup_specs_only();
+	p = lp_pairs_new(specs, 3, st, &sink);
+	assert_non_null(p);
+	depth_enters = depth_exits = 0;
+	for (int i = 0; i < LP_PAIRS_MAX_OPEN + 10; i++)
+		fire(p, 2, false, 0, "deep");
+	assert_int_equal(depth_enters, LP_PAIRS_MAX_OPEN);
+	assert_int_equal(lp_pairs_stats(p)->too_deep, 10);
+	/* A keyed span still gets its track. */
+	fire(p, 1, false, 42, NULL);
+	assert_int_equal(depth_enters, LP_PAIRS_MAX_OPEN + 1);
+	/* The 10 skipped ones' exits are skipped, then each exit closes one. */
+	for (int i = 0; i < LP_PAIRS_MAX_OPEN + 10; i++)
+		fire(p, 2, true, 0, NULL);
+	assert_int_equal(depth_exits, LP_PAIRS_MAX_OPEN);
+	fire(p, 2, false, 0, "again");
+	assert_int_equal(depth_enters, LP_PAIRS_MAX_OPEN + 2);
+	assert_int_equal(lp_pairs_stats(p)->too_deep, 10);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
 static void test_bad_spec_index(void **state)
 {
 	struct lp_pairs *p = setup();
@@ -288,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_same_name_inside),
 		cmocka_unit_test(test_tid_past_max),
 		cmocka_unit_test(test_bad_spec_index),
+		cmocka_unit_test(test_open_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -530,10 +530,45 @@ static void test_approximate_p95_and_profiler_usage(void **state)
 	free(text);
 }
 
+/* Span-pair anomalies are said in the header and kept in the summary; none, no line. */
+static void test_span_pairs_reported(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_pairs_stats ps = { .unmatched_keyed = 3, .too_deep = 7, .bad_tid = 1,
+				     .reentry_closed = 2 };
+	json_object *o, *sp;
+	char *text;
+
+	finish_groups(fx);
+	fx->r.pairs = &ps;
+	fx->r.nspecs = 4;
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "Span pairs: 3 keyed exits without an open span, 0 entries "
+					 "past 255 tracks, 7 past depth 1024, 1 malformed records\n"));
+	text = lp_report_summary_json(&fx->r);
+	assert_non_null(text);
+	o = json_tokener_parse(text);
+	sp = json_object_object_get(o, "span_pairs");
+	assert_non_null(sp);
+	assert_int_equal(u64(sp, "specs"), 4);
+	assert_int_equal(u64(sp, "reentry_closed"), 2);
+	assert_int_equal(u64(sp, "unmatched_keyed_exits"), 3);
+	assert_int_equal(u64(sp, "too_deep_entries"), 7);
+	assert_int_equal(u64(sp, "malformed_records"), 1);
+	json_object_put(o);
+	free(text);
+	free(fx->out);
+	fx->out = NULL;
+	memset(&ps, 0, sizeof(ps));
+	render_table(fx);
+	assert_null(strstr(fx->out, "Span pairs:"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+		T(test_span_pairs_reported),
 		T(test_approximate_p95_and_profiler_usage),
 		T(test_table_seed_layout),
 		T(test_table_row_layout),
