@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ITEST_UNUSED __attribute__((unused))
@@ -139,6 +141,52 @@ static ITEST_UNUSED void check_with_consumer(const char *trace)
 	if (r.status != 0)
 		fail_msg("speedscope rejected %s (exit %d):\n%s%s", trace, r.status, r.out, r.err);
 	run_free(&r);
+}
+
+static ITEST_UNUSED void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* The pause between two checks of a condition (never a wait for something to happen). */
+static ITEST_UNUSED void wait_ms(int ms)
+{
+	struct timespec d = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&d, NULL);
+}
+
+/* Waits for pid to end; its exit code, or 128 + signal. */
+static ITEST_UNUSED int wait_exit(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * Waits until the file holds text: false when the process pid exited first
+ * (it is then reaped) or timeout_ms passed.
+ */
+static ITEST_UNUSED bool wait_text(const char *path, const char *text, pid_t pid, int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms / 10; i++) {
+		char *s = slurp(path, NULL);
+		bool found = s && strstr(s, text);
+
+		free(s);
+		if (found)
+			return true;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return false;
+		wait_ms(10);
+	}
+	return false;
 }
 
 #endif

@@ -61,47 +61,6 @@ static const char main_java[] =
 	"  }\n"
 	"}\n";
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void wait_ms(int ms)
-{
-	struct timespec d = { 0, ms * 1000000L };
-
-	nanosleep(&d, NULL);
-}
-
-static int wait_exit(pid_t pid)
-{
-	int st;
-
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Waits until the file holds text (false: the process pid exited first, or time ran out). */
-static bool wait_text(const char *path, const char *text, pid_t pid)
-{
-	for (int i = 0; i < WAIT_MS / 10; i++) {
-		char *s = slurp(path, NULL);
-		bool found = s && strstr(s, text);
-
-		free(s);
-		if (found)
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return false;
-		wait_ms(10);
-	}
-	return false;
-}
-
 struct span {
 	double ts, end;
 	int64_t tid;
@@ -182,8 +141,8 @@ static void test_methods_and_gc(void **state)
 		_exit(99);
 	}
 	/* Both specs are late: each is said once its probes are recorded. */
-	if (!wait_text(lp_err, "recording spec 'hotspot:method__entry", lp) ||
-	    !wait_text(lp_err, "recording spec 'hotspot:gc__begin", lp)) {
+	if (!wait_text(lp_err, "recording spec 'hotspot:method__entry", lp, WAIT_MS) ||
+	    !wait_text(lp_err, "recording spec 'hotspot:gc__begin", lp, WAIT_MS)) {
 		/* Let the JVM finish; a signal to leanprofiler is passed on to it. */
 		write_file(go, "");
 		kill(lp, SIGINT);

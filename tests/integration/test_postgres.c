@@ -69,22 +69,6 @@ static const char *const workload[] = {
 };
 #define NQUERIES (sizeof(workload) / sizeof(workload[0]))
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-static void wait_ms(int ms)
-{
-	struct timespec d = { 0, ms * 1000000L };
-
-	nanosleep(&d, NULL);
-}
-
 /* Runs argv as the cluster's owner with output to log; its PID (not waited for). */
 static pid_t spawn_as_owner(char *const argv[], const char *log)
 {
@@ -106,14 +90,6 @@ static pid_t spawn_as_owner(char *const argv[], const char *log)
 	return pid;
 }
 
-static int wait_exit(pid_t pid)
-{
-	int st;
-
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* True once the server accepts a connection on its socket. */
 static bool accepts(const char *sock)
 {
@@ -126,23 +102,6 @@ static bool accepts(const char *sock)
 	if (fd >= 0)
 		close(fd);
 	return ok;
-}
-
-/* Waits until the file holds text (or the process pid exited). */
-static bool wait_text(const char *path, const char *text, pid_t pid)
-{
-	for (int i = 0; i < WAIT_MS / 10; i++) {
-		char *s = slurp(path, NULL);
-		bool found = s && strstr(s, text);
-
-		free(s);
-		if (found)
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return false;
-		wait_ms(10);
-	}
-	return false;
 }
 
 /* The cluster: initdb, then postgres itself, on a socket in tmpdir only. */
@@ -321,7 +280,7 @@ static void test_workload(void **state)
 		execv(argv[0], argv);
 		_exit(99);
 	}
-	if (!wait_text(lp_err, "Ctrl-C to stop", lp)) {
+	if (!wait_text(lp_err, "Ctrl-C to stop", lp, WAIT_MS)) {
 		kill(lp, SIGKILL);
 		fail_msg("the recording did not start: %s", slurp(lp_err, NULL));
 	}
@@ -433,7 +392,7 @@ static pid_t start_recording(const char *out)
 		execv(argv[0], argv);
 		_exit(99);
 	}
-	if (!wait_text(lp_err, "Ctrl-C to stop", lp)) {
+	if (!wait_text(lp_err, "Ctrl-C to stop", lp, WAIT_MS)) {
 		kill(lp, SIGKILL);
 		fail_msg("the recording did not start: %s", slurp(lp_err, NULL));
 	}

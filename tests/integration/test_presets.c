@@ -30,15 +30,6 @@ static char tmpdir[] = "/tmp/lp-itest-presets-XXXXXX";
 #define GC_CALLS 4
 #define TRACK_BIT 0x40000000 /* user/pairs.h LP_TRACK_BIT */
 
-static void write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
 static json_object *row(json_object *sum, const char *name, const char *meta)
 {
 	json_object *rows = get(sum, "rows");
