@@ -151,6 +151,7 @@ static inline void lp__exit_slow(const char *name, uint64_t counter, uint64_t fl
 	".hidden lp__atfork_child\n"                                                     \
 	".type lp__atfork_child, @function\n"                                            \
 	"lp__atfork_child:\n"                                                            \
+	"endbr64\n" /* called indirectly: a landing pad where CET enforces one */       \
 	"movb $2, lp__state(%rip)\n"                                                    \
 	"ret\n"                                                                          \
 	".size lp__atfork_child, .-lp__atfork_child\n"                                   \
@@ -158,6 +159,7 @@ static inline void lp__exit_slow(const char *name, uint64_t counter, uint64_t fl
 	".hidden lp__init\n"                                                             \
 	".type lp__init, @function\n"                                                    \
 	"lp__init:\n"                                                                    \
+	"endbr64\n"                                                                      \
 	"xorl %edi, %edi\n"                                                              \
 	"xorl %esi, %esi\n"                                                              \
 	"leaq lp__atfork_child(%rip), %rdx\n"                                            \
