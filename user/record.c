@@ -963,6 +963,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.pairs = o->nspecs ? lp_pairs_stats(r.pairs) : NULL;
 	rep.summary_path = summary_path;
 	self_usage(&rep.self);
+	rep.show_self = lp_verbose;
 	if (r.err) {
 		err = r.err;
 		lp_err("processing records failed: %s; the results are incomplete", strerror(-err));

@@ -70,7 +70,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 		fprintf(out, "Process resources: not measured for %s\n",
 			r->mode && !strcmp(r->mode, "all-processes") ? "--all-processes"
 								    : "this recording");
-	if (r->self.valid) {
+	if (r->self.valid && r->show_self) {
 		fprintf(out,
 			"Profiler: user CPU %" PRIu64 " ms, system CPU %" PRIu64
 			" ms, peak RSS %" PRIu64 " KiB",

@@ -57,6 +57,7 @@ struct lp_report {
 	size_t nthreads;
 	struct lp_resources res;
 	struct lp_resources self; /* leanprofiler's own, while recording and writing */
+	bool show_self;           /* also in the table (-v); always in the summary */
 	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
 	size_t nspecs;                 /* span-pair specs (--span, --preset) */
 	const struct lp_pairs_stats *pairs; /* NULL: none */

@@ -503,6 +503,12 @@ static void test_approximate_p95_and_profiler_usage(void **state)
 	fx->r.bpf_runs = 10;
 	fx->r.bpf_run_ns = 3170;
 	render_table(fx);
+	/* The profiler's own usage is in the table only when asked (-v). */
+	assert_null(strstr(fx->out, "Profiler:"));
+	free(fx->out);
+	fx->out = NULL;
+	fx->r.show_self = true;
+	render_table(fx);
 	assert_non_null(strstr(fx->out, "Profiler: user CPU 12 ms, system CPU 3 ms, peak RSS 4321 "
 					 "KiB, BPF 317 ns per event\n"));
 	assert_non_null(strstr(fx->out, "P95 marked ~ comes from a histogram (within 0.4%)"));
