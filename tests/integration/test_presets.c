@@ -327,7 +327,8 @@ static int bpf_stats_restore(void **state)
 static void test_bpf_stats(void **state)
 {
 	char *out = fmt("%s/stats", tmpdir);
-	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--span",
+	/* -v: the table's Profiler line says it too. */
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-v", "-o", out, "--span",
 			 "python:gc__start,gc__done,name=collect", "--", PYTHON, "-c",
 			 "import gc\ngc.collect(0)\ngc.collect(0)", NULL };
 	json_object *sum, *prof;
