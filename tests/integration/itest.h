@@ -160,6 +160,24 @@ static ITEST_UNUSED void wait_ms(int ms)
 	nanosleep(&d, NULL);
 }
 
+/* Starts argv with stdout and stderr going to the files out and err; its PID (not waited for). */
+static ITEST_UNUSED pid_t spawn_to(char *const argv[], const char *out, const char *err)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		dup2(o, 1);
+		dup2(e, 2);
+		execv(argv[0], argv);
+		_exit(99);
+	}
+	return pid;
+}
+
 /* Waits for pid to end; its exit code, or 128 + signal. */
 static ITEST_UNUSED int wait_exit(pid_t pid)
 {

@@ -129,17 +129,7 @@ static void test_methods_and_gc(void **state)
 		fail_msg("javac exited %d: %s", r.status, r.err);
 	run_free(&r);
 
-	lp = fork();
-	assert_true(lp >= 0);
-	if (lp == 0) {
-		int o = open(lp_out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(lp_err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(99);
-	}
+	lp = spawn_to(argv, lp_out, lp_err);
 	/* Both specs are late: each is said once its probes are recorded. */
 	if (!wait_text(lp_err, "recording spec 'hotspot:method__entry", lp, WAIT_MS) ||
 	    !wait_text(lp_err, "recording spec 'hotspot:gc__begin", lp, WAIT_MS)) {

@@ -244,12 +244,24 @@ static const struct span *tx_between(const struct span *tx, size_t ntx, const st
 	return NULL;
 }
 
+/* Starts `record --preset postgresql --all-processes` into out; its PID once it records. */
+static pid_t start_recording(const char *out)
+{
+	char *lp_err = fmt("%s.err", out), *lp_out = fmt("%s.out", out);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", (char *)out, "--preset",
+			 "postgresql", "--all-processes", PGBIN "/postgres", NULL };
+	pid_t lp = spawn_to(argv, lp_out, lp_err);
+
+	if (!wait_text(lp_err, "Ctrl-C to stop", lp, WAIT_MS)) {
+		kill(lp, SIGKILL);
+		fail_msg("the recording did not start: %s", slurp(lp_err, NULL));
+	}
+	return lp;
+}
+
 static void test_workload(void **state)
 {
 	char *out = fmt("%s/out", tmpdir), *sql = fmt("%s/workload.sql", tmpdir);
-	char *lp_err = fmt("%s/lp.err", tmpdir), *lp_out = fmt("%s/lp.out", tmpdir);
-	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset",
-			 "postgresql", "--all-processes", PGBIN "/postgres", NULL };
 	char *psql[] = { PSQL, "-X", "-q", "-h", fmt("%s/sock", tmpdir), "-U", "lp", "-d",
 			 "postgres", "-f", sql, NULL };
 	struct span q[64], tx[64], ph[64];
@@ -269,21 +281,7 @@ static void test_workload(void **state)
 	}
 	write_file(sql, text);
 	chmod(sql, 0644);
-	lp = fork();
-	assert_true(lp >= 0);
-	if (lp == 0) {
-		int o = open(lp_out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(lp_err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(99);
-	}
-	if (!wait_text(lp_err, "Ctrl-C to stop", lp, WAIT_MS)) {
-		kill(lp, SIGKILL);
-		fail_msg("the recording did not start: %s", slurp(lp_err, NULL));
-	}
+	lp = start_recording(out);
 	assert_int_equal(run(&r, psql), 0);
 	kill(lp, SIGINT);
 	assert_int_equal(wait_exit(lp), 0);
@@ -372,31 +370,6 @@ static void test_workload(void **state)
 	json_object_put(sum);
 	json_object_put(trace);
 	free(text);
-}
-
-/* Starts `record --preset postgresql --all-processes` into out; its PID once it records. */
-static pid_t start_recording(const char *out)
-{
-	char *lp_err = fmt("%s.err", out), *lp_out = fmt("%s.out", out);
-	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", (char *)out, "--preset",
-			 "postgresql", "--all-processes", PGBIN "/postgres", NULL };
-	pid_t lp = fork();
-
-	assert_true(lp >= 0);
-	if (lp == 0) {
-		int o = open(lp_out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(lp_err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(99);
-	}
-	if (!wait_text(lp_err, "Ctrl-C to stop", lp, WAIT_MS)) {
-		kill(lp, SIGKILL);
-		fail_msg("the recording did not start: %s", slurp(lp_err, NULL));
-	}
-	return lp;
 }
 
 /* psql -At -c sql's output, first line, as a number; the query must succeed. */
