@@ -78,24 +78,31 @@ static ITEST_UNUSED char *slurp(const char *path, size_t *lenp)
 	return s;
 }
 
-/* Runs argv with stdout and stderr captured to files (no pipe deadlocks). 0 or -1. */
-static ITEST_UNUSED int run(struct run *r, char *const argv[])
+/* Starts argv with stdout and stderr going to the files out and err; its PID (not waited for). */
+static ITEST_UNUSED pid_t spawn_to(char *const argv[], const char *out, const char *err)
 {
-	char *outp = fmt("%s/stdout", tmpdir), *errp = fmt("%s/stderr", tmpdir);
 	pid_t pid = fork();
-	int st;
 
-	if (pid < 0)
-		return -1;
+	assert_true(pid >= 0);
 	if (pid == 0) {
-		int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
 		dup2(o, 1);
 		dup2(e, 2);
 		execv(argv[0], argv);
 		_exit(99);
 	}
+	return pid;
+}
+
+/* Runs argv with stdout and stderr captured to files (no pipe deadlocks). 0 or -1. */
+static ITEST_UNUSED int run(struct run *r, char *const argv[])
+{
+	char *outp = fmt("%s/stdout", tmpdir), *errp = fmt("%s/stderr", tmpdir);
+	pid_t pid = spawn_to(argv, outp, errp);
+	int st;
+
 	if (waitpid(pid, &st, 0) != pid)
 		return -1;
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
@@ -158,24 +165,6 @@ static ITEST_UNUSED void wait_ms(int ms)
 	struct timespec d = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&d, NULL);
-}
-
-/* Starts argv with stdout and stderr going to the files out and err; its PID (not waited for). */
-static ITEST_UNUSED pid_t spawn_to(char *const argv[], const char *out, const char *err)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		execv(argv[0], argv);
-		_exit(99);
-	}
-	return pid;
 }
 
 /* Waits for pid to end; its exit code, or 128 + signal. */
