@@ -97,6 +97,20 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/* A process ID: a decimal number from 1 to INT32_MAX. 0 or -EINVAL. */
+static int parse_pid(const char *arg, pid_t *out)
+{
+	char *end;
+	long pid;
+
+	errno = 0;
+	pid = strtol(arg, &end, 10);
+	if (errno || *end || end == arg || pid <= 0 || pid > INT32_MAX)
+		return -EINVAL;
+	*out = (pid_t)pid;
+	return 0;
+}
+
 /*
  * A bad command line: one line that says what is wrong and where to look, and
  * the exit code of leanprofiler's own failures (argp ends the process, as it
@@ -165,17 +179,14 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case 'p': {
-		char *end;
-		long pid;
+		pid_t pid;
 
-		errno = 0;
-		pid = strtol(arg, &end, 10);
-		if (errno || *end || end == arg || pid <= 0 || pid > INT32_MAX)
+		if (parse_pid(arg, &pid))
 			usage_error(state, "invalid PID '%s'", arg);
 		if (o->mode != LP_MODE_LAUNCH)
 			usage_error(state, "-p and --all-processes exclude each other");
 		o->mode = LP_MODE_ATTACH;
-		o->pid = (pid_t)pid;
+		o->pid = pid;
 		break;
 	}
 	case OPT_ALL:
@@ -288,14 +299,11 @@ static error_t list_parse(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case 'p': {
-		char *end;
-		long pid;
+		pid_t pid;
 
-		errno = 0;
-		pid = strtol(arg, &end, 10);
-		if (errno || *end || end == arg || pid <= 0 || pid > INT32_MAX)
+		if (parse_pid(arg, &pid))
 			list_usage_error(state, "invalid PID '%s'", arg);
-		o->pid = (pid_t)pid;
+		o->pid = pid;
 		break;
 	}
 	case 'P':
