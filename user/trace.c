@@ -31,20 +31,27 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 static const char *const reserved_keys[] = { "counter", "self_counter", "unterminated",
 					     "uncertain", "started_before_recording", NULL };
 
-void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_span *s)
+/* The items of a metadata text as args members, "k":"v","k2":"v2", into m. */
+static void write_meta_items(struct jw *m, const char *meta, size_t len)
 {
 	struct lp_meta_item items[LP_META_MAX_ITEMS];
 	struct lp_meta_key keys[LP_META_MAX_ITEMS];
-	size_t len, n;
+	size_t n = lp_meta_parse(meta, len, items, ARRAY_SIZE(items));
+
+	lp_meta_keys(items, n, reserved_keys, keys);
+	for (size_t i = 0; i < n; i++) {
+		jw_key(m, keys[i].s, keys[i].len);
+		jw_str(m, items[i].val, items[i].val_len);
+	}
+}
+
+void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_span *s)
+{
+	size_t len;
 	const char *meta = strtab_str(st, s->meta, &len);
 
-	n = lp_meta_parse(meta, len, items, ARRAY_SIZE(items));
-	lp_meta_keys(items, n, reserved_keys, keys);
 	jw_obj_begin(w);
-	for (size_t i = 0; i < n; i++) {
-		jw_key(w, keys[i].s, keys[i].len);
-		jw_str(w, items[i].val, items[i].val_len);
-	}
+	write_meta_items(w, meta, len);
 	if (s->has_counter) {
 		jw_key(w, "counter", 7);
 		jw_u64(w, s->counter_total);
@@ -97,20 +104,6 @@ static void write_span_uncached(struct lp_trace *t, const struct lp_span *s, uin
 	jw_key(w, "args", 4);
 	lp_trace_write_args(w, t->st, s);
 	jw_obj_end(w);
-}
-
-/* The items of a metadata text as args members, "k":"v","k2":"v2", into m. */
-static void write_meta_items(struct jw *m, const char *meta, size_t len)
-{
-	struct lp_meta_item items[LP_META_MAX_ITEMS];
-	struct lp_meta_key keys[LP_META_MAX_ITEMS];
-	size_t n = lp_meta_parse(meta, len, items, ARRAY_SIZE(items));
-
-	lp_meta_keys(items, n, reserved_keys, keys);
-	for (size_t i = 0; i < n; i++) {
-		jw_key(m, keys[i].s, keys[i].len);
-		jw_str(m, items[i].val, items[i].val_len);
-	}
 }
 
 /*
