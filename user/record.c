@@ -673,13 +673,8 @@ static void self_usage(struct lp_resources *res)
 
 	if (getrusage(RUSAGE_SELF, &ru))
 		return;
-	res->valid = true;
+	lp_usage_from_rusage(&ru, res);
 	res->scope = "leanprofiler";
-	res->user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL +
-		       (uint64_t)ru.ru_utime.tv_usec * 1000ULL;
-	res->system_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ULL +
-			 (uint64_t)ru.ru_stime.tv_usec * 1000ULL;
-	res->peak_rss_kib = (uint64_t)ru.ru_maxrss;
 }
 
 static const char *mode_name(enum lp_mode m)
