@@ -187,7 +187,7 @@ static void build_stream(struct stream *s, uint64_t spans)
 		r->counter = th[t].counter;
 		r->name = NAME_BASE + name * 64;
 		r->meta = enter ? META_BASE + name * 64 : 0;
-		r->cpu = (__u16)(t % 2);
+		r->pad = 0;
 	}
 }
 

@@ -390,7 +390,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	e->counter = counter;
 	e->name = name;
 	e->meta = meta;
-	e->cpu = bpf_get_smp_processor_id();
+	e->pad = 0;
 	e->file = (__u16)file;
 	e->name_len = 0;
 	e->meta_len = 0;
@@ -452,7 +452,7 @@ static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r
 	r->ts_ns = ts;
 	r->spec = (__u16)spec;
 	r->file = (__u16)file;
-	r->cpu = 0;
+	r->pad = 0;
 	if (n < 0)
 		n = 0;
 	if (n > LP_USDT_ARGS)

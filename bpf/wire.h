@@ -73,7 +73,7 @@ struct lp_rec_event {
 	__u64 counter; /* the marker's work counter (valid with LP_EV_HAS_COUNTER) */
 	__u64 name;    /* address of the name in the target */
 	__u64 meta;    /* address of the metadata in the target, 0 for NULL */
-	__u16 cpu;
+	__u16 pad;     /* 0 */
 	__s16 name_len; /* with LP_EV_NAME_INLINE */
 	__s16 meta_len; /* with LP_EV_META_INLINE */
 	__u16 file;     /* which probed file (index, < LP_MAX_FILES) the marker is in */
@@ -196,7 +196,7 @@ struct lp_rec_usdt {
 	__u64 ts_ns;
 	__u16 spec; /* index in the recording's spec list */
 	__u16 file; /* which probed file (index, < LP_MAX_FILES) */
-	__u16 cpu;
+	__u16 pad;  /* 0 */
 	__u8 nargs; /* arguments read (args[nargs..] are 0) */
 	__u8 nstr;  /* string slots that follow */
 	__u64 args[LP_USDT_ARGS];

@@ -27,7 +27,7 @@ def chunk(rec):
 
 
 def event(typ, pid, tid, seq, ts, name=0, meta=0, flags=0, counter=0, name_text=None,
-          meta_text=None, name_len=None, meta_len=None, file=0, cpu=0):
+          meta_text=None, name_len=None, meta_len=None, file=0, pad=0):
     """An enter/exit; name_text/meta_text make the strings inline."""
     flags |= ABI1
     text = b''
@@ -43,7 +43,7 @@ def event(typ, pid, tid, seq, ts, name=0, meta=0, flags=0, counter=0, name_text=
         ml = len(meta_text) if meta_len is None else meta_len
         meta = meta or 0x7100
     rec = hdr(typ, flags, pid, tid, seq) + struct.pack('<QQQQHhhH', ts, counter, name, meta,
-                                                         cpu, nl, ml, file)
+                                                         pad, nl, ml, file)
     return chunk(rec + text)
 
 

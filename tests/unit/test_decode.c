@@ -170,7 +170,7 @@ static int send_event_ret(struct fx *fx, const struct evspec *e)
 	r->counter = e->counter;
 	r->name = e->name;
 	r->meta = e->meta;
-	r->cpu = 3;
+	r->pad = 3; /* ignored */
 	r->name_len = e->name_len;
 	r->meta_len = e->meta_len;
 	assert_true(e->text_len <= LP_NAME_BUF + LP_META_BUF);
