@@ -97,6 +97,14 @@ void lp__probe_enter_forked(const char *name, const char *meta, uint64_t counter
 void lp__probe_exit_forked(const char *name, uint64_t counter, uint64_t flags)
 	__attribute__((visibility("hidden")));
 
+/* Both sites hit once, so the kernel rewrites them before a span is recorded. */
+static inline void lp__warm_up(void)
+{
+	lp__probe_enter((const char *)0, (const char *)0, 0, LP_MARKER_WARMUP);
+	lp__probe_exit((const char *)0, 0, LP_MARKER_WARMUP);
+	lp__state = LP__WARM;
+}
+
 /* The first hits of a process, or a forked child's: off the common path. */
 static inline void lp__enter_slow(const char *name, const char *meta, uint64_t counter,
 				  uint64_t flags)
@@ -105,9 +113,7 @@ static inline void lp__enter_slow(const char *name, const char *meta, uint64_t c
 		lp__probe_enter_forked(name, meta, counter, flags);
 		return;
 	}
-	lp__probe_enter((const char *)0, (const char *)0, 0, LP_MARKER_WARMUP);
-	lp__probe_exit((const char *)0, 0, LP_MARKER_WARMUP);
-	lp__state = LP__WARM;
+	lp__warm_up();
 	lp__probe_enter(name, meta, counter, flags);
 }
 
@@ -117,9 +123,7 @@ static inline void lp__exit_slow(const char *name, uint64_t counter, uint64_t fl
 		lp__probe_exit_forked(name, counter, flags);
 		return;
 	}
-	lp__probe_enter((const char *)0, (const char *)0, 0, LP_MARKER_WARMUP);
-	lp__probe_exit((const char *)0, 0, LP_MARKER_WARMUP);
-	lp__state = LP__WARM;
+	lp__warm_up();
 	lp__probe_exit(name, counter, flags);
 }
 
