@@ -9,7 +9,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP
 CPPFLAGS += -Iinclude -I$(OUT) -Iuser
-LDLIBS := -lbpf -lelf -lz -ljson-c -lm
+LDLIBS := -lbpf -lelf -lz -ljson-c -lm -pthread
 # The host's system include dirs, after ours: bpf/usdt.bpf.h needs <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
@@ -19,7 +19,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP
 # The libbpf-free core: the unit tests link it directly.
 CORE_SRCS := common map strtab text jsonw meta nest stats decode trace report outfile spec presets probelist pairs
 CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
-TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt procmem proc creds usage list)
+TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt proc creds usage list)
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
 # Programs that time the core without BPF (bench/README.md).
 BENCH_PROGS := $(OUT)/bench/pipeline

@@ -5,12 +5,15 @@
  * read straight from pt_regs (System V: rdi, rsi, rdx, rcx), which is what the
  * USDT notes describe and saves bpf_usdt_arg()'s 30-60 ns.
  *
- * Cost choices (see shared/notes/uprobe-costs.md):
+ * Cost choices (docs/internals.md):
  * - records are submitted with BPF_RB_NO_WAKEUP; the consumer polls on a short
  *   timer, and a wakeup is forced only when wakeup_bytes are waiting;
- * - a literal name or metadata is sent once per (address space, address) as a
+ * - a literal name or metadata is sent once per (process image, address) as a
  *   LP_REC_STRING record; events then carry only its address;
  * - runtime strings are copied on every event: the buffer may be reused.
+ * The marker programs are sleepable: a string in a page the process has not
+ * touched yet (a forked child's .rodata, a fresh program's) is faulted in,
+ * so every text is read in the process that passed it, at the marker.
  * Every record that cannot be delivered is counted, per CPU and per thread.
  */
 #include "vmlinux.h"
@@ -32,6 +35,13 @@ const volatile __u64 all_ino = 0;
 
 /* Set by user space when recording ends: nothing from this time on is recorded. */
 __u64 lp_stop_ns = 0;
+/* The last process image number handed out (struct lp_target.gen). */
+__u64 lp_last_gen = 0;
+/*
+ * Bumped whenever a running process gets a new image number without an exec
+ * (a library unloaded): threads then look their process's number up again.
+ */
+__u64 lp_epoch = 0;
 
 /*
  * Per probed file (the uprobe's cookie), when recording of its markers begins,
@@ -64,16 +74,39 @@ struct {
 } rb SEC(".maps");
 
 /*
- * Literals this thread knows were sent in its current address space: a small
- * direct-mapped cache, so the common event costs no map lookup at all.
+ * Files user space has examined (and attached to, if they have markers). A
+ * target that execs a program not in here is paused until it is.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LP_KNOWN_FILES_MAX);
+	__type(key, struct lp_file_key);
+	__type(value, __u8);
+} known_files SEC(".maps");
+
+/*
+ * Literals this thread knows were sent for its process's current image: a
+ * small direct-mapped cache, so the common event costs no map lookup at all.
  */
 #define LIT_CACHE 16
+
+#define EVENT_MAX_SIZE LP_REC_MAX_SIZE
+#define USDT_MAX_SIZE LP_USDT_REC_MAX_SIZE
+#define SCRATCH_SIZE (EVENT_MAX_SIZE > USDT_MAX_SIZE ? EVENT_MAX_SIZE : USDT_MAX_SIZE)
 
 struct lp_task {
 	__u32 seq;
 	__u32 announced;
-	__u64 mm; /* the cache is valid for this address space (exec changes it) */
+	__u64 mm;    /* the cache is valid for this address space (exec changes it)... */
+	__u64 gen;   /* ...and this image of the process (struct lp_target.gen) */
+	__u64 epoch; /* lp_epoch when gen was read */
 	__u64 lit[LIT_CACHE];
+	/*
+	 * Variable-size records are built here, then copied with
+	 * bpf_ringbuf_output(). Per thread, not per CPU: a program that sleeps
+	 * on a page fault, or is preempted, keeps its half-built record.
+	 */
+	char buf[SCRATCH_SIZE];
 };
 
 struct {
@@ -84,7 +117,7 @@ struct {
 } task_state SEC(".maps");
 
 struct str_key {
-	__u64 mm; /* the address space: an exec gets a new one */
+	__u64 gen; /* the process image (struct lp_target.gen) */
 	__u64 addr;
 };
 
@@ -110,10 +143,6 @@ struct {
 	__type(value, struct lp_thread_lost);
 } lost_by_tid SEC(".maps");
 
-#define EVENT_MAX_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
-#define USDT_MAX_SIZE (sizeof(struct lp_rec_usdt) + LP_USDT_STR_SLOTS * LP_USDT_STR_BUF)
-#define SCRATCH_SIZE (EVENT_MAX_SIZE > USDT_MAX_SIZE ? EVENT_MAX_SIZE : USDT_MAX_SIZE)
-
 /* What each span-pair spec's entry probe copies (set by user space before attaching). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -124,17 +153,8 @@ struct {
 
 #define LP_USDT_ARGS_POW2 16 /* a power of two above LP_USDT_ARGS, to bound indexes */
 
-struct scratch {
-	char buf[SCRATCH_SIZE];
-};
-
-/* Variable-size records are built here, then copied with bpf_ringbuf_output(). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct scratch);
-} scratch SEC(".maps");
+#define EFAULT_ 14 /* the -errno of a read of an unmapped or absent page */
+#define SIGSTOP_ 19
 
 static __always_inline void count(__u32 stat)
 {
@@ -194,42 +214,61 @@ static __always_inline int announce_thread(struct task_struct *task, __u32 pid, 
 	return 0;
 }
 
-/* Send the text of a literal unless this address space already sent it. */
-static __always_inline int intern(__u64 mm, __u64 addr, __u32 pid, __u32 tid, __u32 seq,
-				  int is_meta)
+/*
+ * Reads a NUL-terminated string of the current process, like
+ * bpf_probe_read_user_str(). A page the process has not touched yet (a forked
+ * child's .rodata is not in its page tables until it reads it) reads as
+ * -EFAULT without a fault: then each of the (at most two) pages the string
+ * can span is faulted in with bpf_copy_from_user(), which may sleep, and the
+ * read is tried again. Only the sleepable marker programs may pass can_fault.
+ */
+static __always_inline long read_user_str(void *dst, __u32 size, __u64 src, bool can_fault)
 {
-	struct str_key key = { .mm = mm, .addr = LP_LIT_KEY(addr, is_meta) };
-	struct lp_rec_string *r;
-	struct scratch *s;
-	__u32 zero = 0;
+	long n = bpf_probe_read_user_str(dst, size, (void *)src);
+	char c;
+
+	if (n != -EFAULT_ || !can_fault || !src)
+		return n;
+	if (bpf_copy_from_user(&c, 1, (void *)src))
+		return n; /* not mapped at all: really unreadable */
+	n = bpf_probe_read_user_str(dst, size, (void *)src);
+	if (n != -EFAULT_ || ((src + size - 1) >> 12) == (src >> 12))
+		return n;
+	/* The string goes on into the next page (a buffer is smaller than a page). */
+	if (bpf_copy_from_user(&c, 1, (void *)((src | 4095) + 1)))
+		return n;
+	return bpf_probe_read_user_str(dst, size, (void *)src);
+}
+
+/* Sends the text of a literal unless this process image already sent it. */
+static __always_inline int intern(struct lp_task *st, __u64 addr, __u32 pid, __u32 tid,
+				  __u32 seq, int is_meta, bool can_fault, bool *slow)
+{
+	struct str_key key = { .gen = st->gen, .addr = LP_LIT_KEY(addr, is_meta) };
+	struct lp_rec_string *r = (void *)st->buf;
 	__u8 one = 1;
 	long n;
 	__u64 size;
 
 	if (bpf_map_lookup_elem(&interned, &key))
 		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return -1;
-	r = (void *)s->buf;
+	*slow = true;
+	if (is_meta)
+		n = read_user_str(st->buf + sizeof(*r), LP_META_BUF, addr, can_fault);
+	else
+		n = read_user_str(st->buf + sizeof(*r), LP_NAME_BUF, addr, can_fault);
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
-	if (is_meta)
-		n = bpf_probe_read_user_str(s->buf + sizeof(*r), LP_META_BUF, (void *)addr);
-	else
-		n = bpf_probe_read_user_str(s->buf + sizeof(*r), LP_NAME_BUF, (void *)addr);
 	r->len = n > 0 ? n - 1 : n;
+	r->pad[0] = r->pad[1] = r->pad[2] = 0;
 	size = sizeof(*r) + (n > 1 ? n - 1 : 0);
 	if (size > sizeof(*r) + LP_META_BUF)
 		return -1; /* cannot happen; bounds the size for the verifier */
-	if (bpf_ringbuf_output(&rb, s->buf, size, submit_flags())) {
+	if (bpf_ringbuf_output(&rb, st->buf, size, submit_flags())) {
 		count(LP_STAT_LOST_STRING);
 		return -1;
 	}
-	/*
-	 * Sent, even when the read failed (a page the process never touched
-	 * cannot be faulted in here): user space then reads the text itself.
-	 */
+	/* Sent, even when unreadable: the address holds nothing this image can read. */
 	bpf_map_update_elem(&interned, &key, &one, BPF_ANY);
 	return 0;
 }
@@ -252,9 +291,14 @@ static __always_inline void emit_task(__u32 what, __u32 pid, __u32 tid, __u32 pp
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 }
 
+static __always_inline __u64 new_gen(void)
+{
+	return __sync_fetch_and_add(&lp_last_gen, 1) + 1;
+}
+
 static __always_inline int add_target(__u32 pid, __u64 ts)
 {
-	struct lp_target t = { .since_ns = ts };
+	struct lp_target t = { .since_ns = ts, .gen = new_gen(), .dl_state = LP_RT_UNSEEN };
 
 	return bpf_map_update_elem(&targets, &pid, &t, BPF_ANY);
 }
@@ -280,16 +324,57 @@ static __always_inline bool adopt(struct task_struct *task, __u32 pid, __u64 ts,
 	return true;
 }
 
+/*
+ * Whether a stop of the process would be seen by anyone else: a debugger
+ * (ptrace), or a job-control shell whose job it is (a process with a terminal
+ * in another process group than its parent's: the shell would report the job
+ * stopped and take the terminal back). Such a process is not paused.
+ */
+static __always_inline bool pausable(struct task_struct *task)
+{
+	if (BPF_CORE_READ(task, ptrace))
+		return false;
+	if (!BPF_CORE_READ(task, signal, tty))
+		return true;
+	return BPF_CORE_READ(task, signal, pids[PIDTYPE_PGID]) ==
+	       BPF_CORE_READ(task, real_parent, signal, pids[PIDTYPE_PGID]);
+}
+
+/*
+ * The target may be about to run code of files user space has not examined:
+ * tell it, and stop the process (SIGSTOP on return to user mode) until user
+ * space has attached to them and sends SIGCONT. Never after the stop, and
+ * never without a record that says so: a lost record would leave it stopped.
+ */
+static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32 tid, __u16 flags,
+				      __u64 ts)
+{
+	struct lp_rec_libs *r;
+
+	if (lp_stop_ns && ts >= lp_stop_ns)
+		return;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(LP_STAT_LOST_TASK);
+		return;
+	}
+	if (pausable(task) && bpf_send_signal(SIGSTOP_) == 0)
+		flags |= LP_LIBS_PAUSED;
+	fill_hdr(&r->h, LP_REC_LIBS, flags, pid, (__u32)bpf_get_current_pid_tgid(), 0);
+	r->ts_ns = ts;
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+}
+
 /* Sends a literal's text unless this thread, or the LRU map, knows it was sent. */
-static __always_inline int literal(struct lp_task *st, __u64 mm, __u64 addr, __u32 pid, __u32 tid,
-				   __u32 seq, int is_meta)
+static __always_inline int literal(struct lp_task *st, __u64 addr, __u32 pid, __u32 tid, __u32 seq,
+				   int is_meta, bool can_fault, bool *slow)
 {
 	__u64 key = LP_LIT_KEY(addr, is_meta);
 	__u32 slot = (addr ^ (addr >> 6) ^ is_meta) & (LIT_CACHE - 1);
 
 	if (st->lit[slot] == key)
 		return 0;
-	if (intern(mm, addr, pid, tid, seq, is_meta))
+	if (intern(st, addr, pid, tid, seq, is_meta, can_fault, slow))
 		return -1;
 	st->lit[slot] = key;
 	return 0;
@@ -302,7 +387,7 @@ static __always_inline int literal(struct lp_task *st, __u64 mm, __u64 addr, __u
  */
 static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, __u32 pid,
 							__u32 tid, struct task_struct *task,
-							__u64 *ts, __u32 *seq)
+							__u64 *ts, __u32 *seq, bool *slow)
 {
 	__u64 *gate = bpf_map_lookup_elem(&file_gate, &file);
 	struct lp_task *st;
@@ -323,6 +408,7 @@ static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, _
 			count_lost(type, pid, tid);
 			return NULL;
 		}
+		*slow = true;
 	}
 	*seq = st->seq++;
 	if (!st->announced)
@@ -330,8 +416,43 @@ static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, _
 	return st;
 }
 
+/*
+ * The literal caches belong to one image of the process: after an exec (a
+ * new address space) or a library unload (lp_epoch moved), forget them and
+ * take the image's number again.
+ */
+static __always_inline void check_image(struct lp_task *st, struct task_struct *task, __u32 pid)
+{
+	__u64 mm = (__u64)task->mm, epoch = lp_epoch;
+	struct lp_target *t;
+
+	if (st->mm == mm && st->epoch == epoch)
+		return;
+	for (int i = 0; i < LIT_CACHE; i++)
+		st->lit[i] = 0;
+	st->mm = mm;
+	st->epoch = epoch;
+	t = bpf_map_lookup_elem(&targets, &pid);
+	/* Not a target any more (it is exiting): a number no image has. */
+	st->gen = t ? t->gen : 0;
+}
+
+/*
+ * An enter that did more than the common work (its thread's first event, a
+ * literal's text sent, runtime strings copied, a page faulted in) is
+ * timestamped again when that work is done: the span measures the program's
+ * code after the marker, not the profiler's one-time costs. ts: the time the
+ * gates were checked against; a span never begins after the stop.
+ */
+static __always_inline __u64 enter_time(__u64 ts)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	return lp_stop_ns && now >= lp_stop_ns ? ts : now;
+}
+
 static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta, __u64 counter,
-				  __u64 marker_flags)
+				  __u64 marker_flags, bool can_fault)
 {
 	__u32 file = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
@@ -341,23 +462,16 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		      (((marker_flags >> 8) & 0xf) << LP_EV_ABI_SHIFT);
 	struct lp_rec_event *e;
 	struct lp_task *st;
-	__u64 mm;
+	bool slow = false;
 	__u32 seq;
 
-	st = recorded_thread(file, type, pid, tid, task, &ts, &seq);
+	st = recorded_thread(file, type, pid, tid, task, &ts, &seq, &slow);
 	if (!st)
 		return 0;
-
-	mm = (__u64)task->mm;
-	if (st->mm != mm) {
-		/* A new address space (first event, or after exec): forget its literals. */
-		for (int i = 0; i < LIT_CACHE; i++)
-			st->lit[i] = 0;
-		st->mm = mm;
-	}
+	check_image(st, task, pid);
 	if (!name || !(flags & LP_EV_NAME_LITERAL))
 		flags |= LP_EV_NAME_INLINE;
-	else if (literal(st, mm, name, pid, tid, seq, 0)) {
+	else if (literal(st, name, pid, tid, seq, 0, can_fault, &slow)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
@@ -365,7 +479,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		flags |= LP_EV_NO_META;
 	} else if (!(flags & LP_EV_META_LITERAL)) {
 		flags |= LP_EV_META_INLINE;
-	} else if (literal(st, mm, meta, pid, tid, seq, 1)) {
+	} else if (literal(st, meta, pid, tid, seq, 1, can_fault, &slow)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
@@ -378,12 +492,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 			return 0;
 		}
 	} else {
-		__u32 zero = 0;
-		struct scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-
-		if (!s)
-			return 0;
-		e = (void *)s->buf;
+		e = (void *)st->buf;
 	}
 	fill_hdr(&e->h, type, flags, pid, tid, seq);
 	e->ts_ns = ts;
@@ -395,50 +504,54 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	e->name_len = 0;
 	e->meta_len = 0;
 	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
+		if (slow && type == LP_REC_ENTER)
+			e->ts_ns = enter_time(ts);
 		bpf_ringbuf_submit(e, submit_flags());
 		return 0;
 	}
 
 	/* Runtime strings: copy the text now, the buffer may change after the marker. */
 	{
-		char *text = (char *)(e + 1);
+		char *text = st->buf + sizeof(*e);
 		__u64 nlen = 0, mlen = 0;
 		long n;
 
 		if (flags & LP_EV_NAME_INLINE) {
-			n = name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)name) : -14;
+			n = name ? read_user_str(text, LP_NAME_BUF, name, can_fault) : -EFAULT_;
 			e->name_len = n > 0 ? n - 1 : n;
 			nlen = n > 1 ? n - 1 : 0;
 			if (nlen > LP_NAME_BUF - 1)
 				nlen = LP_NAME_BUF - 1;
 		}
 		if (flags & LP_EV_META_INLINE) {
-			n = bpf_probe_read_user_str(text + nlen, LP_META_BUF, (void *)meta);
+			n = read_user_str(text + nlen, LP_META_BUF, meta, can_fault);
 			e->meta_len = n > 0 ? n - 1 : n;
 			mlen = n > 1 ? n - 1 : 0;
 			if (mlen > LP_META_BUF - 1)
 				mlen = LP_META_BUF - 1;
 		}
-		if (bpf_ringbuf_output(&rb, e, sizeof(*e) + nlen + mlen, submit_flags()))
+		if (type == LP_REC_ENTER)
+			e->ts_ns = enter_time(ts);
+		if (bpf_ringbuf_output(&rb, st->buf, sizeof(*e) + nlen + mlen, submit_flags()))
 			count_lost(type, pid, tid);
 	}
 	return 0;
 }
 
-SEC("uprobe")
+SEC("uprobe.s")
 int BPF_KPROBE(lp_span_enter, const char *name, const char *meta, __u64 counter, __u64 flags)
 {
 	if (flags & LP_EV_WARMUP)
 		return 0; /* the marker's first hit in a process: not a span */
-	return record(ctx, LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags);
+	return record(ctx, LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags, true);
 }
 
-SEC("uprobe")
+SEC("uprobe.s")
 int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 {
 	if (flags & LP_EV_WARMUP)
 		return 0;
-	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags);
+	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags, true);
 }
 
 /* The fixed part of a span-pair probe's record: header, time, spec, the arguments it uses. */
@@ -484,7 +597,7 @@ int lp_usdt(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 file = LP_USDT_COOKIE_FILE(cookie), spec = LP_USDT_COOKIE_SPEC(cookie);
-	__u32 role = LP_USDT_COOKIE_ROLE(cookie), zero = 0, nstr = 0;
+	__u32 role = LP_USDT_COOKIE_ROLE(cookie), nstr = 0;
 	__u64 off = 0, size;
 	__u16 type = role == LP_USDT_ROLE_EXIT ? LP_REC_EXIT : LP_REC_ENTER;
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
@@ -492,10 +605,13 @@ int lp_usdt(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct lp_usdt_desc *d = NULL;
 	struct lp_rec_usdt *r;
-	struct scratch *s;
+	struct lp_task *st;
 	char *text;
 
-	if (!recorded_thread(file, type, pid, tid, task, &ts, &seq))
+	bool slow = false;
+
+	st = recorded_thread(file, type, pid, tid, task, &ts, &seq, &slow);
+	if (!st)
 		return 0;
 	d = bpf_map_lookup_elem(&usdt_desc, &spec);
 	if (d && role == LP_USDT_ROLE_ENTRY)
@@ -511,14 +627,11 @@ int lp_usdt(struct pt_regs *ctx)
 		bpf_ringbuf_submit(r, submit_flags());
 		return 0;
 	}
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
-	r = (void *)s->buf;
+	r = (void *)st->buf;
 	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
 
 	r->nstr = nstr < LP_USDT_STR_SLOTS ? nstr : LP_USDT_STR_SLOTS;
-	text = (char *)(r + 1);
+	text = st->buf + sizeof(*r);
 	for (int i = 0; i < LP_USDT_STR_SLOTS; i++) {
 		struct lp_usdt_str *ds;
 		__u64 addr, len;
@@ -534,7 +647,7 @@ int lp_usdt(struct pt_regs *ctx)
 			continue;
 		addr = r->args[a];
 		if (ds->deref && bpf_probe_read_user(&addr, sizeof(addr), (void *)(addr + ds->off))) {
-			r->str_len[i] = -14; /* -EFAULT */
+			r->str_len[i] = -EFAULT_;
 			continue;
 		}
 		if (off > (LP_USDT_STR_SLOTS - 1) * LP_USDT_STR_BUF)
@@ -561,7 +674,7 @@ int lp_usdt(struct pt_regs *ctx)
 	size = sizeof(*r) + off;
 	if (size > USDT_MAX_SIZE)
 		return 0; /* cannot happen; bounds the size for the verifier */
-	if (bpf_ringbuf_output(&rb, r, size, submit_flags()))
+	if (bpf_ringbuf_output(&rb, st->buf, size, submit_flags()))
 		count_lost(type, pid, tid);
 	return 0;
 }
@@ -586,25 +699,47 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* Whether user space has examined the program the task runs. */
+static __always_inline bool exe_known(struct task_struct *task)
+{
+	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+	struct lp_file_key k;
+
+	if (!inode)
+		return true; /* nothing to examine */
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	return bpf_map_lookup_elem(&known_files, &k) != NULL;
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = p->tgid;
 	__u64 ts = bpf_ktime_get_ns();
+	struct lp_target *t = bpf_map_lookup_elem(&targets, &tgid);
 	struct lp_task *st;
 
-	if (!bpf_map_lookup_elem(&targets, &tgid)) {
+	if (!t) {
 		/* After exec the thread leads its group: the same as a first hit, but new. */
 		adopt(p, tgid, ts, LP_TASK_NEW_IMAGE);
 		return 0;
 	}
 	/* A new program: its name is announced again, its literals are new. */
+	t->gen = new_gen();
+	t->dl_state = LP_RT_UNSEEN;
 	st = bpf_task_storage_get(&task_state, p, 0, 0);
 	if (st) {
 		st->announced = 0;
 		st->mm = 0;
 	}
 	emit_task(LP_TASK_EXEC, tgid, p->pid, 0, p, 0, ts);
+	/*
+	 * A program not examined yet may have markers that run before user space
+	 * gets to it. (Its libraries are mapped later, by the loader: lp_dl_state.)
+	 */
+	if (!exe_known(p))
+		new_files(p, tgid, p->pid, LP_LIBS_EXEC, ts);
 	return 0;
 }
 
@@ -622,27 +757,129 @@ int BPF_PROG(lp_exit, struct task_struct *p, bool group_dead)
 	return 0;
 }
 
+/* The loader's struct r_debug_extended and the public head of struct link_map (<link.h>). */
+struct lp_r_debug {
+	int r_version;
+	int pad;
+	__u64 r_map;
+	__u64 r_brk;
+	int r_state;
+	int pad2;
+	__u64 r_ldbase;
+	__u64 r_next; /* r_version 2: the next namespace's (dlmopen) */
+};
+
+struct lp_link_map {
+	__u64 l_addr, l_name, l_ld, l_next, l_prev;
+};
+
+/* Objects on the loader's list looked at before a pause is sent anyway. */
+#define LP_LINK_MAP_MAX 512
+
+struct vma_known {
+	bool known;
+};
+
+static long vma_known(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct vma_known *c = ctx;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+	struct lp_file_key k;
+
+	if (!f) {
+		c->known = true; /* the vDSO: no file to examine */
+		return 0;
+	}
+	k.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	c->known = bpf_map_lookup_elem(&known_files, &k) != NULL;
+	return 0;
+}
+
+struct walk {
+	struct task_struct *task;
+	__u64 lm;     /* the next object, 0 at the end of the list */
+	bool unknown; /* an object not known, or not readable */
+};
+
+/* One object of the loader's list (bpf_loop: verified once, not once per object). */
+static long walk_one(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct vma_known c = { false };
+	struct lp_link_map m;
+
+	if (!w->lm)
+		return 1;
+	if (bpf_probe_read_user(&m, sizeof(m), (void *)w->lm) ||
+	    (m.l_ld && (bpf_find_vma(w->task, m.l_ld, vma_known, &c, 0) || !c.known))) {
+		w->unknown = true;
+		return 1;
+	}
+	w->lm = m.l_next;
+	return 0;
+}
+
+/*
+ * Whether every object on the loader's list lives in a file user space has
+ * examined (each object's dynamic section, l_ld, lies in a mapping of it).
+ * Then nothing new can run and the process is not paused. The list is the
+ * target's own memory: a list it corrupts only costs it its own spans.
+ */
+static __always_inline bool all_known(struct task_struct *task, const struct lp_r_debug *rd)
+{
+	struct walk w = { .task = task, .lm = rd->r_map };
+
+	if (rd->r_version >= 2 && rd->r_next)
+		return false; /* other namespaces (dlmopen): not walked */
+	bpf_loop(LP_LINK_MAP_MAX, walk_one, &w, 0);
+	return !w.unknown && !w.lm;
+}
+
 /*
  * The dynamic loader calls _dl_debug_state() whenever its list of libraries
- * changes (at start, around dlopen and dlclose): for a target, user space
- * rescans the process's mappings and attaches to libraries with markers.
+ * changes: with r_debug.r_state RT_ADD before it maps a dlopen()'s libraries
+ * (or a program's at its start), RT_DELETE before a dlclose() unmaps them,
+ * RT_CONSISTENT once done, before any constructor of a new library runs. The
+ * cookie is the distance from _dl_debug_state to the loader's _r_debug (0:
+ * unknown, then every call is taken for a change to files not examined).
  */
 SEC("uprobe")
 int lp_dl_state(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
-	struct lp_rec_libs *r;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
+	__s64 delta = (__s64)bpf_get_attach_cookie(ctx);
+	__u32 tgid = pid_tgid >> 32, prev;
+	struct lp_target *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct lp_r_debug rd;
+	int state = -1;
 
-	if (!bpf_map_lookup_elem(&targets, &tgid))
+	if (!t)
 		return 0;
-	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		count(LP_STAT_LOST_TASK);
-		return 0;
+	if (delta && !bpf_probe_read_user(&rd, sizeof(rd), (void *)(PT_REGS_IP(ctx) + delta)) &&
+	    (rd.r_version == 1 || rd.r_version == 2) && rd.r_state >= LP_RT_CONSISTENT &&
+	    rd.r_state <= LP_RT_DELETE)
+		state = rd.r_state;
+	prev = t->dl_state;
+	t->dl_state = state < 0 ? LP_RT_UNSEEN : (__u32)state;
+	if (state == LP_RT_ADD || state == LP_RT_DELETE || (state == LP_RT_CONSISTENT &&
+							     prev == LP_RT_CONSISTENT))
+		return 0; /* the change is under way, or nothing changed */
+	if (state < 0 || prev == LP_RT_DELETE || prev == LP_RT_UNSEEN) {
+		/*
+		 * Libraries were unmapped: an address may hold another text now.
+		 * The process's literals get a new image number, which every thread
+		 * picks up on its next event (lp_epoch).
+		 */
+		t->gen = new_gen();
+		__sync_fetch_and_add(&lp_epoch, 1);
+		if (state == LP_RT_CONSISTENT && prev == LP_RT_DELETE)
+			return 0;
 	}
-	fill_hdr(&r->h, LP_REC_LIBS, 0, tgid, (__u32)pid_tgid, 0);
-	r->ts_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+	if (state == LP_RT_CONSISTENT && all_known(task, &rd))
+		return 0;
+	ts = bpf_ktime_get_ns();
+	new_files(task, tgid, (__u32)pid_tgid, 0, ts);
 	return 0;
 }

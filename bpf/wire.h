@@ -29,7 +29,7 @@ enum lp_rec_type {
 	LP_REC_STRING = 3, /* struct lp_rec_string: text of a literal at an address */
 	LP_REC_THREAD = 4, /* struct lp_rec_thread: first event of a thread */
 	LP_REC_TASK = 5,   /* struct lp_rec_task: a target process or thread began, exec'ed, ended */
-	LP_REC_LIBS = 6,   /* struct lp_rec_libs: a target's loader changed its list of libraries */
+	LP_REC_LIBS = 6,   /* struct lp_rec_libs: a target may have mapped files not examined yet */
 	LP_REC_USDT = 7,   /* struct lp_rec_usdt: a probe of a span-pair spec (--span, --preset) fired */
 };
 
@@ -122,15 +122,50 @@ struct lp_rec_task {
 	char comm[LP_COMM_LEN];
 };
 
+/*
+ * lp_rec_libs.h.flags. A target is paused (SIGSTOP, sent by the kernel half)
+ * when it may be about to run code of a file user space has not examined: at
+ * the loader's notice that a dlopen() mapped new libraries, and at the exec of
+ * a program not seen before. User space attaches to the file's markers, opens
+ * their gates, then sends SIGCONT: nothing of the new code runs unrecorded.
+ */
+#define LP_LIBS_PAUSED 0x1u /* the process is stopped until user space sends SIGCONT */
+#define LP_LIBS_EXEC 0x2u   /* an exec of a program not examined yet, else the loader */
+
 struct lp_rec_libs {
 	struct lp_rec_hdr h;
 	__u64 ts_ns;
 };
 
+/* The loader's r_debug.r_state (<link.h>), and "none seen yet". */
+#define LP_RT_CONSISTENT 0
+#define LP_RT_ADD 1
+#define LP_RT_DELETE 2
+#define LP_RT_UNSEEN 0xffu
+
 /* What the kernel half knows of a target process (map "targets", key tgid). */
 struct lp_target {
 	__u64 since_ns; /* became a target: attach, fork or found */
+	/*
+	 * Which image of the process its literals belong to: new at every fork,
+	 * exec and library unload (an address may then hold another text).
+	 * Unique in the recording: the kernel half counts up from 1, user space
+	 * from LP_GEN_USER.
+	 */
+	__u64 gen;
+	__u32 dl_state; /* the loader's last r_state, LP_RT_UNSEEN before the first */
+	__u32 pad;
 };
+
+#define LP_GEN_USER (1ULL << 63)
+
+/* A file user space has examined (map "known_files"): its markers are attached if it has any. */
+struct lp_file_key {
+	__u64 dev; /* the kernel's encoding: major << 20 | minor */
+	__u64 ino;
+};
+
+#define LP_KNOWN_FILES_MAX 65536
 
 /* Counters the kernel half keeps in the per-CPU array "stats". */
 enum lp_stat {
@@ -206,5 +241,6 @@ struct lp_rec_usdt {
 };
 
 #define LP_REC_MAX_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
+#define LP_USDT_REC_MAX_SIZE (sizeof(struct lp_rec_usdt) + LP_USDT_STR_SLOTS * LP_USDT_STR_BUF)
 
 #endif /* LP_WIRE_H */

@@ -37,7 +37,6 @@ struct lp_decoder {
 	struct lp_map literals; /* (addr, pid) -> string id */
 	struct lp_map threads; /* (pid, tid) -> v1: next seq, v2: 1 once one arrived */
 	struct lp_map names;    /* (pid, tid) -> comm id, pcomm id */
-	struct lp_map parents;  /* (pid, 0) -> v1: the parent it was forked from, 0 after exec */
 	struct lp_buf tmp;
 	uint32_t id_null, id_unreadable, id_unknown;
 	uint64_t file_since[LP_MAX_FILES];
@@ -69,7 +68,6 @@ void lp_decoder_free(struct lp_decoder *d)
 	lp_map_free(&d->literals);
 	lp_map_free(&d->threads);
 	lp_map_free(&d->names);
-	lp_map_free(&d->parents);
 	lp_buf_free(&d->tmp);
 	free(d);
 }
@@ -136,39 +134,6 @@ static uint32_t text_id(struct lp_decoder *d, const char *s, long len, size_t av
 	return strtab_intern(d->st, s, n);
 }
 
-/*
- * The kernel could not read a literal (its page not present in that process,
- * as in a child right after fork). Read it from here, in the process or in
- * the ancestors it was forked from without exec, which hold the same program
- * at the same addresses: their literal already known, or read from their
- * memory. The id, or UINT32_MAX with *len the length read into buf (or < 0).
- */
-static uint32_t literal_elsewhere(struct lp_decoder *d, uint32_t pid, uint64_t key, char *buf,
-				  size_t limit, long *len)
-{
-	uint64_t addr = key & ~LP_LIT_META_BIT;
-	struct lp_map_ent *e;
-
-	for (int hops = 0; pid && hops < 64; hops++) {
-		if (hops > 0) {
-			e = lp_map_find(&d->literals, key, pid, false);
-			if (e && e->v1 && e->v1 - 1 != d->id_unreadable)
-				return e->v1 - 1;
-		}
-		if (d->sink.read_str) {
-			long n = d->sink.read_str(d->sink.ctx, pid, addr, buf, limit + 2);
-
-			if (n >= 0) {
-				*len = n;
-				return UINT32_MAX;
-			}
-		}
-		e = lp_map_find(&d->parents, pid, 0, false);
-		pid = e ? e->v1 : 0;
-	}
-	return UINT32_MAX;
-}
-
 static struct recent_literal *recent_literal(struct lp_decoder *d, uint64_t key, uint32_t pid)
 {
 	/* Fibonacci hashing: the top bits of one multiply (10 bits: RECENT_LITERALS). */
@@ -185,19 +150,8 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	bool is_meta = r->h.flags & LP_STR_META;
 	size_t limit = is_meta ? LP_META_MAX : LP_NAME_MAX;
 	uint64_t key = LP_LIT_KEY(r->addr, is_meta);
-	char buf[LP_META_BUF];
-	long len = r->len;
 
-	id = UINT32_MAX;
-	if (len < 0) {
-		id = literal_elsewhere(d, r->h.pid, key, buf, limit, &len);
-		if (id == UINT32_MAX && len >= 0) {
-			text = buf;
-			avail = (size_t)len;
-		}
-	}
-	if (id == UINT32_MAX)
-		id = text_id(d, text, len, avail, limit, false);
+	id = text_id(d, text, r->len, avail, limit, false);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	e = lp_map_find(&d->literals, key, r->h.pid, true);
@@ -384,14 +338,6 @@ static int decode_task(struct lp_decoder *d, const struct lp_rec_task *r)
 	te.comm = strtab_intern(d->st, r->comm, strnlen(r->comm, sizeof(r->comm)));
 	if (te.comm == UINT32_MAX)
 		return -ENOMEM;
-	if (te.what == LP_TASK_FORK || te.what == LP_TASK_EXEC) {
-		/* A fork shares its parent's program and addresses until it execs. */
-		struct lp_map_ent *p = lp_map_find(&d->parents, te.pid, 0, true);
-
-		if (!p)
-			return -ENOMEM;
-		p->v1 = te.what == LP_TASK_FORK ? te.ppid : 0;
-	}
 	/* A new process or program: its name is the process name too. */
 	if (te.what != LP_TASK_EXIT && te.what != LP_TASK_THREAD) {
 		err = set_name(d, te.pid, te.tid, te.comm, te.comm);
@@ -434,8 +380,10 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 	case LP_REC_LIBS:
 		if (size < sizeof(struct lp_rec_libs))
 			goto malformed;
-		return d->sink.libs ? d->sink.libs(d->sink.ctx, ((const struct lp_rec_hdr *)data)->pid)
-				    : 0;
+		if (!d->sink.libs)
+			return 0;
+		return d->sink.libs(d->sink.ctx, h.pid, h.flags & LP_LIBS_PAUSED,
+				    ((const struct lp_rec_libs *)data)->ts_ns);
 	}
 malformed:
 	d->stats.malformed++;

@@ -41,16 +41,15 @@ struct lp_usdt_event {
 
 struct lp_decode_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
-	/* Optional, both. libs: pid's loader changed its list of libraries. */
+	/*
+	 * Optional, both. libs: pid may have mapped files not examined yet;
+	 * paused: it is stopped since ts_ns until the sink sends it SIGCONT
+	 * (wire.h).
+	 */
 	int (*task)(void *ctx, const struct lp_task_event *te);
-	int (*libs)(void *ctx, uint32_t pid);
+	int (*libs)(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns);
 	/* Optional: a probe of a span-pair spec (--span, --preset). */
 	int (*usdt)(void *ctx, const struct lp_usdt_event *ue);
-	/*
-	 * Optional: reads a literal the kernel could not, from the target's
-	 * memory; its length or -errno, at most size-1 bytes, NUL-terminated.
-	 */
-	long (*read_str)(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size);
 	void *ctx;
 };
 

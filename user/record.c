@@ -3,6 +3,8 @@
 #include "record.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +24,21 @@
 #include "outfile.h"
 #include "pairs.h"
 #include "proc.h"
-#include "procmem.h"
 #include "report.h"
 #include "session.h"
 #include "stats.h"
 #include "trace.h"
 #include "usage.h"
+#include "usdt.h"
 
 /* How often the ring buffer is drained when the kernel does not wake us. */
 #define LP_POLL_MS 10
+
+struct rescan {
+	uint32_t pid;
+	bool paused;       /* stopped by the kernel half (LP_LIBS_PAUSED): waits for SIGCONT */
+	uint64_t since_ns; /* ... since then */
+};
 
 struct recorder {
 	const struct lp_record_opts *o;
@@ -45,8 +53,10 @@ struct recorder {
 	struct lp_report_process *procs;
 	size_t nprocs, procs_cap;
 	size_t live; /* target processes still running */
-	uint32_t *rescan; /* processes whose libraries changed: attach to new ones */
+	struct rescan *rescan; /* processes that may map new files: attach to them */
 	size_t nrescan, rescan_cap;
+	bool stopping;   /* recording ends: paused processes only go on */
+	struct lp_follow follow; /* pauses, files attached late */
 	const char *end_reason;
 	int err; /* first pipeline error */
 };
@@ -96,11 +106,6 @@ static void on_track_end(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t e
 	lp_nest_thread_end(r->nest, pid, track_tid, end_ns);
 }
 
-static long read_str(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size)
-{
-	return lp_read_target_str((pid_t)pid, addr, buf, size);
-}
-
 static struct lp_report_process *find_proc(struct recorder *r, uint32_t pid)
 {
 	for (size_t i = r->nprocs; i-- > 0;)
@@ -130,36 +135,82 @@ static uint32_t intern_cstr(struct recorder *r, const char *s)
 	return strtab_intern(r->st, s, strlen(s));
 }
 
+struct attach_ctx {
+	struct recorder *r;
+	int attached; /* probes attached in files not seen before */
+};
+
 /* Attaches to the markers of every executable file pid maps. */
 static int attach_file(void *ctx, const struct lp_proc_file *f)
 {
-	struct recorder *r = ctx;
-	int n = lp_session_attach(r->s, f->open_path, f->path, f->dev, f->ino);
+	struct attach_ctx *a = ctx;
+	size_t before = lp_session_probes(a->r->s);
+	int n = lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
 
-	if (n < 0 && n != -ENOEXEC && n != -ENOENT)
-		lp_warn("cannot read the probes of %s: %s", f->path, strerror(-n));
+	/* Errors were said; a file that is gone, or not ELF, has nothing to probe. */
+	(void)n;
+	a->attached += (int)(lp_session_probes(a->r->s) - before);
 	return 0;
 }
 
-/* pid has new libraries or a new program: look at its mappings after this batch. */
-static int queue_rescan(struct recorder *r, uint32_t pid)
+/* Attaches to what pid maps; the probes attached in files new to the recording, or -errno. */
+static int attach_process(struct recorder *r, pid_t pid)
 {
-	uint32_t *q;
+	struct attach_ctx a = { .r = r };
+	int err = lp_proc_exec_files(pid, attach_file, &a);
 
-	for (size_t i = 0; i < r->nrescan; i++)
-		if (r->rescan[i] == pid)
+	return err ? err : a.attached;
+}
+
+/* Lets a paused process go on, and counts how long it waited. */
+static void resume(struct recorder *r, const struct rescan *q)
+{
+	uint64_t waited = now_ns() - q->since_ns;
+
+	kill((pid_t)q->pid, SIGCONT);
+	if (waited > (uint64_t)1 << 62)
+		waited = 0; /* a record's time ahead of ours: not measured */
+	r->follow.pauses++;
+	r->follow.pause_total_ns += waited;
+	if (waited > r->follow.pause_max_ns)
+		r->follow.pause_max_ns = waited;
+}
+
+/* pid may map new files (or is paused until they are attached): look after this batch. */
+static int queue_rescan(struct recorder *r, uint32_t pid, bool paused, uint64_t ts_ns)
+{
+	struct rescan *q;
+
+	for (size_t i = 0; i < r->nrescan; i++) {
+		if (r->rescan[i].pid == pid) {
+			if (paused && !r->rescan[i].paused)
+				r->rescan[i].since_ns = ts_ns;
+			r->rescan[i].paused |= paused;
 			return 0;
+		}
+	}
 	q = lp_grow(r->rescan, &r->rescan_cap, r->nrescan + 1, sizeof(*q));
-	if (!q)
+	if (!q) {
+		/* Never leave a process stopped because we are short of memory. */
+		if (paused)
+			resume(r, &(struct rescan){ pid, paused, ts_ns });
 		return -ENOMEM;
+	}
 	r->rescan = q;
-	r->rescan[r->nrescan++] = pid;
+	r->rescan[r->nrescan++] = (struct rescan){ pid, paused, ts_ns };
 	return 0;
 }
 
-static int on_libs(void *ctx, uint32_t pid)
+static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
 {
-	return queue_rescan(ctx, pid);
+	struct recorder *r = ctx;
+
+	if (r->stopping) {
+		if (paused)
+			resume(r, &(struct rescan){ pid, paused, ts_ns });
+		return 0;
+	}
+	return queue_rescan(r, pid, paused, ts_ns);
 }
 
 static void gate_opened(void *ctx, uint32_t file, uint64_t since_ns)
@@ -197,11 +248,21 @@ static void rescan_queued(struct recorder *r)
 		was[i] = spec_complete(r, i);
 	for (size_t i = 0; i < r->nrescan; i++) {
 		/* A process that is gone has nothing left to probe. */
-		if (lp_proc_exec_files((pid_t)r->rescan[i], attach_file, r) == 0)
-			lp_prefault((pid_t)r->rescan[i]);
+		int n = attach_process(r, (pid_t)r->rescan[i].pid);
+
+		if (n > 0 && !r->rescan[i].paused)
+			r->follow.late_files++;
+		if (r->rescan[i].paused)
+			lp_info("PID %u paused for files it mapped: %d new probes", r->rescan[i].pid,
+				n > 0 ? n : 0);
 	}
-	r->nrescan = 0;
+	/* Recorded from a moment just ahead, which has passed when this returns. */
 	set_err(r, open_gates(r, NULL));
+	/* Only now may the paused processes run the code they mapped. */
+	for (size_t i = 0; i < r->nrescan; i++)
+		if (r->rescan[i].paused)
+			resume(r, &r->rescan[i]);
+	r->nrescan = 0;
 	/* The gates are open: said once a late spec's probes are being recorded. */
 	for (size_t i = 0; i < r->o->nspecs && i < LP_SPEC_MAX; i++)
 		if (!was[i] && spec_complete(r, i) && r->o->specs[i].late)
@@ -209,6 +270,16 @@ static void rescan_queued(struct recorder *r)
 				"probes appeared in a library mapped at run time)\n",
 				r->o->specs[i].text, r->o->specs[i].preset ? " of preset " : "",
 				r->o->specs[i].preset ? r->o->specs[i].preset : "");
+}
+
+/* Recording ends: processes paused for new files go on without them. */
+static void release_paused(struct recorder *r)
+{
+	r->stopping = true;
+	for (size_t i = 0; i < r->nrescan; i++)
+		if (r->rescan[i].paused)
+			resume(r, &r->rescan[i]);
+	r->nrescan = 0;
 }
 
 static int on_task(void *ctx, const struct lp_task_event *te)
@@ -228,8 +299,12 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 		err = lp_nest_process_begin(r->nest, te->pid, te->ts_ns, !te->new_image);
 		if (!err)
 			err = add_proc(r, te->pid, te->ppid, "found", te->comm);
-		if (!err)
-			err = queue_rescan(r, te->pid);
+		/*
+		 * Found running: attach to what it maps. Found at its exec, it maps
+		 * its libraries later, and is paused for them then (lp_dl_state).
+		 */
+		if (!err && !te->new_image)
+			err = queue_rescan(r, te->pid, false, te->ts_ns);
 		break;
 	case LP_TASK_THREAD:
 		err = lp_nest_thread_begin(r->nest, te->pid, te->tid, te->ts_ns);
@@ -237,9 +312,8 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 	case LP_TASK_EXEC:
 		lp_pairs_process_end(r->pairs, te->pid);
 		lp_nest_process_end(r->nest, te->pid, te->ts_ns);
+		/* (A program not examined yet is paused for us: LP_REC_LIBS.) */
 		err = lp_nest_process_begin(r->nest, te->pid, te->ts_ns, false);
-		if (!err)
-			err = queue_rescan(r, te->pid); /* a new program and loader */
 		p = find_proc(r, te->pid);
 		if (p)
 			p->comm = te->comm;
@@ -539,8 +613,10 @@ static int start_launch(struct recorder *r, struct lp_child *c, uint64_t *since)
 	 */
 	if (!err)
 		err = lp_launch_run_to_entry(c);
-	if (!err)
-		err = lp_proc_exec_files(c->pid, attach_file, r);
+	if (!err) {
+		err = attach_process(r, c->pid);
+		err = err > 0 ? 0 : err;
+	}
 	if (err) {
 		lp_err("cannot attach to %s: %s", r->o->argv[0], strerror(-err));
 		return err;
@@ -554,7 +630,6 @@ static int start_launch(struct recorder *r, struct lp_child *c, uint64_t *since)
 		       r->o->argv[0]);
 		return -ENOENT;
 	}
-	lp_prefault(c->pid);
 	return 0;
 }
 
@@ -577,8 +652,10 @@ static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 	err = lp_session_add_target(r->s, pid, *since);
 	if (!err)
 		err = add_proc(r, (uint32_t)pid, (uint32_t)ppid, "attached", intern_cstr(r, comm));
-	if (!err)
-		err = lp_proc_exec_files(pid, attach_file, r);
+	if (!err) {
+		err = attach_process(r, pid);
+		err = err > 0 ? 0 : err;
+	}
 	if (err) {
 		lp_err("cannot attach to PID %d (%s): %s", (int)pid, comm,
 		       err == -ESRCH ? "it exited" : strerror(-err));
@@ -600,7 +677,6 @@ static int start_attach(struct recorder *r, uint64_t *since, struct loop *l)
 	}
 	l->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	lp_usage_start(&l->usage, pid, now_ns());
-	lp_prefault(pid);
 	return 0;
 }
 
@@ -624,9 +700,25 @@ static int found_running(void *ctx, pid_t pid)
 	err = lp_session_add_target(r->s, pid, fc->since);
 	if (!err)
 		err = add_proc(r, (uint32_t)pid, (uint32_t)ppid, "found", intern_cstr(r, comm));
-	if (!err && lp_proc_exec_files(pid, attach_file, r) == 0)
-		lp_prefault(pid);
+	if (!err)
+		attach_process(r, pid); /* one that exited meanwhile has nothing to probe */
 	return err;
+}
+
+/*
+ * The loader of the binary's processes: watched from the start, so that a
+ * process started later is paused for the libraries it maps (lp_dl_state).
+ * False for a statically linked binary, which maps nothing else.
+ */
+static bool attach_interp(struct recorder *r)
+{
+	char interp[PATH_MAX];
+	struct stat st;
+
+	if (lp_elf_interp(r->o->binary, interp, sizeof(interp)) || stat(interp, &st))
+		return false;
+	lp_session_attach(r->s, interp, interp, lp_proc_kdev(st.st_dev), st.st_ino);
+	return true;
 }
 
 /* Sets the recording up for every process of a binary, running now or later. */
@@ -634,6 +726,7 @@ static int start_all(struct recorder *r, uint64_t *since)
 {
 	struct found_ctx fc = { .r = r };
 	struct stat st;
+	bool dynamic;
 	int err;
 
 	if (stat(r->o->binary, &st)) {
@@ -643,11 +736,12 @@ static int start_all(struct recorder *r, uint64_t *since)
 	}
 	err = lp_session_attach(r->s, r->o->binary, r->o->binary, lp_proc_kdev(st.st_dev),
 				st.st_ino);
-	if (err < 0) {
-		lp_err("cannot read the probes of %s: %s", r->o->binary,
-		       err == -ENOEXEC ? "not an ELF file" : strerror(-err));
+	if (err == -ENOEXEC || err == -ESRCH)
+		lp_err("cannot record %s: %s", r->o->binary,
+		       err == -ENOEXEC ? "not an ELF file" : "it is gone");
+	if (err < 0)
 		return err;
-	}
+	dynamic = attach_interp(r);
 	*since = fc.since = now_ns();
 	err = lp_proc_each_running(lp_proc_kdev(st.st_dev), st.st_ino, found_running, &fc);
 	if (err) {
@@ -657,7 +751,8 @@ static int start_all(struct recorder *r, uint64_t *since)
 	err = check_specs(r, r->o->binary);
 	if (err)
 		return err;
-	if (lp_session_probes(r->s) == 0 && !late_pending(r)) {
+	/* A dynamic binary may link or dlopen() libraries with markers: they are seen as mapped. */
+	if (lp_session_probes(r->s) == 0 && !late_pending(r) && !dynamic) {
 		lp_err("no leanprofiler markers in %s: nothing to record (is it built with "
 		       "include/leanprofiler.h?)",
 		       r->o->binary);
@@ -728,7 +823,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	struct recorder r = { .o = o };
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = &r };
 	struct lp_decode_sink dsink = { .event = on_event, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .read_str = read_str, .ctx = &r };
+					.usdt = on_usdt, .ctx = &r };
 	struct lp_pairs_sink psink = { .event = on_event, .track_end = on_track_end, .ctx = &r };
 	struct lp_session_opts so = { .buffer_bytes = o->buffer_bytes, .on_record = on_record,
 				      .ctx = &r, .specs = o->specs, .nspecs = o->nspecs };
@@ -907,8 +1002,13 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		lp_usage_sample(&l.usage, now_ns(), true);
 	/* Stop first: nothing is recorded from end_ns on; then let the targets go. */
 	end_ns = lp_session_stop(r.s);
+	/* Before waiting for anything: a process paused for a new file goes on. */
+	release_paused(&r);
+	lp_session_consume(r.s);
 	lp_session_prog_time(r.s, &rep.bpf_runs, &rep.bpf_run_ns);
 	lp_session_detach(r.s);
+	/* A program that decided to pause just before the stop has finished now: its record too. */
+	lp_session_consume(r.s);
 	if (l.child && !c.reaped && r.end_reason && !strcmp(r.end_reason, "signal")) {
 		/* Stopped by a second signal: the command is not ours to end. */
 		lp_warn("stopped recording on signal %d; %s (PID %d) keeps running",
@@ -921,6 +1021,15 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	lp_session_consume(r.s);
 	lp_nest_finish(r.nest, end_ns);
 	warn_late_specs(&r);
+	if (r.follow.late_files)
+		lp_warn("%llu file%s with markers attached while a process that maps them ran on "
+			"(a job of an interactive shell, or a traced process, is not paused): their "
+			"spans from before are missing",
+			(unsigned long long)r.follow.late_files, r.follow.late_files > 1 ? "s" : "");
+	if (o->mode == LP_MODE_ALL && lp_session_probes(r.s) == 0)
+		lp_warn("no leanprofiler markers in %s or in any library its processes mapped: "
+			"nothing was recorded",
+			o->binary);
 	if (l.child)
 		res->exit_code = lp_launch_exit_code(&c);
 
@@ -957,6 +1066,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.nspecs = o->nspecs;
 	rep.pairs = o->nspecs ? lp_pairs_stats(r.pairs) : NULL;
 	rep.summary_path = summary_path;
+	rep.follow = r.follow;
 	self_usage(&rep.self);
 	rep.show_self = lp_verbose;
 	if (r.err) {
@@ -984,6 +1094,12 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 			(unsigned long long)(rep.loss.enter + rep.loss.exit), o->buffer_bytes);
 
 cleanup:
+	if (r.s && !r.stopping) {
+		/* Failed while recording: nothing may stay paused for us. */
+		lp_session_stop(r.s);
+		release_paused(&r);
+		lp_session_consume(r.s);
+	}
 	if (r.trace_open)
 		lp_trace_abort(&r.trace);
 	if (summary.f)

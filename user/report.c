@@ -77,6 +77,12 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			r->self.user_ns / 1000000, r->self.system_ns / 1000000, r->self.peak_rss_kib);
 		if (r->bpf_runs)
 			fprintf(out, ", BPF %" PRIu64 " ns per event", r->bpf_run_ns / r->bpf_runs);
+		if (r->follow.pauses)
+			fprintf(out,
+				", paused for new files %" PRIu64 " time%s (%" PRIu64
+				" us in all, at most %" PRIu64 " us)",
+				r->follow.pauses, r->follow.pauses > 1 ? "s" : "",
+				r->follow.pause_total_ns / 1000, r->follow.pause_max_ns / 1000);
 		fputc('\n', out);
 	}
 	if (approximate_rows(r))
@@ -271,6 +277,10 @@ char *lp_report_summary_json(const struct lp_report *r)
 		add_u64(o, "bpf_program_runs", r->bpf_runs);
 		add_u64(o, "bpf_program_run_time_ns", r->bpf_run_ns);
 	}
+	add_u64(o, "processes_paused", r->follow.pauses);
+	add_u64(o, "paused_total_ns", r->follow.pause_total_ns);
+	add_u64(o, "paused_max_ns", r->follow.pause_max_ns);
+	add_u64(o, "files_attached_late", r->follow.late_files);
 	json_object_object_add(root, "profiler", o);
 
 	if (r->pairs) {

@@ -34,6 +34,12 @@ struct lp_loss {
 	uint64_t task;         /* process, thread and mapping records not delivered */
 };
 
+/* Following processes: pauses for the files they mapped (bpf/wire.h lp_rec_libs). */
+struct lp_follow {
+	uint64_t pauses, pause_total_ns, pause_max_ns;
+	uint64_t late_files; /* files with markers attached while a process mapping them ran on */
+};
+
 struct lp_report_thread {
 	uint32_t pid, tid;
 	uint32_t name;  /* string id */
@@ -59,6 +65,7 @@ struct lp_report {
 	struct lp_resources self; /* leanprofiler's own, while recording and writing */
 	bool show_self;           /* also in the table (-v); always in the summary */
 	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
+	struct lp_follow follow;
 	size_t nspecs;                 /* span-pair specs (--span, --preset) */
 	const struct lp_pairs_stats *pairs; /* NULL: none */
 	struct lp_loss loss;

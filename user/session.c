@@ -4,6 +4,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
+#include <fcntl.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@ struct lp_session {
 	size_t probes;
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
+	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
 };
@@ -150,14 +153,20 @@ static bool is_loader(const char *path)
 
 /*
  * The loader tells debuggers of new libraries by calling _dl_debug_state():
- * a probe there lets us attach to what a target dlopen()s. Best effort: a
- * loader without the symbol only means dlopen'ed libraries go unseen.
+ * a probe there lets us attach to what a target dlopen()s before it runs
+ * (lp_dl_state). Its cookie is the distance to the loader's _r_debug, whose
+ * r_state tells a load from an unload. Best effort: a loader without the
+ * symbol only means dlopen'ed libraries go unseen.
  */
 static void attach_loader(struct lp_session *s, const char *path, const char *name)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+	uint64_t fn = 0, rd = 0;
 	struct bpf_link *l;
 
+	if (lp_elf_symbol(path, "_dl_debug_state", &fn) == 0 &&
+	    lp_elf_symbol(path, "_r_debug", &rd) == 0)
+		uo.bpf_cookie = rd - fn;
 	l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_dl_state, -1, path, 0, &uo);
 	if (!l) {
 		lp_warn("no _dl_debug_state in %s: libraries the targets dlopen() will not be "
@@ -166,7 +175,8 @@ static void attach_loader(struct lp_session *s, const char *path, const char *na
 		return;
 	}
 	if (add_link(s, l) == 0)
-		lp_info("watching %s for dlopen()", name);
+		lp_info("watching %s for dlopen()%s", name,
+			uo.bpf_cookie ? "" : " (no _r_debug: every change pauses the process)");
 }
 
 /*
@@ -248,36 +258,28 @@ unsigned lp_session_spec_found(const struct lp_session *s, size_t i)
 	return i < LP_SPEC_MAX ? s->spec_found[i] : 0;
 }
 
-int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
-		      uint64_t ino)
+/* Tells the kernel half that the file was examined: a target exec'ing it is not paused. */
+static void mark_known(struct lp_session *s, uint64_t dev, uint64_t ino)
 {
-	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
-	struct lp_usdt_note *notes;
-	size_t n;
-	int err, attached = 0;
+	struct lp_file_key k = { .dev = dev, .ino = ino };
+	__u8 one = 1;
 
-	if (!known)
-		return -ENOMEM;
-	if (known->v1)
-		return (int)known->v1 - 1;
-	if (is_loader(name))
-		attach_loader(s, path, name);
-	err = lp_usdt_read(path, &notes, &n);
-	if (err) {
-		known->v1 = 1; /* not ELF, or unreadable: no markers */
-		return err;
-	}
-	if (s->nfiles >= LP_MAX_FILES) {
-		lp_warn("%s not probed: already %d files with markers", name, LP_MAX_FILES);
-		known->v1 = 1;
-		free(notes);
-		return 0;
-	}
+	/* Best effort: a full map only means more pauses. */
+	bpf_map_update_elem(bpf_map__fd(s->skel->maps.known_files), &k, &one, BPF_ANY);
+}
+
+/* Attaches the markers' programs to every leanprofiler probe in notes; their number or -errno. */
+static int attach_markers(struct lp_session *s, const char *path, const char *name,
+			  const struct lp_usdt_note *notes, size_t n)
+{
+	int attached = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
 			    .bpf_cookie = s->nfiles);
 		struct bpf_program *prog;
 		struct bpf_link *l;
+		int err;
 
 		if (strcmp(notes[i].provider, "leanprofiler") != 0)
 			continue;
@@ -291,16 +293,69 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 		l = bpf_program__attach_uprobe_opts(prog, -1, path, notes[i].loc_off, &uo);
 		if (!l) {
 			err = -errno;
-			lp_err("failed to attach to %s:%s in %s: %s", notes[i].provider,
-			       notes[i].name, name, strerror(-err));
-			goto cleanup;
+			lp_err("failed to attach to %s:%s in %s: %s (rerun with -v for libbpf's "
+			       "reason)",
+			       notes[i].provider, notes[i].name, name, strerror(-err));
+			return err;
 		}
 		err = add_link(s, l);
 		if (err)
-			goto cleanup;
+			return err;
 		attached++;
 	}
-	err = attach_specs(s, path, name, notes, n);
+	return attached;
+}
+
+int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
+		      uint64_t ino)
+{
+	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
+	struct lp_usdt_note *notes;
+	char self[64];
+	size_t n;
+	int fd, err, attached = 0;
+
+	if (!known)
+		return -ENOMEM;
+	if (known->v1)
+		return (int)known->v1 - 1;
+	/*
+	 * Everything below reads the file through one descriptor: a
+	 * /proc/PID/map_files path goes away with its process, the file does not.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (err == -ENOENT)
+			return -ESRCH; /* the mapping or its process is gone: nothing to probe */
+		lp_err("cannot read %s: %s", name, strerror(-err));
+		return err;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if (is_loader(name))
+		attach_loader(s, self, name);
+	err = lp_usdt_read(self, &notes, &n);
+	if (err) {
+		if (err != -ENOEXEC)
+			lp_err("cannot read the probes of %s: %s", name, strerror(-err));
+		known->v1 = 1; /* not ELF, or unreadable: no markers */
+		mark_known(s, dev, ino);
+		close(fd);
+		return err;
+	}
+	if (s->nfiles >= LP_MAX_FILES) {
+		lp_warn("%s not probed: already %d files with markers", name, LP_MAX_FILES);
+		known->v1 = 1;
+		mark_known(s, dev, ino);
+		free(notes);
+		close(fd);
+		return 0;
+	}
+	err = attach_markers(s, self, name, notes, n);
+	if (err >= 0) {
+		attached = err;
+		err = attach_specs(s, self, name, notes, n);
+	}
 	if (err < 0)
 		goto cleanup;
 	attached += err;
@@ -310,12 +365,14 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
 	if (known)
 		known->v1 = (uint32_t)attached + 1;
+	mark_known(s, dev, ino);
 	s->probes += (size_t)attached;
 	if (attached)
 		s->nfiles++; /* its gate stays shut until lp_session_open_gates() */
 	err = attached;
 cleanup:
 	free(notes);
+	close(fd);
 	return err;
 }
 
@@ -327,8 +384,12 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* How far ahead a gate's opening or the stop is set: longer than a map update takes. */
-#define LP_GATE_AHEAD_NS 1000000ULL
+/*
+ * How far ahead a gate's opening or the stop is set: longer than the map
+ * updates take (if they take longer, they are written again further ahead).
+ * A process paused for a new library waits this long, so it is kept short.
+ */
+#define LP_GATE_AHEAD_NS 100000ULL
 
 /* Waits until the monotonic clock has passed t (at most LP_GATE_AHEAD_NS). */
 static void wait_until(uint64_t t)
@@ -386,7 +447,8 @@ uint64_t lp_session_stop(struct lp_session *s)
 
 int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)
 {
-	struct lp_target t = { .since_ns = since_ns };
+	struct lp_target t = { .since_ns = since_ns, .gen = LP_GEN_USER | ++s->gens,
+			       .dl_state = LP_RT_UNSEEN };
 	__u32 key = (__u32)pid;
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &t, BPF_ANY))
@@ -466,10 +528,50 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
 	return 0;
 }
 
+/*
+ * Detaching a uprobe waits for the kernel's RCU grace periods: ~20-80 ms per
+ * link on this project's VM, so a recording with hundreds of probes would take
+ * seconds to end. Waits that run at once share their grace periods: the links
+ * are destroyed by up to LP_DETACH_THREADS threads together.
+ */
+#define LP_DETACH_THREADS 32
+
+struct detach_slice {
+	struct bpf_link **links;
+	size_t n;
+};
+
+static void *detach_slice(void *arg)
+{
+	struct detach_slice *d = arg;
+
+	for (size_t i = 0; i < d->n; i++)
+		bpf_link__destroy(d->links[i]);
+	return NULL;
+}
+
 void lp_session_detach(struct lp_session *s)
 {
-	for (size_t i = 0; i < s->nlinks; i++)
-		bpf_link__destroy(s->links[i]);
+	struct detach_slice slices[LP_DETACH_THREADS];
+	pthread_t threads[LP_DETACH_THREADS];
+	size_t nthreads = s->nlinks < LP_DETACH_THREADS ? s->nlinks : LP_DETACH_THREADS;
+	size_t per = nthreads ? (s->nlinks + nthreads - 1) / nthreads : 0, started = 0;
+
+	for (size_t t = 0; t < nthreads; t++) {
+		size_t from = t * per, to = from + per < s->nlinks ? from + per : s->nlinks;
+
+		if (from >= to)
+			break;
+		slices[t] = (struct detach_slice){ s->links + from, to - from };
+		/* A thread that cannot start leaves its slice to this one. */
+		if (pthread_create(&threads[t], NULL, detach_slice, &slices[t]) == 0)
+			started |= (size_t)1 << t;
+		else
+			detach_slice(&slices[t]);
+	}
+	for (size_t t = 0; t < nthreads; t++)
+		if (started & ((size_t)1 << t))
+			pthread_join(threads[t], NULL);
 	s->nlinks = 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The BPF side of a recording: loads the programs, attaches them to the
- * leanprofiler markers of a binary for one process, and drains the ring
+ * leanprofiler markers of the files the targets map, and drains the ring
  * buffer into a callback. The only file that knows libbpf.
  */
 #ifndef LP_SESSION_H
@@ -41,8 +41,12 @@ int lp_session_open(struct lp_session **s, const struct lp_session_opts *o);
  * records only targets. A file is attached once; later calls return what the
  * first found. Also attaches the probes of the span-pair specs the file has
  * (one link per probe name, covering all its sites); probes libbpf cannot
- * decode are skipped with a warning. Returns the number of probes attached
- * (0: none) or -errno.
+ * decode are skipped with a warning. The file is read through one descriptor
+ * opened at once, so it may be unmapped, or its process gone, meanwhile.
+ * Every file looked at is made known to the kernel half (a target exec'ing it
+ * or mapping it is not paused for it again). Returns the number of probes
+ * attached (0: none) or -errno, said on stderr except -ESRCH (path gone:
+ * nothing to probe) and -ENOEXEC (not ELF).
  */
 int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
 		      uint64_t ino);
@@ -81,7 +85,11 @@ uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid);
  * set (else runs is 0). 0 or -errno.
  */
 int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns);
-/* Removes every probe (the targets' semaphores drop back); the ring buffer stays readable. */
+/*
+ * Removes every probe (the targets' semaphores drop back); the ring buffer stays
+ * readable. Slow with many probes: the kernel waits for RCU grace periods per
+ * probe (~20-80 ms here), several detached at once.
+ */
 void lp_session_detach(struct lp_session *s);
 void lp_session_close(struct lp_session *s);
 

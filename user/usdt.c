@@ -140,3 +140,91 @@ cleanup:
 	close(fd);
 	return err;
 }
+
+/* Opens path as an ELF file: 0 with *fd and *elf set (close both), or -errno. */
+static int open_elf(const char *path, int *fd, Elf **elf)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return -errno;
+	*elf = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+		elf_end(*elf);
+		close(*fd);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+int lp_elf_symbol(const char *path, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd, err = open_elf(path, &fd, &elf);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	/* .dynsym and .symtab: the loader exports both symbols it is asked for. */
+	while (err && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(data, (int)i, &sym) || !sym.st_value ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && strcmp(n, name) == 0) {
+				*value = sym.st_value;
+				err = 0;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}
+
+int lp_elf_interp(const char *path, char *buf, size_t size)
+{
+	Elf *elf;
+	size_t n;
+	int fd, err = open_elf(path, &fd, &elf);
+
+	if (err)
+		return err;
+	err = -ENOENT; /* statically linked */
+	if (elf_getphdrnum(elf, &n) == 0) {
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
+			size_t len;
+			char *data;
+
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_INTERP)
+				continue;
+			data = elf_rawfile(elf, &len);
+			if (!data || ph.p_offset >= len || ph.p_filesz == 0 ||
+			    ph.p_filesz > len - ph.p_offset || ph.p_filesz > size) {
+				err = -ENOEXEC;
+				break;
+			}
+			memcpy(buf, data + ph.p_offset, ph.p_filesz);
+			buf[ph.p_filesz - 1] = '\0';
+			err = buf[0] == '/' ? 0 : -ENOEXEC;
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}

@@ -21,5 +21,9 @@ struct lp_usdt_note {
  * 0 or -errno (-ENOEXEC: not a usable ELF file).
  */
 int lp_usdt_read(const char *path, struct lp_usdt_note **out, size_t *count);
+/* The value of symbol name (.dynsym or .symtab): 0, -ENOENT, or -errno (-ENOEXEC: not ELF). */
+int lp_elf_symbol(const char *path, const char *name, uint64_t *value);
+/* The program interpreter (PT_INTERP) into buf: 0, -ENOENT (static), or -errno. */
+int lp_elf_interp(const char *path, char *buf, size_t size);
 
 #endif

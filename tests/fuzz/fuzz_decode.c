@@ -380,28 +380,9 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 	return err;
 }
 
-static int on_libs(void *ctx, uint32_t pid)
+static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
 {
 	return 0;
-}
-
-/*
- * Stands in for reading a literal from the target's memory: fails for odd
- * addresses, else a text whose length (up to size-1, the contract) and bytes
- * depend on the address, multi-byte characters included, so cuts can split them.
- */
-static long read_str(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size)
-{
-	static const char pattern[] = "r\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80=,x ";
-	size_t len;
-
-	if ((addr & 1) || size == 0)
-		return -EFAULT;
-	len = (size_t)((addr >> 1) % size);
-	for (size_t i = 0; i < len; i++)
-		buf[i] = pattern[(i + (addr >> 12)) % (sizeof(pattern) - 1)];
-	buf[len] = '\0';
-	return (long)len;
 }
 
 static uint64_t get_le(const uint8_t *p, size_t n)
@@ -596,7 +577,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz f = { 0 };
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = &f };
 	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .read_str = read_str, .ctx = &f };
+					.usdt = on_usdt, .ctx = &f };
 	struct lp_pairs_sink psink = { .event = on_event, .track_end = on_track_end, .ctx = &f };
 	const struct lp_nest_totals *t;
 	const struct lp_thread_info *infos;

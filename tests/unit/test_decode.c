@@ -25,12 +25,10 @@ struct fx {
 	struct lp_event ev[64];
 	size_t nev;
 	int event_ret;
-	/* read_str */
-	int reads;
-	uint32_t read_pid;
-	uint64_t read_addr;
-	size_t read_size;
-	const char *read_text; /* NULL: fail with -EFAULT */
+	/* libs */
+	int libs, libs_paused;
+	uint32_t libs_pid;
+	uint64_t libs_ts;
 	/* the record being built: 8-byte aligned like the ring buffer's */
 	uint64_t rec[(LP_REC_MAX_SIZE + 64) / 8];
 };
@@ -44,26 +42,18 @@ static int on_event(void *ctx, const struct lp_event *ev)
 	return fx->event_ret;
 }
 
-static long on_read_str(void *ctx, uint32_t pid, uint64_t addr, char *buf, size_t size)
+static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
 {
 	struct fx *fx = ctx;
-	size_t n;
 
-	fx->reads++;
-	fx->read_pid = pid;
-	fx->read_addr = addr;
-	fx->read_size = size;
-	if (!fx->read_text)
-		return -EFAULT;
-	n = strlen(fx->read_text);
-	if (n > size - 1)
-		n = size - 1;
-	memcpy(buf, fx->read_text, n);
-	buf[n] = '\0';
-	return (long)n;
+	fx->libs_ts = ts_ns;
+	fx->libs++;
+	fx->libs_paused += paused;
+	fx->libs_pid = pid;
+	return 0;
 }
 
-static int setup_common(void **state, bool with_read_str)
+static int setup_common(void **state, bool with_libs)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
 	struct lp_decode_sink sink = { .event = on_event, .ctx = NULL };
@@ -71,8 +61,8 @@ static int setup_common(void **state, bool with_read_str)
 	if (!fx)
 		return -1;
 	sink.ctx = fx;
-	if (with_read_str)
-		sink.read_str = on_read_str;
+	if (with_libs)
+		sink.libs = on_libs;
 	fx->st = strtab_new();
 	fx->d = fx->st ? lp_decoder_new(fx->st, &sink) : NULL;
 	if (!fx->d) {
@@ -89,7 +79,7 @@ static int setup(void **state)
 	return setup_common(state, false);
 }
 
-static int setup_read_str(void **state)
+static int setup_libs(void **state)
 {
 	return setup_common(state, true);
 }
@@ -426,7 +416,7 @@ static void test_unreadable_and_null(void **state)
 					 .name = 0, .name_len = -EFAULT });
 	assert_text(fx, fx->ev[2].name, "(null)");
 
-	/* a literal the kernel could not read, and no read_str callback */
+	/* a literal the kernel could not read (it faults pages in: nothing holds it) */
 	send_string(fx, PID, 0x7000, 0, -EFAULT, "", 0);
 	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
 					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 3,
@@ -563,62 +553,55 @@ static void test_thread_record(void **state)
 	assert_int_equal(dstats(fx)->malformed, 0);
 }
 
-/* A literal the kernel could not read is read from user space by the callback. */
-static void test_read_str_callback(void **state)
+/*
+ * The kernel sends a literal again when its process has a new image (exec, a
+ * library unloaded): the same address then names the new text, in that
+ * process only.
+ */
+static void test_literal_new_image(void **state)
 {
 	struct fx *fx = *state;
 
-	fx->read_text = "from.user";
-	send_string(fx, PID, 0x8000, 0, -EFAULT, "", 0);
-	assert_int_equal(fx->reads, 1);
-	assert_int_equal(fx->read_pid, PID);
-	assert_int_equal(fx->read_addr, 0x8000);
-	assert_int_equal(fx->read_size, LP_NAME_MAX + 2);
+	send_literal(fx, PID, 0x8000, false, "liba.work");
+	send_literal(fx, PID + 1, 0x8000, false, "other.proc");
 	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
-					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL,
-					 .name = 0x8000, .meta = 0x9000 });
-	assert_text(fx, fx->ev[0].name, "from.user");
-
-	/* metadata: read up to LP_META_MAX + 1 bytes */
-	fx->read_text = "k=v";
-	send_string(fx, PID, 0x9000, LP_STR_META, -EFAULT, "", 0);
-	assert_int_equal(fx->read_size, LP_META_MAX + 2);
-	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
-					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL, .seq = 1,
-					 .name = 0x8000, .meta = 0x9000 });
-	assert_text(fx, fx->ev[1].meta, "k=v");
-
-	/* too long: cut like the kernel's reads */
-	{
-		char big[LP_META_MAX + 100], want[LP_NAME_MAX + 4];
-
-		memset(big, 'z', sizeof(big) - 1);
-		big[sizeof(big) - 1] = '\0';
-		fx->read_text = big;
-		send_string(fx, PID, 0xa000, 0, -EFAULT, "", 0);
-		send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
-						 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
-						 .seq = 2, .name = 0xa000 });
-		memset(want, 'z', LP_NAME_MAX);
-		memcpy(want + LP_NAME_MAX, ELLIPSIS, 4);
-		assert_text(fx, fx->ev[2].name, want);
-		assert_int_equal(dstats(fx)->truncated, 1);
-	}
-
-	/* the callback fails too */
-	fx->read_text = NULL;
-	send_string(fx, PID, 0xb000, 0, -EFAULT, "", 0);
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+					 .name = 0x8000 });
+	assert_text(fx, fx->ev[0].name, "liba.work");
+	send_literal(fx, PID, 0x8000, false, "libb.work");
 	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
-					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 3,
-					 .name = 0xb000 });
-	assert_text(fx, fx->ev[3].name, "(unreadable)");
-	assert_int_equal(dstats(fx)->unreadable, 1);
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 1,
+					 .name = 0x8000 });
+	assert_text(fx, fx->ev[1].name, "libb.work");
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META,
+					 .pid = PID + 1, .tid = PID + 1, .name = 0x8000 });
+	assert_text(fx, fx->ev[2].name, "other.proc");
+	assert_int_equal(dstats(fx)->unknown_literal, 0);
+}
 
-	/* a readable string record does not call it */
-	int before = fx->reads;
+/* A LP_REC_LIBS record reaches the sink, saying whether the process waits for it. */
+static void test_libs_paused(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_rec_libs r = { .h = { .type = LP_REC_LIBS, .pid = PID, .tid = TID },
+				 .ts_ns = 12345 };
 
-	send_literal(fx, PID, 0xc000, false, "ok");
-	assert_int_equal(fx->reads, before);
+	assert_int_equal(lp_decode(fx->d, &r, sizeof(r)), 0);
+	assert_int_equal(fx->libs, 1);
+	assert_int_equal(fx->libs_paused, 0);
+	assert_int_equal(fx->libs_pid, PID);
+	assert_int_equal(fx->libs_ts, 12345);
+	r.h.flags = LP_LIBS_PAUSED | LP_LIBS_EXEC;
+	r.h.pid = PID + 7;
+	assert_int_equal(lp_decode(fx->d, &r, sizeof(r)), 0);
+	assert_int_equal(fx->libs, 2);
+	assert_int_equal(fx->libs_paused, 1);
+	assert_int_equal(fx->libs_pid, PID + 7);
+	/* too short: skipped, never a pause nobody ends */
+	assert_int_equal(lp_decode(fx->d, &r, sizeof(r) - 1), 0);
+	assert_int_equal(fx->libs, 2);
+	assert_int_equal(dstats(fx)->malformed, 1);
 }
 
 /* A truncated literal string record. */
@@ -830,7 +813,8 @@ int main(void)
 		T(test_seq_gaps),
 		T(test_seq_wraparound),
 		T(test_thread_record),
-		cmocka_unit_test_setup_teardown(test_read_str_callback, setup_read_str, teardown),
+		cmocka_unit_test_setup_teardown(test_literal_new_image, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_libs_paused, setup_libs, teardown),
 		cmocka_unit_test(test_usdt_records),
 		T(test_truncated_literal),
 		T(test_abi_mismatch_counted),
