@@ -25,3 +25,21 @@ $(ATTACH_TARGETS)/svc-linked: tests/targets/svc.c include/leanprofiler.h \
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -pthread $< -L$(ATTACH_TARGETS) \
 		-Wl,--no-as-needed -lmarked -Wl,--as-needed -Wl,-rpath,'$$ORIGIN' -ldl -o $@
+
+# The process family of tests/integration/test_follow.c (tests/targets/family.c):
+# libfama.so and libfamb.so from one source (same layout, other texts), and
+# famlinked, an executable without markers linked with libfama.so.
+ATTACH_BUILD += $(ATTACH_TARGETS)/libfama.so $(ATTACH_TARGETS)/libfamb.so \
+	$(ATTACH_TARGETS)/famlinked
+
+$(ATTACH_TARGETS)/libfam%.so: tests/targets/libfam.c tests/targets/famlog.h include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -DFAM_LIB='"$*"' -fPIC -shared $< -o $@
+
+$(ATTACH_TARGETS)/famlinked: tests/targets/famlinked.c tests/targets/famlog.h \
+		$(ATTACH_TARGETS)/libfama.so
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< -L$(ATTACH_TARGETS) -lfama \
+		-Wl,-rpath,'$$ORIGIN' -o $@

@@ -47,6 +47,7 @@ suite "integration: presets and --span on CPython, libstdc++" "$build/tests/inte
 suite "integration: postgresql preset on a throwaway PostgreSQL 15 cluster" "$build/tests/integration/test_postgres" "$build"
 suite "integration: jvm preset on OpenJDK 17 (libjvm.so dlopen()ed)" "$build/tests/integration/test_jvm" "$build"
 suite "integration: attach to running processes" "$build/tests/integration/test_attach" "$build"
+suite "integration: every process and library of a family, in every mode" "$build/tests/integration/test_follow" "$build"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
 suite "fuzz: libFuzzer, ${FUZZ_SECONDS:-20} s per fuzzer" tests/fuzz/run.sh "$build"
 

@@ -106,7 +106,7 @@ static void render_table(struct fx *fx)
 	assert_true(ut_valid_utf8(fx->out, fx->out_len));
 }
 
-/* The run of the seed's example (shared/seed/read-the-trace-and-summary.txt). */
+/* The reference run of the nested example (docs/reference-run.md). */
 static void seed_run(struct fx *fx)
 {
 	uint32_t fwd = id(fx, "model.forward"), fwd_meta = id(fx, "phase=forward, module=encoder");
