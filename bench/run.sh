@@ -156,5 +156,54 @@ for n in $memory_spans; do
 	rm -rf "$work/mem"
 	printf '   %-12s %16s %18s %14s\n' "$n" "$t_rss" "$s_rss" "$t_mb"
 done
+# ---------------------------------------------------------------------------------------
+# 8. Following processes: what a target's dlopen() and fork + exec cost while recorded
+# (each may pause the process until its new files are attached), against the same run
+# not attached; medians of interleaved rounds. bench/follow.c, default sites.
+# Rounds per run: dlopen rows FOLLOW_N (default 200), the new-library and exec rows a quarter
+# of it (each new library adds 4 probes, and tearing hundreds down takes the kernel seconds).
+follow_n=${FOLLOW_N:-200}
+follow_q=$((follow_n / 4))
+cc -O2 -Iinclude bench/follow.c -o "$work/follow"
+cc -O2 -Iinclude -DMARKED -shared -fPIC bench/follow_lib.c -o "$work/libmarked.so"
+cc -O2 -Iinclude -shared -fPIC bench/follow_lib.c -o "$work/libplain.so"
+cc -O2 -Iinclude -DMAIN -DMARKED bench/follow_lib.c -o "$work/prog_marked"
+cc -O2 -Iinclude -DMAIN bench/follow_lib.c -o "$work/prog_plain"
+follow_us() { sed -n 's/^follow: .*, \([0-9.]*\) us each$/\1/p'; }
+follow_rows="plain marked new exec_plain exec_marked"
+follow_args() { # follow_args ROW -> the arguments of bench/follow
+	case $1 in
+	plain) echo "dlopen $follow_n $work/libplain.so" ;;
+	marked) echo "dlopen $follow_n $work/libmarked.so" ;;
+	new) echo "dlopen $follow_q $work/new/lib%d.so" ;;
+	exec_plain) echo "exec $follow_q $work/prog_plain" ;;
+	exec_marked) echo "exec $follow_q $work/prog_marked" ;;
+	esac
+}
+# "new": files no recording has seen: fresh copies before every run.
+fresh_libs() {
+	rm -rf "$work/new" && mkdir -p "$work/new"
+	for i in $(seq 0 $((follow_q - 1))); do cp "$work/libmarked.so" "$work/new/lib$i.so"; done
+}
+for r in $(seq 1 "$rounds"); do
+	for row in $follow_rows; do
+		[ "$row" = new ] && fresh_libs
+		# shellcheck disable=SC2046
+		echo "follow_$row off $("$work/follow" $(follow_args "$row") | follow_us)" >>"$work/results"
+		[ "$row" = new ] && fresh_libs
+		# shellcheck disable=SC2046
+		echo "follow_$row on $("$lp" record --summary-only -o "$work/out" -- "$work/follow" $(follow_args "$row") 2>/dev/null | follow_us)" >>"$work/results"
+	done
+done
+echo
+echo "8. following processes: us per round ($follow_n dlopen rounds per run, $follow_q for new libraries and exec), medians of $rounds runs"
+printf '   %-50s %12s %12s\n' "" "not attached" "recorded"
+frow() { printf '   %-50s %12s %12s\n' "$1" "$(median "follow_$2" off)" "$(median "follow_$2" on)"; }
+frow "dlopen + dlclose, library without markers" plain
+frow "dlopen + dlclose, marked library" marked
+frow "dlopen + dlclose, marked library new each time" new
+frow "fork + exec + wait, program without markers" exec_plain
+frow "fork + exec + wait, marked program" exec_marked
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"
