@@ -511,6 +511,14 @@ static void test_approximate_p95_and_profiler_usage(void **state)
 	render_table(fx);
 	assert_non_null(strstr(fx->out, "Profiler: user CPU 12 ms, system CPU 3 ms, peak RSS 4321 "
 					 "KiB, BPF 317 ns per event\n"));
+	/* Pauses for new files, when there were any, on the same line. */
+	free(fx->out);
+	fx->out = NULL;
+	fx->r.follow = (struct lp_follow){ .pauses = 3, .pause_total_ns = 2500000,
+					   .pause_max_ns = 1200000, .late_files = 2 };
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "KiB, BPF 317 ns per event, paused for new files 3 times "
+					 "(2500 us in all, at most 1200 us)\n"));
 	assert_non_null(strstr(fx->out, "P95 marked ~ comes from a histogram (within 0.4%)"));
 	line = strstr(fx->out, "\nhot ");
 	assert_non_null(line);
@@ -532,6 +540,10 @@ static void test_approximate_p95_and_profiler_usage(void **state)
 	assert_int_equal(u64(json_object_object_get(o, "profiler"), "peak_rss_kib"), 4321);
 	assert_int_equal(u64(json_object_object_get(o, "profiler"), "bpf_program_run_time_ns"),
 			 3170);
+	assert_int_equal(u64(json_object_object_get(o, "profiler"), "processes_paused"), 3);
+	assert_int_equal(u64(json_object_object_get(o, "profiler"), "paused_total_ns"), 2500000);
+	assert_int_equal(u64(json_object_object_get(o, "profiler"), "paused_max_ns"), 1200000);
+	assert_int_equal(u64(json_object_object_get(o, "profiler"), "files_attached_late"), 2);
 	json_object_put(o);
 	free(text);
 }
