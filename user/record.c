@@ -145,10 +145,9 @@ static int attach_file(void *ctx, const struct lp_proc_file *f)
 {
 	struct attach_ctx *a = ctx;
 	size_t before = lp_session_probes(a->r->s);
-	int n = lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
 
-	/* Errors were said; a file that is gone, or not ELF, has nothing to probe. */
-	(void)n;
+	/* Its errors are said; a file that is gone, or not ELF, has nothing to probe. */
+	lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
 	a->attached += (int)(lp_session_probes(a->r->s) - before);
 	return 0;
 }

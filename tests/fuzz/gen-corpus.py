@@ -165,7 +165,7 @@ def decode_seeds():
     ])
     s['fork_literals'] = b''.join([
         string(80, 0x4000, b'shared.literal'),
-        string(80, 0x4001, b'odd.literal: read_str fails, found in the parent'),
+        string(80, 0x4001, b'odd.literal: the child reads nothing there'),
         task(FORK, 81, 81, 10, ppid=80, comm=b'kid'),
         task(FORK, 82, 82, 11, ppid=81, comm=b'grandkid'),
         string(82, 0x4000, b'', length=-14),
