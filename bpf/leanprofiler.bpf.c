@@ -725,6 +725,18 @@ int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		adopt(p, tgid, ts, LP_TASK_NEW_IMAGE);
 		return 0;
 	}
+	if (BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec)) {
+		/*
+		 * A target that gains privileges (setuid, setgid, file capabilities)
+		 * leaves the recording: what that program holds is not its user's to
+		 * read. Its other threads are gone (exec); this one's state goes too.
+		 */
+		bpf_map_delete_elem(&targets, &tgid);
+		bpf_task_storage_delete(&task_state, p);
+		emit_task(LP_TASK_EXIT, tgid, p->pid, 0, p, LP_TASK_GROUP_DEAD | LP_TASK_PRIVILEGED,
+			  ts);
+		return 0;
+	}
 	/* A new program: its name is announced again, its literals are new. */
 	t->gen = new_gen();
 	t->dl_state = LP_RT_UNSEEN;

@@ -113,6 +113,12 @@ enum lp_task_what {
 
 #define LP_TASK_GROUP_DEAD 0x1u
 #define LP_TASK_NEW_IMAGE 0x2u /* LP_TASK_FOUND at exec: nothing of it ran before */
+/*
+ * LP_TASK_EXIT at an exec that gained privileges (setuid, setgid, file
+ * capabilities: AT_SECURE): the process leaves the recording, as if it ended.
+ * Its user could not read that program's memory; neither do we.
+ */
+#define LP_TASK_PRIVILEGED 0x4u
 
 struct lp_rec_task {
 	struct lp_rec_hdr h; /* h.flags: LP_TASK_GROUP_DEAD */

@@ -48,6 +48,7 @@ suite "integration: postgresql preset on a throwaway PostgreSQL 15 cluster" "$bu
 suite "integration: jvm preset on OpenJDK 17 (libjvm.so dlopen()ed)" "$build/tests/integration/test_jvm" "$build"
 suite "integration: attach to running processes" "$build/tests/integration/test_attach" "$build"
 suite "integration: every process and library of a family, in every mode" "$build/tests/integration/test_follow" "$build"
+suite "integration: attacks by profiled programs and other users" "$build/tests/integration/test_security" "$build"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
 suite "fuzz: libFuzzer, ${FUZZ_SECONDS:-20} s per fuzzer" tests/fuzz/run.sh "$build"
 

@@ -1,8 +1,10 @@
 # Tests: `make check` runs every one (unit, header, integration with real BPF).
 TEST_CFLAGS := $(CFLAGS)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(wildcard tests/unit/*.c))
-# Programs; lib*.c are shared libraries (tests/attach.mk builds them).
-TARGETS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(filter-out tests/targets/lib%.c,$(wildcard tests/targets/*.c)))
+# Programs; lib*.c are shared libraries (tests/attach.mk builds them), suidsecret.c is
+# built by tests/integration/test_security.c itself (without PIE, setuid root).
+TARGETS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(filter-out tests/targets/lib%.c \
+	tests/targets/suidsecret.c,$(wildcard tests/targets/*.c)))
 
 $(OUT)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)

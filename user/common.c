@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
 #include "common.h"
 
 #include <errno.h>
@@ -6,13 +7,42 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "text.h"
+
 int lp_verbose;
 
+/*
+ * Messages name what targets send (paths they map, probe names from their
+ * notes, process names): each goes through the display sanitizer, so that
+ * none can write escape sequences to the operator's terminal.
+ */
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "leanprofiler: %s", prefix);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	struct lp_buf b = { 0 };
+	char *text = NULL;
+	int n = vasprintf(&text, fmt, ap);
+
+	if (n < 0 || lp_text_display(&b, text, (size_t)n)) {
+		fprintf(stderr, "leanprofiler: %s(a message could not be formatted)\n", prefix);
+	} else {
+		fprintf(stderr, "leanprofiler: %s%.*s\n", prefix, (int)b.len, b.p);
+	}
+	free(text);
+	lp_buf_free(&b);
+}
+
+void lp_vmsg(const char *fmt, va_list ap)
+{
+	vmsg("", fmt, ap);
+}
+
+void lp_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
 }
 
 void lp_err(const char *fmt, ...)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -68,10 +69,58 @@ int lp_creds_become(const struct lp_creds *c)
 	return 0;
 }
 
+int lp_creds_fs_enter(const struct lp_creds *c, struct lp_fs_saved *s)
+{
+	gid_t groups[LP_CREDS_GROUPS_MAX];
+	int n = LP_CREDS_GROUPS_MAX;
+
+	s->set = false;
+	if (!c->set)
+		return 0;
+	s->ngroups = getgroups(LP_CREDS_GROUPS_MAX, s->groups);
+	if (s->ngroups < 0)
+		return -errno;
+	if (!c->user[0] || getgrouplist(c->user, c->gid, groups, &n) < 0) {
+		groups[0] = c->gid;
+		n = 1;
+	}
+	if (setgroups((size_t)n, groups))
+		return -errno;
+	setfsgid(c->gid);
+	setfsuid(c->uid);
+	/* Both calls return the previous id: asking again tells whether they took. */
+	if ((uid_t)setfsuid(c->uid) != c->uid || (gid_t)setfsgid(c->gid) != c->gid) {
+		setfsuid(0);
+		setfsgid(0);
+		setgroups((size_t)s->ngroups, s->groups);
+		return -EPERM;
+	}
+	s->set = true;
+	return 0;
+}
+
+void lp_creds_fs_leave(struct lp_fs_saved *s)
+{
+	if (!s->set)
+		return;
+	setfsuid(0);
+	setfsgid(0);
+	setgroups((size_t)s->ngroups, s->groups);
+	s->set = false;
+}
+
+/*
+ * What recording still uses once it runs: BPF and PERFMON (the programs,
+ * attaching to files mapped later), SYS_PTRACE (reading /proc/PID/maps of
+ * targets of other users), SYS_ADMIN (/proc/PID/map_files), DAC_OVERRIDE and
+ * DAC_READ_SEARCH (reading those files, renaming the outputs into place),
+ * KILL (passing signals on, continuing paused targets). The outputs are
+ * created and given to their user before: CHOWN and FOWNER go too.
+ */
 #define CAPS_KEPT                                                                        \
 	((1ULL << CAP_BPF) | (1ULL << CAP_PERFMON) | (1ULL << CAP_SYS_PTRACE) |           \
 	 (1ULL << CAP_SYS_ADMIN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH) | \
-	 (1ULL << CAP_KILL) | (1ULL << CAP_CHOWN) | (1ULL << CAP_FOWNER))
+	 (1ULL << CAP_KILL))
 
 int lp_creds_drop_capabilities(void)
 {

@@ -331,6 +331,7 @@ static int decode_task(struct lp_decoder *d, const struct lp_rec_task *r)
 		.ppid = r->ppid,
 		.ts_ns = r->ts_ns,
 		.group_dead = r->h.flags & LP_TASK_GROUP_DEAD,
+		.privileged = r->h.flags & LP_TASK_PRIVILEGED,
 		.new_image = r->h.flags & LP_TASK_NEW_IMAGE,
 	};
 	int err;

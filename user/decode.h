@@ -21,6 +21,7 @@ struct lp_task_event {
 	uint32_t pid, tid, ppid;
 	uint64_t ts_ns;
 	bool group_dead; /* LP_TASK_EXIT of the process's last thread */
+	bool privileged; /* LP_TASK_EXIT: it exec'ed a program that gains privileges */
 	bool new_image;  /* LP_TASK_FOUND at exec: nothing of the program ran before */
 	uint32_t comm;   /* string id of its name */
 };

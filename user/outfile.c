@@ -3,41 +3,60 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define LP_OUTFILE_BUFFER (1u << 20)
+#define LP_OUTFILE_TRIES 100 /* temporary names tried before giving up */
 
-int lp_outfile_open(struct lp_outfile *o, const char *path)
+/*
+ * A new file NAME.tmp.XXXXXX next to name: created, never opened if it
+ * exists (O_EXCL, O_NOFOLLOW), not inherited by a launched command
+ * (O_CLOEXEC), with the mode open(2) gives a new file under the umask.
+ */
+static int create_tmp(struct lp_outfile *o)
+{
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	size_t len = strlen(o->tmp);
+
+	for (int i = 0; i < LP_OUTFILE_TRIES; i++) {
+		unsigned char rnd[6];
+		int fd;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd))
+			return -EIO;
+		for (size_t k = 0; k < sizeof(rnd); k++)
+			o->tmp[len - 6 + k] = chars[rnd[k] % (sizeof(chars) - 1)];
+		fd = openat(o->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0666);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
+int lp_outfile_openat(struct lp_outfile *o, int dirfd, const char *name)
 {
 	int fd, err;
 
 	memset(o, 0, sizeof(*o));
-	o->path = strdup(path);
-	if (!o->path || asprintf(&o->tmp, "%s.tmp.XXXXXX", path) < 0) {
+	o->dirfd = dirfd;
+	o->path = strdup(name);
+	if (!o->path || asprintf(&o->tmp, "%s.tmp.XXXXXX", name) < 0) {
 		o->tmp = NULL;
 		err = -ENOMEM;
 		goto fail;
 	}
-	fd = mkstemp(o->tmp);
+	fd = create_tmp(o);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		free(o->tmp);
 		o->tmp = NULL;
 		goto fail;
-	}
-	/* mkstemp() makes 0600; the outputs get what open(2) would give them. */
-	{
-		mode_t mask = umask(0);
-
-		umask(mask);
-		if (fchmod(fd, 0666 & ~mask)) {
-			err = -errno;
-			close(fd);
-			goto fail;
-		}
 	}
 	o->f = fdopen(fd, "w");
 	if (!o->f) {
@@ -55,9 +74,9 @@ fail:
 	return err;
 }
 
-int lp_outfile_give(struct lp_outfile *o, uid_t uid, gid_t gid)
+int lp_outfile_open(struct lp_outfile *o, const char *path)
 {
-	return fchown(fileno(o->f), uid, gid) ? -errno : 0;
+	return lp_outfile_openat(o, AT_FDCWD, path);
 }
 
 int lp_outfile_commit(struct lp_outfile *o)
@@ -71,10 +90,11 @@ int lp_outfile_commit(struct lp_outfile *o)
 	o->f = NULL;
 	free(o->buf);
 	o->buf = NULL;
-	if (!err && rename(o->tmp, o->path))
+	/* A rename never follows a link at either name: one planted there is replaced. */
+	if (!err && renameat(o->dirfd, o->tmp, o->dirfd, o->path))
 		err = -errno;
 	if (err)
-		unlink(o->tmp);
+		unlinkat(o->dirfd, o->tmp, 0);
 	free(o->tmp);
 	free(o->path);
 	o->tmp = o->path = NULL;
@@ -87,7 +107,7 @@ void lp_outfile_abort(struct lp_outfile *o)
 		fclose(o->f);
 	free(o->buf);
 	if (o->tmp)
-		unlink(o->tmp);
+		unlinkat(o->dirfd, o->tmp, 0);
 	free(o->tmp);
 	free(o->path);
 	memset(o, 0, sizeof(*o));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Output files appear whole or not at all: written to a temporary file in the
- * same directory, then renamed over the final name.
+ * Output files appear whole or not at all: written to a new temporary file in
+ * the same directory (never an existing one, never a link, closed on exec),
+ * then renamed over the final name.
  */
 #ifndef LP_OUTFILE_H
 #define LP_OUTFILE_H
@@ -11,15 +12,16 @@
 
 struct lp_outfile {
 	FILE *f;
-	char *path;
+	int dirfd;  /* names are relative to it (AT_FDCWD: to the working directory) */
+	char *path; /* the final name */
 	char *tmp;
 	char *buf; /* the stream's buffer (glibc ignores a size without one) */
 };
 
-/* 0 or -errno. */
+/* name relative to the directory dirfd. 0 or -errno. */
+int lp_outfile_openat(struct lp_outfile *o, int dirfd, const char *name);
+/* The same relative to the working directory. */
 int lp_outfile_open(struct lp_outfile *o, const char *path);
-/* The file will belong to uid:gid (the user who ran sudo). 0 or -errno. */
-int lp_outfile_give(struct lp_outfile *o, uid_t uid, gid_t gid);
 /* Flushes, syncs and renames into place; 0 or -errno (the temp file is removed). */
 int lp_outfile_commit(struct lp_outfile *o);
 void lp_outfile_abort(struct lp_outfile *o);

@@ -21,6 +21,7 @@
 #include "creds.h"
 #include "launch.h"
 #include "nest.h"
+#include "outdir.h"
 #include "outfile.h"
 #include "pairs.h"
 #include "proc.h"
@@ -56,6 +57,7 @@ struct recorder {
 	struct rescan *rescan; /* processes that may map new files: attach to them */
 	size_t nrescan, rescan_cap;
 	bool stopping;   /* recording ends: paused processes only go on */
+	size_t privileged; /* processes that left at an exec that gains privileges */
 	struct lp_follow follow; /* pauses, files attached late */
 	const char *end_reason;
 	int err; /* first pipeline error */
@@ -265,8 +267,8 @@ static void rescan_queued(struct recorder *r)
 	/* The gates are open: said once a late spec's probes are being recorded. */
 	for (size_t i = 0; i < r->o->nspecs && i < LP_SPEC_MAX; i++)
 		if (!was[i] && spec_complete(r, i) && r->o->specs[i].late)
-			fprintf(stderr, "leanprofiler: recording spec '%s'%s%s from now on (its "
-				"probes appeared in a library mapped at run time)\n",
+			lp_note("recording spec '%s'%s%s from now on (its probes appeared in a "
+				"library mapped at run time)",
 				r->o->specs[i].text, r->o->specs[i].preset ? " of preset " : "",
 				r->o->specs[i].preset ? r->o->specs[i].preset : "");
 }
@@ -329,6 +331,11 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 			p->alive = false;
 			r->live--;
 		}
+		if (p && te->privileged) {
+			p->privileged = true;
+			p->comm = te->comm;
+			r->privileged++;
+		}
 		break;
 	}
 	return err;
@@ -351,20 +358,28 @@ static char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-/* The output directory, made (and given to the sudo user) if missing. */
-static int ensure_dir(const char *dir, const struct lp_creds *owner)
+/*
+ * Opens an output file (the trace when t is set, else o) in the output
+ * directory, as the user it is for (lp_outdir_enter), and gives it to them.
+ */
+static int open_output(const struct lp_outdir *dir, const struct lp_creds *owner,
+		       struct lp_outfile *o, struct lp_trace *t, const char *name,
+		       const struct strtab *st, uint64_t base_ns)
 {
-	struct stat st;
+	struct lp_fs_saved saved;
+	int err = lp_outdir_enter(dir, owner, &saved);
 
-	if (mkdir(dir, 0755) == 0) {
-		if (owner->set && chown(dir, owner->uid, owner->gid))
-			return -errno;
-	} else if (errno != EEXIST) {
-		return -errno;
-	}
-	if (stat(dir, &st))
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+	if (err)
+		return err;
+	err = t ? lp_trace_openat(t, dir->fd, name, st, base_ns) : lp_outfile_openat(o, dir->fd, name);
+	lp_outdir_leave(&saved);
+	if (!err)
+		err = lp_outdir_give(owner, fileno(t ? t->out.f : o->f));
+	if (err && t)
+		lp_trace_abort(t);
+	else if (err)
+		lp_outfile_abort(o);
+	return err;
 }
 
 struct loop {
@@ -829,6 +844,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	struct lp_child c = { .pid = -1, .pidfd = -1 };
 	struct loop l = { .root_pidfd = -1, .sigfd = -1 };
 	struct lp_outfile summary = { 0 };
+	struct lp_outdir outdir = { .fd = -1 };
 	struct lp_report rep = { 0 };
 	struct lp_report_thread *threads = NULL;
 	struct lp_creds user, launch_as;
@@ -868,13 +884,12 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		launch_as.set = false;
 
 	/* Output first: a bad directory must fail before anything is recorded. */
-	err = ensure_dir(o->out_dir, &user);
-	if (!err)
-		err = lp_outfile_open(&summary, summary_path);
-	if (!err && user.set)
-		err = lp_outfile_give(&summary, user.uid, user.gid);
+	err = lp_outdir_open(&outdir, o->out_dir, &user);
+	if (err)
+		goto cleanup; /* said */
+	err = open_output(&outdir, &user, &summary, NULL, "leanprofiler-summary.json", NULL, 0);
 	if (err) {
-		lp_err("cannot write to output directory %s: %s", o->out_dir, strerror(-err));
+		lp_err("cannot write %s: %s", summary_path, strerror(-err));
 		goto cleanup;
 	}
 
@@ -964,9 +979,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		l.deadline_ns = since + o->duration_ns;
 
 	if (!o->summary_only) {
-		err = lp_trace_open(&r.trace, trace_path, r.st, since);
-		if (!err && user.set)
-			err = lp_outfile_give(&r.trace.out, user.uid, user.gid);
+		err = open_output(&outdir, &user, NULL, &r.trace, "leanprofiler-trace.json", r.st,
+				  since);
 		if (err) {
 			lp_err("cannot write %s: %s", trace_path, strerror(-err));
 			goto cleanup;
@@ -984,12 +998,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 			goto cleanup;
 		}
 	} else if (o->mode == LP_MODE_ATTACH) {
-		fprintf(stderr, "leanprofiler: recording PID %d (%zu probes); Ctrl-C to stop\n",
-			(int)o->pid, lp_session_probes(r.s));
+		lp_note("recording PID %d (%zu probes); Ctrl-C to stop", (int)o->pid,
+			lp_session_probes(r.s));
 	} else {
-		fprintf(stderr,
-			"leanprofiler: recording every process of %s (%zu running, %zu probes); "
-			"Ctrl-C to stop\n",
+		lp_note("recording every process of %s (%zu running, %zu probes); Ctrl-C to stop",
 			o->binary, r.nprocs, lp_session_probes(r.s));
 	}
 	res->stage = LP_STAGE_RUN;
@@ -1025,6 +1037,15 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 			"(a job of an interactive shell, or a traced process, is not paused): their "
 			"spans from before are missing",
 			(unsigned long long)r.follow.late_files, r.follow.late_files > 1 ? "s" : "");
+	for (size_t i = 0; i < r.nprocs && r.privileged; i++) {
+		size_t len;
+		const char *comm = strtab_str(r.st, r.procs[i].comm, &len);
+
+		if (r.procs[i].privileged)
+			lp_warn("PID %u exec'ed %.*s, which gains privileges (setuid, setgid or "
+				"file capabilities): not recorded from then on",
+				r.procs[i].pid, (int)len, comm);
+	}
 	if (o->mode == LP_MODE_ALL && lp_session_probes(r.s) == 0)
 		lp_warn("no leanprofiler markers in %s or in any library its processes mapped: "
 			"nothing was recorded",
@@ -1115,6 +1136,7 @@ cleanup:
 	if (l.sigfd >= 0)
 		close(l.sigfd);
 	lp_session_close(r.s);
+	lp_outdir_close(&outdir);
 	free(threads);
 	free(r.procs);
 	free(r.rescan);

@@ -226,6 +226,10 @@ char *lp_report_summary_json(const struct lp_report *r)
 		json_object_object_add(row, "comm", jid(r->st, p->comm));
 		json_object_object_add(row, "origin", json_object_new_string(p->origin));
 		json_object_object_add(row, "alive_at_end", json_object_new_boolean(p->alive));
+		if (p->privileged)
+			json_object_object_add(row, "left_recording",
+					       json_object_new_string("exec of a program that gains "
+								      "privileges"));
 		json_object_array_add(arr, row);
 	}
 	json_object_object_add(root, "processes", arr);

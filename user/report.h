@@ -52,6 +52,7 @@ struct lp_report_process {
 	uint32_t comm;      /* string id of its (latest) name */
 	const char *origin; /* "launched", "attached", "forked", "found" */
 	bool alive;         /* still running when recording ended */
+	bool privileged;    /* left the recording: exec'ed a program that gains privileges */
 };
 
 struct lp_report {

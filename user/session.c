@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
 #include "session.h"
 
 #include <bpf/bpf.h>
@@ -35,11 +36,22 @@ struct lp_session {
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	char *text = NULL;
+	int n;
+
 	/* Warnings too: our own messages say what failed; -v shows libbpf's detail. */
 	(void)level;
 	if (!lp_verbose)
 		return 0;
-	return vfprintf(stderr, fmt, ap);
+	/* Its paths and probe names are the targets': through the display sanitizer. */
+	n = vasprintf(&text, fmt, ap);
+	if (n < 0)
+		return 0;
+	while (n > 0 && text[n - 1] == '\n')
+		text[--n] = '\0';
+	lp_note("%s", text);
+	free(text);
+	return n;
 }
 
 static int on_sample(void *ctx, void *data, size_t size)

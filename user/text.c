@@ -62,6 +62,30 @@ size_t lp_utf8_seq(const unsigned char *s, size_t len)
 
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
+/* The code point of the valid n-byte UTF-8 sequence at s. */
+static uint32_t code_point(const unsigned char *s, size_t n)
+{
+	uint32_t cp = n == 1 ? s[0] : n == 2 ? s[0] & 0x1f : n == 3 ? s[0] & 0x0f : s[0] & 0x07;
+
+	for (size_t i = 1; i < n; i++)
+		cp = (cp << 6) | (s[i] & 0x3f);
+	return cp;
+}
+
+/*
+ * Characters a terminal does not show as themselves: they reorder the text
+ * around them (bidirectional controls), show nothing (zero-width and other
+ * invisible characters, the byte order mark, tag characters), or break the
+ * line (line and paragraph separators). A name holding one could pass for
+ * another or break a row, so it is shown as \uXXXX.
+ */
+static bool invisible(uint32_t cp)
+{
+	return cp == 0x00ad || cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) ||
+	       cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
+}
+
 static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -89,6 +113,11 @@ static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
 			/* C1 controls U+0080..U+009F (CSI is U+009B): \xNN of the code point. */
 			snprintf(esc, sizeof(esc), "\\x%02x", u[i + 1]);
 			err = lp_buf_put(b, esc, strlen(esc));
+		} else if (display && n > 1 && invisible(code_point(u + i, n))) {
+			char wide[16];
+
+			snprintf(wide, sizeof(wide), "\\u%04x", (unsigned)code_point(u + i, n));
+			err = lp_buf_put(b, wide, strlen(wide));
 		} else {
 			err = lp_buf_put(b, s + i, n);
 		}

@@ -24,8 +24,13 @@ size_t lp_utf8_seq(const unsigned char *s, size_t len);
 int lp_utf8_sanitize(struct lp_buf *b, const char *s, size_t len);
 
 /*
- * For a terminal: like lp_utf8_sanitize, and control characters are shown as
- * \n, \t, \r or \xNN so that a name can't move the cursor or break a row.
+ * For a terminal, the one display sanitizer for every untrusted text shown
+ * (the table, `list`, stderr): like lp_utf8_sanitize, and control characters
+ * (C0, DEL, C1) are shown as \n, \t, \r or \xNN so that a name can't move
+ * the cursor, set the title or the clipboard, or break a row; bidirectional
+ * controls, zero-width and other invisible characters, line and paragraph
+ * separators and the byte order mark as \uXXXX, so that a name can't pass
+ * for another.
  */
 int lp_text_display(struct lp_buf *b, const char *s, size_t len);
 

@@ -2,17 +2,19 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "meta.h"
 
-int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st, uint64_t base_ns)
+int lp_trace_openat(struct lp_trace *t, int dirfd, const char *name, const struct strtab *st,
+		    uint64_t base_ns)
 {
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	err = lp_outfile_open(&t->out, path);
+	err = lp_outfile_openat(&t->out, dirfd, name);
 	if (err)
 		return err;
 	t->st = st;
@@ -25,6 +27,11 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 	jw_key(&t->w, "traceEvents", 11);
 	jw_arr_begin(&t->w);
 	return 0;
+}
+
+int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st, uint64_t base_ns)
+{
+	return lp_trace_openat(t, AT_FDCWD, path, st, base_ns);
 }
 
 /* The keys of args the profiler writes itself: a metadata key equal to one is renamed. */

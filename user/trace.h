@@ -35,7 +35,10 @@ struct lp_trace {
 	size_t names_cap, metas_cap;
 };
 
-/* 0 or -errno. */
+/* The trace file name in directory dirfd (lp_outfile_openat). 0 or -errno. */
+int lp_trace_openat(struct lp_trace *t, int dirfd, const char *name, const struct strtab *st,
+		    uint64_t base_ns);
+/* The same relative to the working directory. */
 int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st, uint64_t base_ns);
 void lp_trace_span(struct lp_trace *t, const struct lp_span *s);
 /* A process_name (tid = pid) or thread_name metadata event; name is a string id. */

@@ -90,6 +90,11 @@ static ITEST_UNUSED pid_t spawn_to(char *const argv[], const char *out, const ch
 
 		dup2(o, 1);
 		dup2(e, 2);
+		/* The command gets 0, 1 and 2, nothing more of ours. */
+		if (o > 2)
+			close(o);
+		if (e > 2)
+			close(e);
 		execv(argv[0], argv);
 		_exit(99);
 	}

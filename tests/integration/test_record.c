@@ -416,9 +416,9 @@ static void test_failures(void **state)
 	assert_non_null(f);
 	fclose(f);
 	chmod(notexec, 0644);
-	/* nobody must reach the BPF step: the output directory is one it may write. */
-	assert_int_equal(mkdir(nobody_out, 0777), 0);
-	assert_int_equal(chmod(nobody_out, 0777), 0);
+	/* nobody must reach the BPF step: the output directory is its own. */
+	assert_int_equal(mkdir(nobody_out, 0755), 0);
+	assert_int_equal(chown(nobody_out, 65534, 65534), 0);
 	assert_int_equal(chmod(tmpdir, 0755), 0);
 	for (size_t i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
 		assert_int_equal(run(&r, cases[i]), 0);
@@ -573,10 +573,9 @@ static void test_summary_only(void **state)
  */
 static void test_privileges(void **state)
 {
-	/* CAP_CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, KILL, SYS_PTRACE, SYS_ADMIN, PERFMON, BPF */
-	const unsigned long long kept = (1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 3) |
-					(1ULL << 5) | (1ULL << 19) | (1ULL << 21) | (1ULL << 38) |
-					(1ULL << 39);
+	/* DAC_OVERRIDE, DAC_READ_SEARCH, KILL, SYS_PTRACE, SYS_ADMIN, PERFMON, BPF */
+	const unsigned long long kept = (1ULL << 1) | (1ULL << 2) | (1ULL << 5) | (1ULL << 19) |
+					(1ULL << 21) | (1ULL << 38) | (1ULL << 39);
 	char *out = fmt("%s/privileges", tmpdir), *victim = fmt("%s/victim", tmpdir);
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
 			 fmt("%s/tests/targets/creds", build), NULL };
@@ -588,8 +587,9 @@ static void test_privileges(void **state)
 	FILE *f;
 
 	(void)state;
-	/* A symlink planted where the trace goes must not be followed. */
+	/* The user's own directory, with a symlink planted where the trace goes: not followed. */
 	assert_int_equal(mkdir(out, 0755), 0);
+	assert_int_equal(chown(out, 65534, 65534), 0);
 	f = fopen(victim, "w");
 	assert_non_null(f);
 	fputs("precious\n", f);
@@ -641,8 +641,11 @@ static void test_disk_full(void **state)
 
 	(void)state;
 	assert_int_equal(mkdir(out, 0755), 0);
-	/* 64 KiB: the trace (~300 KiB for this workload) cannot fit. */
-	if (mount("tmpfs", out, "tmpfs", 0, "size=64k")) {
+	/*
+	 * 64 KiB: the trace (~300 KiB for this workload) cannot fit. (A tmpfs is
+	 * 1777 by default: an output directory everybody may write is refused.)
+	 */
+	if (mount("tmpfs", out, "tmpfs", 0, "size=64k,mode=0755")) {
 		print_message("SKIPPED: cannot mount a small tmpfs: %s\n", strerror(errno));
 		skip();
 	}

@@ -312,6 +312,29 @@ static void test_display_escapes_c1_controls(void **state)
 	display(S("\xc2\xa0\xc2\xa9"), "\xc2\xa0\xc2\xa9");
 }
 
+/*
+ * Characters that make text pass for other text or break the line: bidi
+ * overrides and isolates, zero-width characters, the line and paragraph
+ * separators, the byte order mark, tag characters. Each is shown by its code
+ * point; other non-ASCII text is kept as it is.
+ */
+static void test_display_escapes_invisible(void **state)
+{
+	/* "evil\u202Egpj.exe" reads "evilexe.jpg" in a terminal */
+	display(S("evil\xe2\x80\xaegpj.exe"), "evil\\u202egpj.exe");
+	display(S("a\xe2\x80\x8b" "b\xe2\x80\x8c" "c\xe2\x80\x8d" "d"),
+		"a\\u200bb\\u200cc\\u200dd");
+	display(S("\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c"), "\\u200e\\u200f\\u061c");
+	display(S("\xe2\x81\xa6x\xe2\x81\xa9"), "\\u2066x\\u2069");
+	display(S("line\xe2\x80\xa8" "para\xe2\x80\xa9" "end"), "line\\u2028para\\u2029end");
+	display(S("\xef\xbb\xbf" "bom"), "\\ufeffbom");
+	display(S("soft\xc2\xadhyphen\xe2\x81\xa0"), "soft\\u00adhyphen\\u2060");
+	display(S("tag\xf3\xa0\x80\x81"), "tag\\ue0001");
+	/* what a terminal shows as itself stays */
+	display(S("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xe4\xb8\xad \xe2\x80\x94 \xe2\x80\xa6"),
+		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xe4\xb8\xad \xe2\x80\x94 \xe2\x80\xa6");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -327,6 +350,7 @@ int main(void)
 		cmocka_unit_test(test_utf8_seq),
 		cmocka_unit_test(test_display_escapes_controls),
 		cmocka_unit_test(test_display_escapes_c1_controls),
+		cmocka_unit_test(test_display_escapes_invisible),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Nobody gets in: `record` runs as root over programs it must not trust, and
+ * an attacker tries each way in, as docs/threat-model.md lists them. Two
+ * unprivileged users are made for it (and removed): lpsec-op runs the
+ * profiler through sudo (SUDO_UID, SUDO_GID, SUDO_USER, as sudo sets them) and
+ * owns the outputs; lpsec-evil is another user of the machine. A setuid-root
+ * helper is built here. Real profiler, real BPF (root).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <limits.h>
+#include <pwd.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char tmpdir[] = "/tmp/lp-sec-XXXXXX";
+#include "itest.h"
+
+static const char *build = "build";
+
+#define OP "lpsec-op"
+#define EVIL "lpsec-evil"
+
+static uid_t op_uid, evil_uid;
+static gid_t op_gid, evil_gid;
+
+static int sh(const char *cmd)
+{
+	int st = system(cmd);
+
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+static void make_users(void)
+{
+	struct passwd *pw;
+
+	sh("userdel " OP " >/dev/null 2>&1; userdel " EVIL " >/dev/null 2>&1");
+	assert_int_equal(sh("useradd --system --no-create-home --shell /usr/sbin/nologin " OP), 0);
+	assert_int_equal(sh("useradd --system --no-create-home --shell /usr/sbin/nologin " EVIL),
+			 0);
+	pw = getpwnam(OP);
+	assert_non_null(pw);
+	op_uid = pw->pw_uid;
+	op_gid = pw->pw_gid;
+	pw = getpwnam(EVIL);
+	assert_non_null(pw);
+	evil_uid = pw->pw_uid;
+	evil_gid = pw->pw_gid;
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	make_users();
+	/* The users reach what is theirs in here; nothing here is theirs by default. */
+	return chmod(tmpdir, 0755);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	sh("userdel " OP " >/dev/null 2>&1; userdel " EVIL " >/dev/null 2>&1");
+	return 0;
+}
+
+/* A directory owned by uid:gid with mode. */
+static char *dir_of(const char *name, uid_t uid, gid_t gid, mode_t mode)
+{
+	char *d = fmt("%s/%s", tmpdir, name);
+
+	assert_int_equal(mkdir(d, mode), 0);
+	assert_int_equal(chown(d, uid, gid), 0);
+	assert_int_equal(chmod(d, mode), 0);
+	return d;
+}
+
+/* record ... as lpsec-op through sudo: its command runs as lpsec-op, its outputs are its own. */
+static void run_as_op(struct run *r, char *const argv[])
+{
+	setenv("SUDO_UID", fmt("%u", (unsigned)op_uid), 1);
+	setenv("SUDO_GID", fmt("%u", (unsigned)op_gid), 1);
+	setenv("SUDO_USER", OP, 1);
+	assert_int_equal(run(r, argv), 0);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unsetenv("SUDO_USER");
+}
+
+static bool file_has(const char *path, const char *text)
+{
+	char *s = slurp(path, NULL);
+	bool has = s && memmem(s, strlen(s), text, strlen(text));
+
+	free(s);
+	return has;
+}
+
+/* Names in the trace equal to name. */
+static int spans_named(const char *trace, const char *name)
+{
+	json_object *root = load_json(trace), *evs = get(root, "traceEvents");
+	int n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		n += !strcmp(json_object_get_string(get(e, "ph")), "X") &&
+		     !strcmp(json_object_get_string(get(e, "name")), name);
+	}
+	json_object_put(root);
+	return n;
+}
+
+/*
+ * A profiled program names a span by an address of a setuid-root program its
+ * parent exec'ed, which holds a root-only secret there. The profiler reads
+ * every text in the process that passed it: the child maps nothing there.
+ * And the setuid program, which names a span by its secret itself, left the
+ * recording at its exec: nothing it holds is its user's to read.
+ */
+static void test_no_reading_other_programs(void **state)
+{
+	char *secretfile = fmt("%s/secret", tmpdir), *suid = fmt("%s/suidsecret", tmpdir);
+	char *out = dir_of("thief-out", op_uid, op_gid, 0755), *addr = NULL, *line;
+	char secret[40];
+	struct run r;
+	FILE *f;
+
+	(void)state;
+	snprintf(secret, sizeof(secret), "SECRET-%08x%08x", (unsigned)random(), (unsigned)getpid());
+	f = fopen(secretfile, "w");
+	assert_non_null(f);
+	fprintf(f, "%s", secret);
+	fclose(f);
+	assert_int_equal(chmod(secretfile, 0600), 0);
+	{
+		char *argv[] = { "/usr/bin/cc", "-O2", "-no-pie", "-Iinclude", "-o", suid,
+				 "tests/targets/suidsecret.c", NULL };
+
+		assert_int_equal(run(&r, argv), 0);
+		if (r.status)
+			fail_msg("building the setuid helper: %s", r.err);
+		run_free(&r);
+	}
+	assert_int_equal(chown(suid, 0, 0), 0);
+	assert_int_equal(chmod(suid, 04755), 0);
+	{
+		char *argv[] = { "/usr/bin/nm", suid, NULL };
+
+		assert_int_equal(run(&r, argv), 0);
+		line = strstr(r.out, " secret\n");
+		assert_non_null(line);
+		while (line > r.out && line[-1] != '\n')
+			line--;
+		addr = fmt("0x%.16s", line);
+		run_free(&r);
+	}
+	{
+		char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+				 fmt("%s/tests/targets/thief", build), suid, secretfile, addr, NULL };
+
+		run_as_op(&r, argv);
+	}
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_null(memmem(r.out, r.out_len, secret, strlen(secret)));
+	assert_null(memmem(r.err, r.err_len, secret, strlen(secret)));
+	assert_false(file_has(fmt("%s/leanprofiler-trace.json", out), secret));
+	assert_false(file_has(fmt("%s/leanprofiler-summary.json", out), secret));
+	/* The child's two spans by that address: nothing readable was there. */
+	assert_int_equal(spans_named(fmt("%s/leanprofiler-trace.json", out), "(unreadable)"), 2);
+	assert_int_equal(spans_named(fmt("%s/leanprofiler-trace.json", out), "thief.main"), 1);
+	/* The setuid program left the recording, and the user is told. */
+	assert_non_null(strstr(r.err, "which gains privileges"));
+	assert_true(file_has(fmt("%s/leanprofiler-summary.json", out), "\"left_recording\""));
+	run_free(&r);
+}
+
+/* An output path whose last component is a link another user planted is not followed. */
+static void test_output_symlink_refused(void **state)
+{
+	char *victim = dir_of("victim", 0, 0, 0755);
+	char *evil = dir_of("evil-dir", evil_uid, evil_gid, 0755);
+	char *link = fmt("%s/prof", evil);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", link, "--",
+			 fmt("%s/examples/nested", build), NULL };
+	char *argv_dot[] = { fmt("%s/leanprofiler", build), "record", "-o", fmt("%s/.", link),
+			     "--", fmt("%s/examples/nested", build), NULL };
+	struct run r;
+
+	(void)state;
+	assert_int_equal(symlink(victim, link), 0);
+	assert_int_equal(lchown(link, evil_uid, evil_gid), 0);
+	run_as_op(&r, argv);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "is a symbolic link"));
+	run_free(&r);
+	/* Through the link: a directory lpsec-op may not write, on a way another user controls. */
+	run_as_op(&r, argv_dot);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "cannot write to output directory"));
+	run_free(&r);
+	assert_int_equal(access(fmt("%s/leanprofiler-summary.json", victim), F_OK), -1);
+	assert_int_equal(access(fmt("%s/leanprofiler-trace.json", victim), F_OK), -1);
+}
+
+/* Directories others may write into, or another user's, are not used. */
+static void test_output_dir_others_refused(void **state)
+{
+	char *shared = dir_of("shared", op_uid, op_gid, 0777);
+	char *theirs = dir_of("theirs", evil_uid, evil_gid, 0755);
+	char *lp = fmt("%s/leanprofiler", build), *nested = fmt("%s/examples/nested", build);
+	struct run r;
+
+	(void)state;
+	{
+		char *argv[] = { lp, "record", "-o", shared, "--", nested, NULL };
+
+		run_as_op(&r, argv);
+		assert_int_equal(r.status, 125);
+		assert_non_null(strstr(r.err, "every user may write into it"));
+		run_free(&r);
+	}
+	{
+		char *argv[] = { lp, "record", "-o", theirs, "--", nested, NULL };
+
+		run_as_op(&r, argv);
+		assert_int_equal(r.status, 125);
+		assert_non_null(strstr(r.err, "cannot write to output directory"));
+		run_free(&r);
+	}
+	/* Its own, missing parents and all: made as lpsec-op, the outputs lpsec-op's. */
+	{
+		char *mine = dir_of("mine", op_uid, op_gid, 0755), *deep = fmt("%s/a/b/c", mine);
+		char *argv[] = { lp, "record", "-o", deep, "--", nested, NULL };
+		struct stat st;
+
+		run_as_op(&r, argv);
+		if (r.status)
+			fail_msg("exit %d: %s", r.status, r.err);
+		assert_int_equal(stat(fmt("%s/a", mine), &st), 0);
+		assert_int_equal(st.st_uid, op_uid);
+		assert_int_equal(stat(fmt("%s/leanprofiler-trace.json", deep), &st), 0);
+		assert_int_equal(st.st_uid, op_uid);
+		run_free(&r);
+	}
+}
+
+/*
+ * lpsec-evil swaps a link to a root-owned directory into the output path
+ * (renameat2 RENAME_EXCHANGE in a loop) while lpsec-op records into it again
+ * and again. Nothing may chown or write through the link.
+ */
+static void test_output_dir_race(void **state)
+{
+	char *target = dir_of("root-target", 0, 0, 0700);
+	char *race = dir_of("race", evil_uid, evil_gid, 0777);
+	char *out = fmt("%s/out", race), *link = fmt("%s/link", race);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "--summary-only", "-o", out,
+			 "--", fmt("%s/examples/nested", build), NULL };
+	pid_t racer;
+	struct stat st;
+	int ok = 0;
+
+	(void)state;
+	racer = fork();
+	assert_true(racer >= 0);
+	if (racer == 0) {
+		/* lpsec-evil: whenever out is a directory, put the link there instead. */
+		if (setgroups(0, NULL) || setresgid(evil_gid, evil_gid, evil_gid) ||
+		    setresuid(evil_uid, evil_uid, evil_uid))
+			_exit(1);
+		for (long i = 0; i < 200000000L; i++) {
+			if (symlink(target, link) && errno != EEXIST)
+				_exit(2);
+			if (renameat2(AT_FDCWD, out, AT_FDCWD, link, RENAME_EXCHANGE) == 0) {
+				/* Let the other side use what it finds; then start again. */
+				for (volatile int k = 0; k < 20000; k++)
+					;
+				unlink(out);
+				rmdir(link);
+				unlink(link);
+			}
+		}
+		_exit(0);
+	}
+	for (int i = 0; i < 60; i++) {
+		struct run r;
+
+		run_as_op(&r, argv);
+		ok += r.status == 0;
+		/* Refused or written: never through the link. */
+		if (r.status != 0 && !strstr(r.err, "cannot write"))
+			fail_msg("try %d: exit %d: %s", i, r.status, r.err);
+		run_free(&r);
+		assert_int_equal(stat(target, &st), 0);
+		if (st.st_uid != 0 || st.st_gid != 0)
+			fail_msg("try %d: %s became %u:%u", i, target, st.st_uid, st.st_gid);
+		assert_int_equal(access(fmt("%s/leanprofiler-summary.json", target), F_OK), -1);
+	}
+	kill(racer, SIGKILL);
+	waitpid(racer, NULL, 0);
+	print_message("race: %d of 60 recordings written, the rest refused\n", ok);
+}
+
+/*
+ * What targets hand the profiler reaches the operator's terminal escaped:
+ * a process name, a probe's argument spec from its notes, a file name, a
+ * span name with a bidi override.
+ */
+static void test_no_escapes_to_terminal(void **state)
+{
+	char *lp = fmt("%s/leanprofiler", build), *out = dir_of("esc-out", 0, 0, 0755);
+	char *copy = fmt("%s/evil\x1b[2J\xe2\x80\xae.bin", tmpdir);
+	int pipefd[2];
+	struct run r;
+	pid_t quiet;
+
+	(void)state;
+	/* A process without markers, named to set the title and write the clipboard. */
+	assert_int_equal(pipe(pipefd), 0);
+	quiet = fork();
+	assert_true(quiet >= 0);
+	if (quiet == 0) {
+		char c;
+
+		close(pipefd[1]);
+		prctl(PR_SET_NAME, "\x1b]0;pwned\x07\x1b]52");
+		if (read(pipefd[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	{
+		char *argv[] = { lp, "record", "-o", out, "-p", fmt("%d", (int)quiet), NULL };
+
+		/* /proc shows the new name once the child has set it. */
+		for (int i = 0; i < 1000; i++) {
+			char *comm = slurp(fmt("/proc/%d/comm", (int)quiet), NULL);
+			bool named = comm && comm[0] == '\x1b';
+
+			free(comm);
+			if (named)
+				break;
+			wait_ms(2);
+		}
+		assert_int_equal(run(&r, argv), 0);
+		assert_int_equal(r.status, 125);
+		assert_non_null(strstr(r.err, "no leanprofiler markers in PID"));
+		assert_null(memchr(r.err, '\x1b', r.err_len));
+		assert_null(memchr(r.err, '\x07', r.err_len));
+		assert_non_null(strstr(r.err, "\\x1b]0;pwned\\x07"));
+		run_free(&r);
+	}
+	close(pipefd[1]);
+	waitpid(quiet, NULL, 0);
+
+	/* Notes whose argument specs are escape sequences, in a file named with one, -v too. */
+	{
+		char *argv[] = { "/bin/cp", fmt("%s/tests/targets/evilnote", build), copy, NULL };
+
+		assert_int_equal(run(&r, argv), 0);
+		assert_int_equal(r.status, 0);
+		run_free(&r);
+	}
+	{
+		char *argv[] = { lp, "record", "-v", "-o", out, "--span", "evil:enter,evil:exit", "--",
+				 copy, NULL };
+
+		assert_int_equal(run(&r, argv), 0);
+		assert_non_null(strstr(r.err, "skipping evil:enter"));
+		assert_null(memchr(r.err, '\x1b', r.err_len));
+		assert_null(memchr(r.err, '\x07', r.err_len));
+		assert_null(memmem(r.err, r.err_len, "\xe2\x80\xae", 3));
+		assert_non_null(strstr(r.err, "\\u202e"));
+		assert_null(memchr(r.out, '\x1b', r.out_len));
+		run_free(&r);
+	}
+	/* leanprofiler list shows them escaped too. */
+	{
+		char *argv[] = { lp, "list", copy, NULL };
+
+		assert_int_equal(run(&r, argv), 0);
+		assert_int_equal(r.status, 0);
+		assert_null(memchr(r.out, '\x1b', r.out_len));
+		assert_null(memchr(r.err, '\x1b', r.err_len));
+		assert_null(memmem(r.out, r.out_len, "\xe2\x80\xae", 3));
+		run_free(&r);
+	}
+}
+
+/* Whether this process has fd open without FD_CLOEXEC: a command it starts inherits it. */
+static bool ours_inherited(int fd)
+{
+	int flags = fcntl(fd, F_GETFD);
+
+	return flags >= 0 && !(flags & FD_CLOEXEC);
+}
+
+/*
+ * A launched command inherits what leanprofiler itself was given (like any
+ * launcher), and nothing leanprofiler opened: not its outputs' temporary
+ * files (the command could write into the summary), not its BPF objects.
+ */
+static void test_outputs_not_inherited(void **state)
+{
+	char *out = dir_of("fds-out", op_uid, op_gid, 0755), *save = NULL;
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/tests/targets/fds", build), NULL };
+	struct run r;
+	int n = 0;
+
+	(void)state;
+	run_as_op(&r, argv);
+	if (r.status)
+		fail_msg("exit %d: %s", r.status, r.err);
+	/* Its lines "FD path"; the table's lines do not begin with a digit. */
+	for (char *l = strtok_r(r.out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		int fd;
+
+		if (l[0] < '0' || l[0] > '9' || sscanf(l, "%d ", &fd) != 1)
+			continue;
+		n++;
+		if (fd > 2 && (strstr(l, out) || !ours_inherited(fd)))
+			fail_msg("the command inherited leanprofiler's fd %d (%s)", fd, l);
+	}
+	assert_true(n >= 3);
+	run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_no_reading_other_programs),
+		cmocka_unit_test(test_output_symlink_refused),
+		cmocka_unit_test(test_output_dir_others_refused),
+		cmocka_unit_test(test_output_dir_race),
+		cmocka_unit_test(test_no_escapes_to_terminal),
+		cmocka_unit_test(test_outputs_not_inherited),
+	};
+
+	if (argc > 1)
+		build = argv[1];
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unsetenv("SUDO_USER");
+	if (geteuid() != 0) {
+		printf("SKIPPED: test_security needs root (BPF, users, a setuid helper)\n");
+		return 0;
+	}
+	if (!mkdtemp(tmpdir))
+		return 1;
+	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}

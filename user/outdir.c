@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include "outdir.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* mkdir -p: each missing component, with the mode mkdir(1) gives under the umask. */
+static int make_path(const char *path)
+{
+	char *p = strdup(path);
+	int err = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (char *s = p + 1; *s && !err; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0777) && errno != EEXIST)
+			err = -errno;
+		*s = '/';
+	}
+	if (!err && mkdir(p, 0777) && errno != EEXIST)
+		err = -errno;
+	free(p);
+	return err;
+}
+
+/* Whether group gid has a member other than uid (listed, or by primary group). */
+static bool group_shared(gid_t gid, uid_t uid)
+{
+	struct group *g = getgrgid(gid);
+	struct passwd *pw, *me = getpwuid(uid);
+	const char *name = me ? me->pw_name : "";
+	bool shared = false;
+
+	for (char **m = g ? g->gr_mem : NULL; m && *m && !shared; m++)
+		shared = strcmp(*m, name) != 0;
+	setpwent();
+	while (!shared && (pw = getpwent()))
+		shared = pw->pw_gid == gid && pw->pw_uid != uid;
+	endpwent();
+	return shared;
+}
+
+/*
+ * Why a directory is not one to write into for uid's outputs, or NULL: it must
+ * be uid's or root's, and nobody else may write into it.
+ */
+static const char *refused(const struct stat *st, uid_t uid)
+{
+	if (!S_ISDIR(st->st_mode))
+		return "not a directory";
+	if (st->st_uid != uid && st->st_uid != 0)
+		return "it belongs to another user";
+	if (st->st_mode & S_IWOTH)
+		return "every user may write into it";
+	if ((st->st_mode & S_IWGRP) && (st->st_uid != uid || uid == 0 || group_shared(st->st_gid, uid)))
+		return "other users of its group may write into it";
+	return NULL;
+}
+
+/*
+ * The directory as its user (step 1): 0 with d->fd set, *why set when it is
+ * refused, -EACCES when that user may not make it, or -errno.
+ */
+static int open_as_owner(struct lp_outdir *d, const char *path, const struct lp_creds *owner,
+			 uid_t uid, const char **why)
+{
+	struct lp_fs_saved saved;
+	struct stat st;
+	int err = lp_creds_fs_enter(owner, &saved);
+
+	if (err)
+		return err;
+	err = make_path(path);
+	if (!err) {
+		d->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (d->fd < 0)
+			err = -errno;
+	}
+	/* The last component a link: O_NOFOLLOW says ELOOP, or ENOTDIR for one to a file. */
+	if ((err == -ELOOP || err == -ENOTDIR) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+		*why = "it is a symbolic link (give the directory it points to)";
+	lp_creds_fs_leave(&saved);
+	if (!err && fstat(d->fd, &st))
+		err = -errno;
+	if (!err)
+		*why = refused(&st, uid);
+	d->as_owner = true;
+	return err;
+}
+
+/*
+ * The directory as root (step 2), where only root and its user have a say:
+ * from the working directory (or /), every directory on the way theirs and
+ * writable by nobody else, each component opened without following a link.
+ * Missing ones are made, and given to the user when their parent is theirs.
+ */
+static int open_as_root(struct lp_outdir *d, const char *path, const struct lp_creds *owner,
+			const char **why)
+{
+	static char on_the_way[PATH_MAX + 160];
+	char *p = strdup(path), *save = NULL, walked[PATH_MAX] = "";
+	int cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (!p || cur < 0) {
+		err = !p ? -ENOMEM : -errno;
+		free(p);
+		if (cur >= 0)
+			close(cur);
+		return err;
+	}
+	for (char *c = strtok_r(p, "/", &save);; c = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		bool made = false;
+		int next;
+
+		if (fstat(cur, &st)) {
+			err = -errno;
+			break;
+		}
+		*why = refused(&st, owner->uid);
+		if (*why && c) {
+			/* Not the directory asked for: say which one on the way. */
+			snprintf(on_the_way, sizeof(on_the_way), "%s, on the way there: %s",
+				 walked[0] ? walked : path[0] == '/' ? "/" : ".", *why);
+			*why = on_the_way;
+		}
+		if (*why || !c)
+			break;
+		snprintf(walked + strlen(walked), sizeof(walked) - strlen(walked), "%s%s",
+			 walked[0] || path[0] == '/' ? "/" : "", c);
+		if (!strcmp(c, "."))
+			continue;
+		next = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 && errno == ENOENT && mkdirat(cur, c, 0777) == 0) {
+			made = true;
+			next = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		}
+		if (next < 0) {
+			err = -errno;
+			if (err == -ELOOP || err == -ENOTDIR)
+				*why = "a symbolic link on the way to a directory the user may not "
+				       "write";
+			break;
+		}
+		if (made && st.st_uid == owner->uid && fchown(next, owner->uid, owner->gid)) {
+			err = -errno;
+			close(next);
+			break;
+		}
+		close(cur);
+		cur = next;
+	}
+	free(p);
+	if (err || *why) {
+		close(cur);
+		return err;
+	}
+	d->fd = cur;
+	d->as_owner = false;
+	return 0;
+}
+
+int lp_outdir_open(struct lp_outdir *d, const char *path, const struct lp_creds *owner)
+{
+	uid_t uid = owner->set ? owner->uid : geteuid();
+	const char *why = NULL;
+	struct stat st;
+	int err;
+
+	d->fd = -1;
+	err = open_as_owner(d, path, owner, uid, &why);
+	if (!err && !why && fstat(d->fd, &st) == 0 && st.st_uid == uid)
+		return 0; /* the user's own */
+	if (owner->set && (err == -EACCES || (!err && !why))) {
+		/* The user may not write there (a root-owned build/ under sudo make). */
+		lp_outdir_close(d);
+		why = NULL;
+		err = open_as_root(d, path, owner, &why);
+		if (!err && !why)
+			return 0;
+	} else if (!err && !why) {
+		return 0; /* root's, recording as root */
+	}
+	if (why)
+		lp_err("cannot write to output directory %s: %s", path, why);
+	else
+		lp_err("cannot write to output directory %s: %s", path, strerror(-err));
+	lp_outdir_close(d);
+	return err ? err : -EPERM;
+}
+
+int lp_outdir_enter(const struct lp_outdir *d, const struct lp_creds *owner,
+		    struct lp_fs_saved *s)
+{
+	if (!d->as_owner) {
+		s->set = false;
+		return 0;
+	}
+	return lp_creds_fs_enter(owner, s);
+}
+
+void lp_outdir_leave(struct lp_fs_saved *s)
+{
+	lp_creds_fs_leave(s);
+}
+
+int lp_outdir_give(const struct lp_creds *owner, int fd)
+{
+	if (!owner->set)
+		return 0;
+	return fchown(fd, owner->uid, owner->gid) ? -errno : 0;
+}
+
+void lp_outdir_close(struct lp_outdir *d)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
