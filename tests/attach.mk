@@ -43,3 +43,11 @@ $(ATTACH_TARGETS)/famlinked: tests/targets/famlinked.c tests/targets/famlog.h \
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< -L$(ATTACH_TARGETS) -lfama \
 		-Wl,-rpath,'$$ORIGIN' -o $@
+
+# A library with 3000 more marker sites than a profiler should attach (test_security).
+ATTACH_BUILD += $(ATTACH_TARGETS)/libmanyprobes.so
+
+$(ATTACH_TARGETS)/libmanyprobes.so: tests/targets/libmanyprobes.c include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fPIC -shared $< -o $@

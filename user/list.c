@@ -59,6 +59,12 @@ int lp_list_file(FILE *out, const char *path)
 		lp_err("cannot list the probes of %s: not an ELF file", path);
 		return n;
 	}
+	if (n == -EFBIG) {
+		lp_err("cannot list the probes of %s: its probe notes exceed %u KiB or %u notes "
+		       "(LP_USDT_NOTES_BYTES_MAX, LP_USDT_NOTES_MAX)",
+		       path, LP_USDT_NOTES_BYTES_MAX >> 10, LP_USDT_NOTES_MAX);
+		return n;
+	}
 	if (n < 0) {
 		lp_err("cannot list the probes of %s: %s", path, strerror(-n));
 		return n;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,6 +55,20 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return n;
 }
 
+/*
+ * Every probe is a descriptor: up to the hard limit, not the usual soft 1024.
+ * (A launched command was forked before, with the limits it was given.)
+ */
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct lp_session *s = ctx;
@@ -68,6 +83,7 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 
 	*out = NULL;
 	libbpf_set_print(libbpf_print);
+	raise_fd_limit();
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -201,6 +217,15 @@ static int probe_usable(const struct lp_usdt_note *notes, size_t n, const struct
 {
 	int found = 0;
 
+	size_t sites = 0;
+
+	for (size_t i = 0; i < n; i++)
+		sites += !strcmp(notes[i].provider, p->provider) && !strcmp(notes[i].name, p->name);
+	if (sites > LP_SPEC_SITES_MAX) {
+		lp_warn("skipping %s:%s in %s: %zu sites, at most %d (LP_SPEC_SITES_MAX)", p->provider,
+			p->name, file, sites, LP_SPEC_SITES_MAX);
+		return -1;
+	}
 	for (size_t i = 0; i < n; i++) {
 		char bad[LP_USDT_FIELD_MAX * 2];
 		int nargs;
@@ -280,26 +305,52 @@ static void mark_known(struct lp_session *s, uint64_t dev, uint64_t ino)
 	bpf_map_update_elem(bpf_map__fd(s->skel->maps.known_files), &k, &one, BPF_ANY);
 }
 
+/* The markers' program for note i, or NULL when it is not a marker's probe. */
+static struct bpf_program *marker_prog(struct lp_session *s, const struct lp_usdt_note *note)
+{
+	if (strcmp(note->provider, "leanprofiler") != 0)
+		return NULL;
+	if (strcmp(note->name, "span_enter") == 0)
+		return s->skel->progs.lp_span_enter;
+	if (strcmp(note->name, "span_exit") == 0)
+		return s->skel->progs.lp_span_exit;
+	return NULL;
+}
+
+/* Whether note i repeats an earlier marker note (same program, same site). */
+static bool repeated_site(struct lp_session *s, const struct lp_usdt_note *notes, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (notes[k].loc_off == notes[i].loc_off &&
+		    marker_prog(s, &notes[k]) == marker_prog(s, &notes[i]))
+			return true;
+	return false;
+}
+
 /* Attaches the markers' programs to every leanprofiler probe in notes; their number or -errno. */
 static int attach_markers(struct lp_session *s, const char *path, const char *name,
 			  const struct lp_usdt_note *notes, size_t n)
 {
+	size_t sites = 0;
 	int attached = 0;
 
+	/* Each site is a uprobe and a descriptor: the header makes 4 per file. */
+	for (size_t i = 0; i < n; i++)
+		sites += marker_prog(s, &notes[i]) && !repeated_site(s, notes, i);
+	if (sites > LP_MARKER_SITES_MAX) {
+		lp_warn("%s not probed: %zu leanprofiler probe sites, at most %d "
+			"(LP_MARKER_SITES_MAX; include/leanprofiler.h makes 4 per file)",
+			name, sites, LP_MARKER_SITES_MAX);
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
 			    .bpf_cookie = s->nfiles);
-		struct bpf_program *prog;
+		struct bpf_program *prog = marker_prog(s, &notes[i]);
 		struct bpf_link *l;
 		int err;
 
-		if (strcmp(notes[i].provider, "leanprofiler") != 0)
-			continue;
-		if (strcmp(notes[i].name, "span_enter") == 0)
-			prog = s->skel->progs.lp_span_enter;
-		else if (strcmp(notes[i].name, "span_exit") == 0)
-			prog = s->skel->progs.lp_span_exit;
-		else
+		if (!prog || repeated_site(s, notes, i))
 			continue;
 		/* Every process: targets are chosen in the kernel, so forks are never missed. */
 		l = bpf_program__attach_uprobe_opts(prog, -1, path, notes[i].loc_off, &uo);
@@ -324,7 +375,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
 	struct lp_usdt_note *notes;
 	char self[64];
-	size_t n;
+	size_t n, first_link;
 	int fd, err, attached = 0;
 
 	if (!known)
@@ -346,9 +397,14 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	if (is_loader(name))
 		attach_loader(s, self, name);
+	first_link = s->nlinks;
 	err = lp_usdt_read(self, &notes, &n);
 	if (err) {
-		if (err != -ENOEXEC)
+		if (err == -EFBIG)
+			lp_warn("%s not probed: its probe notes exceed %u KiB or %u notes "
+				"(LP_USDT_NOTES_BYTES_MAX, LP_USDT_NOTES_MAX)",
+				name, LP_USDT_NOTES_BYTES_MAX >> 10, LP_USDT_NOTES_MAX);
+		else if (err != -ENOEXEC)
 			lp_err("cannot read the probes of %s: %s", name, strerror(-err));
 		known->v1 = 1; /* not ELF, or unreadable: no markers */
 		mark_known(s, dev, ino);
@@ -383,6 +439,18 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 		s->nfiles++; /* its gate stays shut until lp_session_open_gates() */
 	err = attached;
 cleanup:
+	if (err < 0) {
+		/*
+		 * A file half attached is not recorded: its probes go, with their
+		 * descriptors, and it is not tried again (nor paused for).
+		 */
+		while (s->nlinks > first_link)
+			bpf_link__destroy(s->links[--s->nlinks]);
+		known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
+		if (known)
+			known->v1 = 1;
+		mark_known(s, dev, ino);
+	}
 	free(notes);
 	close(fd);
 	return err;

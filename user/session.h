@@ -14,6 +14,13 @@
 #include "spec.h"
 
 #define LP_BUFFER_DEFAULT (16u << 20) /* ring buffer bytes */
+/*
+ * Probe sites attached per file, each a uprobe and a descriptor: a file with
+ * more leanprofiler sites is not probed (the header makes 4); a span-pair
+ * probe with more sites in one file is skipped (PostgreSQL's have 1-10).
+ */
+#define LP_MARKER_SITES_MAX 16
+#define LP_SPEC_SITES_MAX 256
 #define LP_BUFFER_MIN (1u << 16)
 #define LP_BUFFER_MAX (1u << 30)
 

@@ -56,6 +56,8 @@ static int parse_notes(Elf *elf, Elf_Scn *scn, uint64_t base_sh_addr, struct lp_
 		    memcmp((const char *)data->d_buf + name_off, "stapsdt", 8) != 0 ||
 		    nh.n_descsz < 3 * 8 + 3)
 			continue;
+		if (*count >= LP_USDT_NOTES_MAX)
+			return -EFBIG;
 		notes = lp_grow(*out, cap, *count + 1, sizeof(**out));
 		if (!notes)
 			return -ENOMEM;
@@ -126,6 +128,11 @@ int lp_usdt_read(const char *path, struct lp_usdt_note **out, size_t *count)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name || strcmp(name, ".note.stapsdt") != 0)
 			continue;
+		/* Checked before libelf reads it all into memory. */
+		if (sh.sh_size > LP_USDT_NOTES_BYTES_MAX) {
+			err = -EFBIG;
+			break;
+		}
 		err = parse_notes(elf, scn, base_sh_addr, out, count, &cap);
 		if (err)
 			break;

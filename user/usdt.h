@@ -6,6 +6,14 @@
 #include "common.h"
 
 #define LP_USDT_FIELD_MAX 128 /* provider, name, arguments: longer ones are cut */
+/*
+ * A file's notes are the target's bytes: what reading them may cost is
+ * bounded. A .note.stapsdt section larger than this, or with more notes, is
+ * not read (-EFBIG): real programs have a few hundred notes (libjvm.so: ~550,
+ * under 100 KiB).
+ */
+#define LP_USDT_NOTES_BYTES_MAX (4u << 20)
+#define LP_USDT_NOTES_MAX 16384
 
 struct lp_usdt_note {
 	char provider[LP_USDT_FIELD_MAX];
@@ -18,7 +26,8 @@ struct lp_usdt_note {
 
 /*
  * Reads every USDT note of the ELF file at path. *out is malloc'ed (free it);
- * 0 or -errno (-ENOEXEC: not a usable ELF file).
+ * 0 or -errno (-ENOEXEC: not a usable ELF file; -EFBIG: past
+ * LP_USDT_NOTES_BYTES_MAX or LP_USDT_NOTES_MAX).
  */
 int lp_usdt_read(const char *path, struct lp_usdt_note **out, size_t *count);
 /* The value of symbol name (.dynsym or .symtab): 0, -ENOENT, or -errno (-ENOEXEC: not ELF). */

@@ -8,6 +8,7 @@
  * helper is built here. Real profiler, real BPF (root).
  */
 #define _GNU_SOURCE
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -445,6 +447,105 @@ static void test_outputs_not_inherited(void **state)
 	run_free(&r);
 }
 
+/* Runs argv with output to files in tmpdir; its exit code and peak RSS (KiB) from wait4. */
+static int run_measured(char *const argv[], long *maxrss_kib, struct run *r)
+{
+	char *o = fmt("%s/m.out", tmpdir), *e = fmt("%s/m.err", tmpdir);
+	pid_t pid = spawn_to(argv, o, e);
+	struct rusage ru;
+	int st;
+
+	assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+	*maxrss_kib = ru.ru_maxrss;
+	r->out = slurp(o, &r->out_len);
+	r->err = slurp(e, &r->err_len);
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return r->status;
+}
+
+/*
+ * A file whose .note.stapsdt says it is 3 GiB (a sparse file, a few KiB on
+ * disk): reading it must not cost what it claims. `list` says so and stops;
+ * `record` does not probe it.
+ */
+static void test_huge_note_section(void **state)
+{
+	char *copy = fmt("%s/hugenote", tmpdir), *text;
+	char *lp = fmt("%s/leanprofiler", build), *out = dir_of("huge-out", 0, 0, 0755);
+	const uint64_t huge = 3ULL << 30;
+	Elf64_Ehdr *eh;
+	Elf64_Shdr *sh;
+	size_t len;
+	struct run r;
+	long rss;
+	int fd;
+
+	(void)state;
+	text = slurp(fmt("%s/examples/nested", build), &len);
+	assert_non_null(text);
+	eh = (Elf64_Ehdr *)text;
+	sh = (Elf64_Shdr *)(text + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		const char *name = text + sh[eh->e_shstrndx].sh_offset + sh[i].sh_name;
+
+		if (!strcmp(name, ".note.stapsdt")) {
+			sh[i].sh_size = huge;
+			fd = open(copy, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+			assert_true(fd >= 0);
+			assert_int_equal(write(fd, text, len), (ssize_t)len);
+			/* The section's claimed bytes exist: zeros, not on disk. */
+			assert_int_equal(ftruncate(fd, (off_t)(sh[i].sh_offset + huge)), 0);
+			close(fd);
+		}
+	}
+	free(text);
+	{
+		char *argv[] = { lp, "list", copy, NULL };
+
+		assert_int_equal(run_measured(argv, &rss, &r), 125);
+		assert_non_null(strstr(r.err, "probe notes exceed"));
+		if (rss > 64 * 1024)
+			fail_msg("list took %ld KiB", rss);
+		run_free(&r);
+	}
+	{
+		char *argv[] = { lp, "record", "-o", out, "--", copy, NULL };
+
+		assert_int_equal(run_measured(argv, &rss, &r), 125);
+		assert_non_null(strstr(r.err, "not probed: its probe notes exceed"));
+		if (rss > 256 * 1024)
+			fail_msg("record took %ld KiB", rss);
+		run_free(&r);
+	}
+}
+
+/*
+ * A library with 3000 more marker sites than the header makes, under a low
+ * descriptor limit: it is not probed (one warning), and a library loaded
+ * after it still is, from its first span.
+ */
+static void test_too_many_sites(void **state)
+{
+	char *out = dir_of("many-out", 0, 0, 0755), *log = fmt("%s/many.log", tmpdir);
+	char *argv[] = { "/usr/bin/prlimit", "--nofile=256:256", fmt("%s/leanprofiler", build),
+			 "record", "-o", out, "--", fmt("%s/tests/targets/twolibs", build),
+			 fmt("%s/tests/targets/libmanyprobes.so", build),
+			 fmt("%s/tests/targets/libfama.so", build), log, NULL };
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status)
+		fail_msg("exit %d: %s", r.status, r.err);
+	assert_non_null(strstr(r.err, "libmanyprobes.so not probed: 3004 leanprofiler probe sites"));
+	assert_null(strstr(r.err, "Too many open files"));
+	assert_int_equal(spans_named(fmt("%s/leanprofiler-trace.json", out), "liba.work"), 2);
+	assert_int_equal(spans_named(fmt("%s/leanprofiler-trace.json", out), "liba.leaf"), 2);
+	assert_int_equal(spans_named(fmt("%s/leanprofiler-trace.json", out), "twolibs.main"), 1);
+	assert_int_equal(spans_named(fmt("%s/leanprofiler-trace.json", out), "many.span"), 0);
+	run_free(&r);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +555,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_output_dir_race),
 		cmocka_unit_test(test_no_escapes_to_terminal),
 		cmocka_unit_test(test_outputs_not_inherited),
+		cmocka_unit_test(test_huge_note_section),
+		cmocka_unit_test(test_too_many_sites),
 	};
 
 	if (argc > 1)
