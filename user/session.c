@@ -517,10 +517,18 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 
 uint64_t lp_session_stop(struct lp_session *s)
 {
-	uint64_t at = mono_ns() + LP_GATE_AHEAD_NS;
+	uint64_t at;
 
-	/* One 8-byte store: the BPF side sees either 0 or this. */
-	s->skel->bss->lp_stop_ns = at;
+	/*
+	 * One 8-byte store: the BPF side sees either the old value or this. It
+	 * must land before the moment it names, or an event after that moment
+	 * (this process preempted between the two lines) would be recorded: if
+	 * it did not, it is stored again, further ahead.
+	 */
+	do {
+		at = mono_ns() + LP_GATE_AHEAD_NS;
+		__atomic_store_n(&s->skel->bss->lp_stop_ns, at, __ATOMIC_SEQ_CST);
+	} while (mono_ns() >= at);
 	wait_until(at);
 	return at;
 }

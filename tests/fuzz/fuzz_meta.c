@@ -175,6 +175,36 @@ static void check_keys(const char *text, size_t len, size_t max, bool with_reser
 	}
 }
 
+/*
+ * text.h's list of characters a terminal does not show as themselves (bidi
+ * controls, invisible ones, line and paragraph separators, BOM, tags), as
+ * ranges of code points.
+ */
+static const uint32_t invisible_ranges[][2] = {
+	{ 0x00ad, 0x00ad }, { 0x061c, 0x061c }, { 0x180e, 0x180e }, { 0x200b, 0x200f },
+	{ 0x2028, 0x202e }, { 0x2060, 0x2069 }, { 0xfeff, 0xfeff }, { 0xfff9, 0xfffb },
+	{ 0xe0000, 0xe007f },
+};
+
+/* The code point of a valid sequence of n bytes, by the book (RFC 3629). */
+static uint32_t ref_code_point(const unsigned char *u, size_t n)
+{
+	static const unsigned char lead_mask[5] = { 0, 0x7f, 0x1f, 0x0f, 0x07 };
+	uint32_t cp = u[0] & lead_mask[n];
+
+	for (size_t k = 1; k < n; k++)
+		cp = cp * 64 + (u[k] - 0x80);
+	return cp;
+}
+
+static bool ref_invisible(uint32_t cp)
+{
+	for (size_t k = 0; k < sizeof(invisible_ranges) / sizeof(invisible_ranges[0]); k++)
+		if (cp >= invisible_ranges[k][0] && cp <= invisible_ranges[k][1])
+			return true;
+	return false;
+}
+
 /* text.h's sanitize (display = false) or display, built byte by byte. */
 static void ref_text(struct lp_buf *b, const char *s, size_t len, bool display)
 {
@@ -197,6 +227,12 @@ static void ref_text(struct lp_buf *b, const char *s, size_t len, bool display)
 		} else if (display && n == 2 && u[i] == 0xc2 && u[i + 1] <= 0x9f) {
 			snprintf(esc, sizeof(esc), "\\x%02x", u[i + 1]);
 			lp_buf_put(b, esc, strlen(esc));
+		} else if (display && n > 1 && ref_invisible(ref_code_point(u + i, n))) {
+			char u_esc[16];
+
+			snprintf(u_esc, sizeof(u_esc), "\\u%04x",
+				 (unsigned)ref_code_point(u + i, n));
+			lp_buf_put(b, u_esc, strlen(u_esc));
 		} else {
 			lp_buf_put(b, s + i, n);
 		}
@@ -239,6 +275,12 @@ static void check_text(const char *text, size_t len, struct lp_buf *clean)
 		FUZZ_CHECK(c >= 0x20 && c != 0x7f, "display: control byte %#x", c);
 		FUZZ_CHECK(!(c == 0xc2 && i + 1 < got.len && (unsigned char)got.p[i + 1] < 0xa0),
 			   "display: C1 control");
+	}
+	for (size_t i = 0, n; i < got.len; i += n) {
+		n = fz_utf8_seq((const unsigned char *)got.p + i, got.len - i);
+		FUZZ_CHECK(n > 0, "display: invalid UTF-8 at %zu", i);
+		FUZZ_CHECK(!ref_invisible(ref_code_point((const unsigned char *)got.p + i, n)),
+			   "display: an invisible or bidi character at %zu", i);
 	}
 	lp_buf_free(&got);
 	lp_buf_free(&want);

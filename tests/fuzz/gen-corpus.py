@@ -303,6 +303,9 @@ def meta_seeds():
     s['invalid'] = (h(64, 40, 1, 168, 0) +
                     b'\xff\xfe=\xc0\xaf, \xed\xa0\x80=\xf4\x90\x80\x80, \xe2\x82, \xf0\x9f\x98')
     s['controls'] = h(64, 40, 0, 168, 1000) + b'a=\n\t\r\x1b[2J\x7f\xc2\x80\xc2\x9b\xc2\xa0\x00z'
+    # Bidi controls, invisible characters, separators, BOM, a tag: shown as \uXXXX.
+    s['invisible'] = (h(64, 40, 1, 168, 1000) +
+                      'evil\u202egpj=\u00ad\u200b\u2066x\u2069, \ufeffk=\u2028\u2029\U000e0001'.encode())
     # A NUL inside a key: "counter\0x" must not come out as the reserved "counter".
     s['nul_key'] = h(64, 0, 2, 0, 0) + b'counter\x00x=1, a\x00=2, a=3'
     s['long'] = h(64, 40, 1, 168, 5) + ', '.join('key%d=value%d' % (i, i) for i in range(70)).encode()

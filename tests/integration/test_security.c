@@ -41,6 +41,7 @@ static const char *build = "build";
 
 static uid_t op_uid, evil_uid;
 static gid_t op_gid, evil_gid;
+static pid_t racer = -1; /* lpsec-evil's process of the race, ended whatever the outcome */
 
 static int sh(const char *cmd)
 {
@@ -277,7 +278,6 @@ static void test_output_dir_race(void **state)
 	char *out = fmt("%s/out", race), *link = fmt("%s/link", race);
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "--summary-only", "-o", out,
 			 "--", fmt("%s/examples/nested", build), NULL };
-	pid_t racer;
 	struct stat st;
 	int ok = 0;
 
@@ -285,6 +285,8 @@ static void test_output_dir_race(void **state)
 	racer = fork();
 	assert_true(racer >= 0);
 	if (racer == 0) {
+		/* Never outlives the test, even one that dies. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		/* lpsec-evil: whenever out is a directory, put the link there instead. */
 		if (setgroups(0, NULL) || setresgid(evil_gid, evil_gid, evil_gid) ||
 		    setresuid(evil_uid, evil_uid, evil_uid))
@@ -317,9 +319,19 @@ static void test_output_dir_race(void **state)
 			fail_msg("try %d: %s became %u:%u", i, target, st.st_uid, st.st_gid);
 		assert_int_equal(access(fmt("%s/leanprofiler-summary.json", target), F_OK), -1);
 	}
-	kill(racer, SIGKILL);
-	waitpid(racer, NULL, 0);
 	print_message("race: %d of 60 recordings written, the rest refused\n", ok);
+}
+
+/* The racer ends with its test, passed or failed. */
+static int stop_racer(void **state)
+{
+	(void)state;
+	if (racer > 0) {
+		kill(racer, SIGKILL);
+		waitpid(racer, NULL, 0);
+	}
+	racer = -1;
+	return 0;
 }
 
 /*
@@ -552,7 +564,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_reading_other_programs),
 		cmocka_unit_test(test_output_symlink_refused),
 		cmocka_unit_test(test_output_dir_others_refused),
-		cmocka_unit_test(test_output_dir_race),
+		cmocka_unit_test_teardown(test_output_dir_race, stop_racer),
 		cmocka_unit_test(test_no_escapes_to_terminal),
 		cmocka_unit_test(test_outputs_not_inherited),
 		cmocka_unit_test(test_huge_note_section),
