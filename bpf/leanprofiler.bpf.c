@@ -11,9 +11,10 @@
  * - a literal name or metadata is sent once per (process image, address) as a
  *   LP_REC_STRING record; events then carry only its address;
  * - runtime strings are copied on every event: the buffer may be reused.
- * The marker programs are sleepable: a string in a page the process has not
- * touched yet (a forked child's .rodata, a fresh program's) is faulted in,
- * so every text is read in the process that passed it, at the marker.
+ * A string in a page the process has not touched yet (a forked child's
+ * .rodata, a fresh program's) cannot be read here without a fault: when it
+ * lies in a read-only file mapping, the record says where, and
+ * user space reads the same bytes from that file (LP_STR_IN_FILE).
  * Every record that cannot be delivered is counted, per CPU and per thread.
  */
 #include "vmlinux.h"
@@ -103,8 +104,8 @@ struct lp_task {
 	__u64 lit[LIT_CACHE];
 	/*
 	 * Variable-size records are built here, then copied with
-	 * bpf_ringbuf_output(). Per thread, not per CPU: a program that sleeps
-	 * on a page fault, or is preempted, keeps its half-built record.
+	 * bpf_ringbuf_output(). Per thread, not per CPU: a program that is
+	 * preempted (PREEMPT kernels) keeps its half-built record.
 	 */
 	char buf[SCRATCH_SIZE];
 };
@@ -154,6 +155,7 @@ struct {
 #define LP_USDT_ARGS_POW2 16 /* a power of two above LP_USDT_ARGS, to bound indexes */
 
 #define EFAULT_ 14 /* the -errno of a read of an unmapped or absent page */
+#define VM_WRITE_ 0x2ULL /* vm_area_struct.vm_flags */
 #define SIGSTOP_ 19
 
 static __always_inline void count(__u32 stat)
@@ -214,35 +216,54 @@ static __always_inline int announce_thread(struct task_struct *task, __u32 pid, 
 	return 0;
 }
 
-/*
- * Reads a NUL-terminated string of the current process, like
- * bpf_probe_read_user_str(). A page the process has not touched yet (a forked
- * child's .rodata is not in its page tables until it reads it) reads as
- * -EFAULT without a fault: then each of the (at most two) pages the string
- * can span is faulted in with bpf_copy_from_user(), which may sleep, and the
- * read is tried again. Only the sleepable marker programs may pass can_fault.
- */
-static __always_inline long read_user_str(void *dst, __u32 size, __u64 src, bool can_fault)
-{
-	long n = bpf_probe_read_user_str(dst, size, (void *)src);
-	char c;
+struct file_loc {
+	__u64 addr;
+	struct lp_rec_string *r; /* gets the file's identity and offset */
+	bool found;
+};
 
-	if (n != -EFAULT_ || !can_fault || !src)
-		return n;
-	if (bpf_copy_from_user(&c, 1, (void *)src))
-		return n; /* not mapped at all: really unreadable */
-	n = bpf_probe_read_user_str(dst, size, (void *)src);
-	if (n != -EFAULT_ || ((src + size - 1) >> 12) == (src >> 12))
-		return n;
-	/* The string goes on into the next page (a buffer is smaller than a page). */
-	if (bpf_copy_from_user(&c, 1, (void *)((src | 4095) + 1)))
-		return n;
-	return bpf_probe_read_user_str(dst, size, (void *)src);
+static long vma_file(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
+{
+	struct file_loc *l = ctx;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	/*
+	 * A page that is not present in a mapping that may not be written holds
+	 * what the file holds (.rodata, text). A writable one's could be a
+	 * written page swapped out: not taken. (A forked child's mappings carry
+	 * anon_vma even where nothing was written: that cannot tell.)
+	 */
+	if (!f || (BPF_CORE_READ(vma, vm_flags) & VM_WRITE_))
+		return 0;
+	l->r->file_dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	l->r->file_ino = BPF_CORE_READ(f, f_inode, i_ino);
+	l->r->file_off = (BPF_CORE_READ(vma, vm_pgoff) << 12) + l->addr - BPF_CORE_READ(vma, vm_start);
+	l->found = true;
+	return 0;
+}
+
+/*
+ * The bytes at addr could not be read without a fault (a page not present):
+ * when they lie in a read-only file mapping, says where in r
+ * (LP_STR_IN_FILE), so that user space reads the same bytes from the file.
+ * (A uprobe program may not fault; a sleepable one would, but the kernel then
+ * skipped all of some threads' hits when the ring buffer overflowed.)
+ */
+static __always_inline bool text_in_file(struct task_struct *task, __u64 addr,
+					  struct lp_rec_string *r)
+{
+	struct file_loc l = { .addr = addr, .r = r };
+
+	r->file_dev = r->file_ino = r->file_off = 0;
+	if (!addr || bpf_find_vma(task, addr, vma_file, &l, 0) || !l.found)
+		return false;
+	r->h.flags |= LP_STR_IN_FILE;
+	return true;
 }
 
 /* Sends the text of a literal unless this process image already sent it. */
-static __always_inline int intern(struct lp_task *st, __u64 addr, __u32 pid, __u32 tid,
-				  __u32 seq, int is_meta, bool can_fault, bool *slow)
+static __always_inline int intern(struct lp_task *st, struct task_struct *task, __u64 addr,
+				  __u32 pid, __u32 tid, __u32 seq, int is_meta, bool *slow)
 {
 	struct str_key key = { .gen = st->gen, .addr = LP_LIT_KEY(addr, is_meta) };
 	struct lp_rec_string *r = (void *)st->buf;
@@ -254,13 +275,16 @@ static __always_inline int intern(struct lp_task *st, __u64 addr, __u32 pid, __u
 		return 0;
 	*slow = true;
 	if (is_meta)
-		n = read_user_str(st->buf + sizeof(*r), LP_META_BUF, addr, can_fault);
+		n = bpf_probe_read_user_str(st->buf + sizeof(*r), LP_META_BUF, (void *)addr);
 	else
-		n = read_user_str(st->buf + sizeof(*r), LP_NAME_BUF, addr, can_fault);
+		n = bpf_probe_read_user_str(st->buf + sizeof(*r), LP_NAME_BUF, (void *)addr);
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
 	r->len = n > 0 ? n - 1 : n;
 	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	r->file_dev = r->file_ino = r->file_off = 0;
+	if (n == -EFAULT_)
+		text_in_file(task, addr, r);
 	size = sizeof(*r) + (n > 1 ? n - 1 : 0);
 	if (size > sizeof(*r) + LP_META_BUF)
 		return -1; /* cannot happen; bounds the size for the verifier */
@@ -268,7 +292,7 @@ static __always_inline int intern(struct lp_task *st, __u64 addr, __u32 pid, __u
 		count(LP_STAT_LOST_STRING);
 		return -1;
 	}
-	/* Sent, even when unreadable: the address holds nothing this image can read. */
+	/* Sent, even when unreadable here: the text is in a file, or nowhere. */
 	bpf_map_update_elem(&interned, &key, &one, BPF_ANY);
 	return 0;
 }
@@ -366,15 +390,15 @@ static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32
 }
 
 /* Sends a literal's text unless this thread, or the LRU map, knows it was sent. */
-static __always_inline int literal(struct lp_task *st, __u64 addr, __u32 pid, __u32 tid, __u32 seq,
-				   int is_meta, bool can_fault, bool *slow)
+static __always_inline int literal(struct lp_task *st, struct task_struct *task, __u64 addr,
+				   __u32 pid, __u32 tid, __u32 seq, int is_meta, bool *slow)
 {
 	__u64 key = LP_LIT_KEY(addr, is_meta);
 	__u32 slot = (addr ^ (addr >> 6) ^ is_meta) & (LIT_CACHE - 1);
 
 	if (st->lit[slot] == key)
 		return 0;
-	if (intern(st, addr, pid, tid, seq, is_meta, can_fault, slow))
+	if (intern(st, task, addr, pid, tid, seq, is_meta, slow))
 		return -1;
 	st->lit[slot] = key;
 	return 0;
@@ -438,8 +462,35 @@ static __always_inline void check_image(struct lp_task *st, struct task_struct *
 }
 
 /*
+ * A runtime string the kernel could not read, in a read-only file mapping:
+ * says where it is (a STRING record just before the event, not
+ * remembered as sent), and the event names it by address. False when it is
+ * not in such a file (the event then says it is unreadable).
+ */
+static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr, int is_meta,
+					     __u32 pid, __u32 tid, __u32 seq)
+{
+	struct lp_rec_string *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count(LP_STAT_LOST_STRING);
+		return false;
+	}
+	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
+	r->addr = addr;
+	r->len = -EFAULT_;
+	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	if (!text_in_file(task, addr, r)) {
+		bpf_ringbuf_discard(r, 0);
+		return false;
+	}
+	bpf_ringbuf_submit(r, submit_flags());
+	return true;
+}
+
+/*
  * An enter that did more than the common work (its thread's first event, a
- * literal's text sent, runtime strings copied, a page faulted in) is
+ * literal's text sent, runtime strings copied) is
  * timestamped again when that work is done: the span measures the program's
  * code after the marker, not the profiler's one-time costs. ts: the time the
  * gates were checked against; a span never begins after the stop.
@@ -452,7 +503,7 @@ static __always_inline __u64 enter_time(__u64 ts)
 }
 
 static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta, __u64 counter,
-				  __u64 marker_flags, bool can_fault)
+				  __u64 marker_flags)
 {
 	__u32 file = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
@@ -471,7 +522,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	check_image(st, task, pid);
 	if (!name || !(flags & LP_EV_NAME_LITERAL))
 		flags |= LP_EV_NAME_INLINE;
-	else if (literal(st, name, pid, tid, seq, 0, can_fault, &slow)) {
+	else if (literal(st, task, name, pid, tid, seq, 0, &slow)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
@@ -479,7 +530,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		flags |= LP_EV_NO_META;
 	} else if (!(flags & LP_EV_META_LITERAL)) {
 		flags |= LP_EV_META_INLINE;
-	} else if (literal(st, meta, pid, tid, seq, 1, can_fault, &slow)) {
+	} else if (literal(st, task, meta, pid, tid, seq, 1, &slow)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
@@ -517,19 +568,28 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		long n;
 
 		if (flags & LP_EV_NAME_INLINE) {
-			n = name ? read_user_str(text, LP_NAME_BUF, name, can_fault) : -EFAULT_;
+			n = name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)name) : -EFAULT_;
+			if (n == -EFAULT_ && runtime_in_file(task, name, 0, pid, tid, seq)) {
+				flags &= ~LP_EV_NAME_INLINE;
+				n = 0;
+			}
 			e->name_len = n > 0 ? n - 1 : n;
 			nlen = n > 1 ? n - 1 : 0;
 			if (nlen > LP_NAME_BUF - 1)
 				nlen = LP_NAME_BUF - 1;
 		}
 		if (flags & LP_EV_META_INLINE) {
-			n = read_user_str(text + nlen, LP_META_BUF, meta, can_fault);
+			n = bpf_probe_read_user_str(text + nlen, LP_META_BUF, (void *)meta);
+			if (n == -EFAULT_ && runtime_in_file(task, meta, 1, pid, tid, seq)) {
+				flags &= ~LP_EV_META_INLINE;
+				n = 0;
+			}
 			e->meta_len = n > 0 ? n - 1 : n;
 			mlen = n > 1 ? n - 1 : 0;
 			if (mlen > LP_META_BUF - 1)
 				mlen = LP_META_BUF - 1;
 		}
+		e->h.flags = flags;
 		if (type == LP_REC_ENTER)
 			e->ts_ns = enter_time(ts);
 		if (bpf_ringbuf_output(&rb, st->buf, sizeof(*e) + nlen + mlen, submit_flags()))
@@ -538,20 +598,20 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	return 0;
 }
 
-SEC("uprobe.s")
+SEC("uprobe")
 int BPF_KPROBE(lp_span_enter, const char *name, const char *meta, __u64 counter, __u64 flags)
 {
 	if (flags & LP_EV_WARMUP)
 		return 0; /* the marker's first hit in a process: not a span */
-	return record(ctx, LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags, true);
+	return record(ctx, LP_REC_ENTER, (__u64)name, (__u64)meta, counter, flags);
 }
 
-SEC("uprobe.s")
+SEC("uprobe")
 int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 {
 	if (flags & LP_EV_WARMUP)
 		return 0;
-	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags, true);
+	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags);
 }
 
 /* The fixed part of a span-pair probe's record: header, time, spec, the arguments it uses. */

@@ -82,6 +82,14 @@ struct lp_rec_event {
 
 #define LP_STR_META 0x1u /* lp_rec_string.h.flags: metadata (LP_META_MAX), else a name */
 /*
+ * The kernel could not read the bytes (a page the process has not touched
+ * yet: a forked child's .rodata, a fresh program's), but they lie in a
+ * read-only file mapping, where a page not present is the file's: the text is the file's,
+ * at file_off of file (file_dev, file_ino). Also sent, just before its event,
+ * for a runtime string found so, which the event then names by address.
+ */
+#define LP_STR_IN_FILE 0x2u
+/*
  * A literal is known by its address plus this bit for metadata: one literal
  * used as a name and as metadata is read with both limits. (User addresses
  * never have bit 63 set.)
@@ -94,6 +102,9 @@ struct lp_rec_string {
 	__u64 addr; /* address in process h.pid whose text this is */
 	__s16 len;
 	__u16 pad[3];
+	__u64 file_dev; /* with LP_STR_IN_FILE, where the text is (dev: major << 20 | minor) */
+	__u64 file_ino;
+	__u64 file_off;
 	/* char text[len > 0 ? len : 0] */
 };
 

@@ -150,8 +150,22 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	bool is_meta = r->h.flags & LP_STR_META;
 	size_t limit = is_meta ? LP_META_MAX : LP_NAME_MAX;
 	uint64_t key = LP_LIT_KEY(r->addr, is_meta);
+	long len = r->len;
+	char buf[LP_META_BUF];
 
-	id = text_id(d, text, r->len, avail, limit, false);
+	/* Not in memory yet, but in a read-only file mapping: the file holds it. */
+	if (len < 0 && (r->h.flags & LP_STR_IN_FILE) && d->sink.file_text) {
+		long n = d->sink.file_text(d->sink.ctx, r->file_dev, r->file_ino, r->file_off, buf,
+					   limit + 2);
+
+		if (n >= 0) {
+			text = buf;
+			len = n;
+			avail = (size_t)n;
+			d->stats.from_file++;
+		}
+	}
+	id = text_id(d, text, len, avail, limit, false);
 	if (id == UINT32_MAX)
 		return -ENOMEM;
 	e = lp_map_find(&d->literals, key, r->h.pid, true);

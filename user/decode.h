@@ -51,6 +51,13 @@ struct lp_decode_sink {
 	int (*libs)(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns);
 	/* Optional: a probe of a span-pair spec (--span, --preset). */
 	int (*usdt)(void *ctx, const struct lp_usdt_event *ue);
+	/*
+	 * Optional: a text the kernel could not read, from the file it lies in
+	 * (wire.h LP_STR_IN_FILE): at most size-1 bytes from offset off of file
+	 * (dev, ino), up to a NUL, NUL-terminated; its length or -errno.
+	 */
+	long (*file_text)(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char *buf,
+			  size_t size);
 	void *ctx;
 };
 
@@ -60,7 +67,8 @@ struct lp_decode_stats {
 	uint64_t malformed;       /* records too short or of unknown type: skipped */
 	uint64_t unknown_literal; /* events naming a literal never sent: named "(unknown)" */
 	uint64_t truncated;       /* names or metadata cut to LP_NAME_MAX / LP_META_MAX */
-	uint64_t unreadable;      /* names or metadata the kernel could not read */
+	uint64_t unreadable;      /* names or metadata nothing could be read of */
+	uint64_t from_file;       /* texts read from the file they lie in (LP_STR_IN_FILE) */
 	uint64_t abi_mismatch;    /* events from markers of another ABI version */
 };
 

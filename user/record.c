@@ -108,6 +108,13 @@ static void on_track_end(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t e
 	lp_nest_thread_end(r->nest, pid, track_tid, end_ns);
 }
 
+static long file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char *buf, size_t size)
+{
+	struct recorder *r = ctx;
+
+	return lp_session_file_text(r->s, dev, ino, off, buf, size);
+}
+
 static struct lp_report_process *find_proc(struct recorder *r, uint32_t pid)
 {
 	for (size_t i = r->nprocs; i-- > 0;)
@@ -837,7 +844,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	struct recorder r = { .o = o };
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = &r };
 	struct lp_decode_sink dsink = { .event = on_event, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .ctx = &r };
+					.usdt = on_usdt, .file_text = file_text, .ctx = &r };
 	struct lp_pairs_sink psink = { .event = on_event, .track_end = on_track_end, .ctx = &r };
 	struct lp_session_opts so = { .buffer_bytes = o->buffer_bytes, .on_record = on_record,
 				      .ctx = &r, .specs = o->specs, .nspecs = o->nspecs };

@@ -31,6 +31,7 @@ struct lp_session {
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
 	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
+	size_t kept_fds;      /* files kept open for their texts (keep_fd) */
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
 };
@@ -295,6 +296,21 @@ unsigned lp_session_spec_found(const struct lp_session *s, size_t i)
 	return i < LP_SPEC_MAX ? s->spec_found[i] : 0;
 }
 
+/*
+ * Keeps the descriptor of a file the targets map (in the files map's v2, fd
+ * + 1; *fd becomes -1): a text the kernel could not read may lie in it
+ * (LP_STR_IN_FILE), also after its process is gone. At most
+ * LP_TEXT_FILES_MAX are kept.
+ */
+static void keep_fd(struct lp_session *s, struct lp_map_ent *known, int *fd)
+{
+	if (s->kept_fds >= LP_TEXT_FILES_MAX || known->v2)
+		return;
+	known->v2 = (uint64_t)*fd + 1;
+	s->kept_fds++;
+	*fd = -1;
+}
+
 /* Tells the kernel half that the file was examined: a target exec'ing it is not paused. */
 static void mark_known(struct lp_session *s, uint64_t dev, uint64_t ino)
 {
@@ -411,12 +427,13 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 		close(fd);
 		return err;
 	}
+	/* An ELF file the targets map: kept open, texts the kernel could not read may be in it. */
+	keep_fd(s, known, &fd);
 	if (s->nfiles >= LP_MAX_FILES) {
 		lp_warn("%s not probed: already %d files with markers", name, LP_MAX_FILES);
 		known->v1 = 1;
 		mark_known(s, dev, ino);
 		free(notes);
-		close(fd);
 		return 0;
 	}
 	err = attach_markers(s, self, name, notes, n);
@@ -452,8 +469,28 @@ cleanup:
 		mark_known(s, dev, ino);
 	}
 	free(notes);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return err;
+}
+
+long lp_session_file_text(struct lp_session *s, uint64_t dev, uint64_t ino, uint64_t off,
+			  char *buf, size_t size)
+{
+	struct lp_map_ent *e = lp_map_find(&s->files, ino, (uint32_t)dev, false);
+	ssize_t n;
+	char *nul;
+
+	if (!e || !e->v2 || size == 0)
+		return -ENOENT;
+	n = pread((int)e->v2 - 1, buf, size - 1, (off_t)off);
+	if (n < 0)
+		return -errno;
+	nul = memchr(buf, '\0', (size_t)n);
+	if (nul)
+		n = nul - buf;
+	buf[n] = '\0';
+	return (long)n;
 }
 
 static uint64_t mono_ns(void)
@@ -669,6 +706,9 @@ void lp_session_close(struct lp_session *s)
 		return;
 	lp_session_detach(s);
 	free(s->links);
+	for (size_t i = 0; i < s->files.cap; i++)
+		if (s->files.e && s->files.e[i].used && s->files.e[i].v2)
+			close((int)s->files.e[i].v2 - 1);
 	lp_map_free(&s->files);
 	ring_buffer__free(s->rb);
 	leanprofiler_bpf__destroy(s->skel);

@@ -21,6 +21,8 @@
  */
 #define LP_MARKER_SITES_MAX 16
 #define LP_SPEC_SITES_MAX 256
+/* Files the targets map kept open to read texts the kernel could not (LP_STR_IN_FILE). */
+#define LP_TEXT_FILES_MAX 4096
 #define LP_BUFFER_MIN (1u << 16)
 #define LP_BUFFER_MAX (1u << 30)
 
@@ -76,6 +78,13 @@ int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns);
  * LP_USDT_ROLE_ENTRY and 1 << LP_USDT_ROLE_EXIT.
  */
 unsigned lp_session_spec_found(const struct lp_session *s, size_t i);
+/*
+ * A text the kernel could not read, from a file a target maps (wire.h
+ * LP_STR_IN_FILE): up to size-1 bytes at off, up to a NUL, NUL-terminated.
+ * Its length, -ENOENT for a file not examined (or not kept), or -errno.
+ */
+long lp_session_file_text(struct lp_session *s, uint64_t dev, uint64_t ino, uint64_t off,
+			  char *buf, size_t size);
 /* Total probes attached so far, over all files (markers and span-pair probes). */
 size_t lp_session_probes(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */

@@ -385,6 +385,26 @@ static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
 	return 0;
 }
 
+/*
+ * Stands in for reading a text from the file it lies in: fails for an odd
+ * offset, else a text whose length (up to size-1, the contract) and bytes
+ * depend on where it is, multi-byte characters included, so cuts can split
+ * them.
+ */
+static long file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char *buf, size_t size)
+{
+	static const char pattern[] = "r\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80=,x ";
+	size_t len;
+
+	if ((off & 1) || size == 0)
+		return -ENOENT;
+	len = (size_t)((off >> 1) % size);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = pattern[(i + dev + ino) % (sizeof(pattern) - 1)];
+	buf[len] = '\0';
+	return (long)len;
+}
+
 static uint64_t get_le(const uint8_t *p, size_t n)
 {
 	uint64_t v = 0;
@@ -577,7 +597,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct fuzz f = { 0 };
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = &f };
 	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .ctx = &f };
+					.usdt = on_usdt, .file_text = file_text, .ctx = &f };
 	struct lp_pairs_sink psink = { .event = on_event, .track_end = on_track_end, .ctx = &f };
 	const struct lp_nest_totals *t;
 	const struct lp_thread_info *infos;

@@ -13,6 +13,7 @@ NAME_LIT, META_LIT, HAS_COUNTER = 0x1, 0x2, 0x4
 NAME_INLINE, META_INLINE, NO_META = 0x100, 0x200, 0x400
 ABI1 = 1 << 12
 STR_META = 0x1
+STR_IN_FILE = 0x2
 FORK, THR, EXEC, TEXIT, FOUND = 1, 2, 3, 4, 5
 GROUP_DEAD, NEW_IMAGE = 0x1, 0x2
 
@@ -47,10 +48,13 @@ def event(typ, pid, tid, seq, ts, name=0, meta=0, flags=0, counter=0, name_text=
     return chunk(rec + text)
 
 
-def string(pid, addr, text, meta=False, length=None):
+def string(pid, addr, text, meta=False, length=None, in_file=None):
+    """in_file: (dev, ino, off) of a text the kernel could not read (LP_STR_IN_FILE)."""
     n = len(text) if length is None else length
-    return chunk(hdr(STRING, STR_META if meta else 0, pid, pid, 0) +
-                 struct.pack('<Qh6x', addr, n) + (text if n >= 0 else b''))
+    flags = (STR_META if meta else 0) | (STR_IN_FILE if in_file else 0)
+    dev, ino, off = in_file or (0, 0, 0)
+    return chunk(hdr(STRING, flags, pid, pid, 0) +
+                 struct.pack('<Qh6xQQQ', addr, n, dev, ino, off) + (text if n >= 0 else b''))
 
 
 def thread(pid, tid, comm, pcomm):
@@ -162,6 +166,16 @@ def decode_seeds():
         event(EXIT, 70, 70, 10, 30, name_text=b'y'),
         event(EXIT, 70, 70, 0xffffffff, 40, name_text=b'x'),
         event(ENTER, 70, 70, 0, 50, name_text=b'z', flags=NO_META),
+    ])
+    # Texts the kernel could not read, some said to be in a file (read through file_text).
+    s['in_file'] = b''.join([
+        string(90, 0x5000, b'', length=-14, in_file=(0x800001, 1234, 0x2000)),
+        string(90, 0x5001, b'', length=-14, meta=True, in_file=(0x800001, 1234, 0x2008)),
+        string(90, 0x5002, b'', length=-14, in_file=(0, 0, 0)),
+        event(ENTER, 90, 90, 0, 10, 0x5000, 0x5001, NAME_LIT | META_LIT),
+        event(ENTER, 90, 90, 1, 11, 0x5002, 0, NAME_LIT | NO_META),
+        event(EXIT, 90, 90, 2, 12, 0x5002, 0, NAME_LIT),
+        event(EXIT, 90, 90, 3, 13, 0x5000, 0, NAME_LIT),
     ])
     s['fork_literals'] = b''.join([
         string(80, 0x4000, b'shared.literal'),

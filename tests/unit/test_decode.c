@@ -25,6 +25,11 @@ struct fx {
 	struct lp_event ev[64];
 	size_t nev;
 	int event_ret;
+	/* file_text */
+	int reads;
+	uint64_t read_dev, read_ino, read_off;
+	size_t read_size;
+	const char *read_text; /* NULL: fail with -ENOENT */
 	/* libs */
 	int libs, libs_paused;
 	uint32_t libs_pid;
@@ -40,6 +45,27 @@ static int on_event(void *ctx, const struct lp_event *ev)
 	assert_true(fx->nev < sizeof(fx->ev) / sizeof(fx->ev[0]));
 	fx->ev[fx->nev++] = *ev;
 	return fx->event_ret;
+}
+
+static long on_file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char *buf,
+			 size_t size)
+{
+	struct fx *fx = ctx;
+	size_t n;
+
+	fx->reads++;
+	fx->read_dev = dev;
+	fx->read_ino = ino;
+	fx->read_off = off;
+	fx->read_size = size;
+	if (!fx->read_text)
+		return -ENOENT;
+	n = strlen(fx->read_text);
+	if (n > size - 1)
+		n = size - 1;
+	memcpy(buf, fx->read_text, n);
+	buf[n] = '\0';
+	return (long)n;
 }
 
 static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
@@ -61,8 +87,10 @@ static int setup_common(void **state, bool with_libs)
 	if (!fx)
 		return -1;
 	sink.ctx = fx;
-	if (with_libs)
+	if (with_libs) {
 		sink.libs = on_libs;
+		sink.file_text = on_file_text;
+	}
 	fx->st = strtab_new();
 	fx->d = fx->st ? lp_decoder_new(fx->st, &sink) : NULL;
 	if (!fx->d) {
@@ -580,6 +608,80 @@ static void test_literal_new_image(void **state)
 	assert_int_equal(dstats(fx)->unknown_literal, 0);
 }
 
+/* A string record saying where in a file the text is. */
+static void send_in_file(struct fx *fx, uint64_t addr, bool meta, uint64_t off)
+{
+	struct lp_rec_string *r = (struct lp_rec_string *)fx->rec;
+
+	memset(fx->rec, 0, sizeof(fx->rec));
+	r->h.type = LP_REC_STRING;
+	r->h.flags = LP_STR_IN_FILE | (meta ? LP_STR_META : 0);
+	r->h.pid = PID;
+	r->h.tid = TID;
+	r->addr = addr;
+	r->len = -EFAULT;
+	r->file_dev = 0x800001;
+	r->file_ino = 4242;
+	r->file_off = off;
+	assert_int_equal(lp_decode(fx->d, r, sizeof(*r)), 0);
+}
+
+/*
+ * A text the kernel could not read (a page not touched yet) but said to lie
+ * in a file is read from that file through the sink, with the limits the
+ * kernel's reads have; failing that, it is unreadable.
+ */
+static void test_text_in_file(void **state)
+{
+	struct fx *fx = *state;
+	char big[LP_META_MAX + 100], want[LP_NAME_MAX + 4];
+
+	fx->read_text = "from.file";
+	send_in_file(fx, 0x8000, false, 0x1230);
+	assert_int_equal(fx->reads, 1);
+	assert_int_equal(fx->read_dev, 0x800001);
+	assert_int_equal(fx->read_ino, 4242);
+	assert_int_equal(fx->read_off, 0x1230);
+	assert_int_equal(fx->read_size, LP_NAME_MAX + 2);
+	fx->read_text = "k=v";
+	send_in_file(fx, 0x9000, true, 0x1240);
+	assert_int_equal(fx->read_size, LP_META_MAX + 2);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL,
+					 .name = 0x8000, .meta = 0x9000 });
+	assert_text(fx, fx->ev[0].name, "from.file");
+	assert_text(fx, fx->ev[0].meta, "k=v");
+	assert_int_equal(dstats(fx)->from_file, 2);
+
+	/* too long: cut like the kernel's reads */
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	fx->read_text = big;
+	send_in_file(fx, 0xa000, false, 0x2000);
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 1,
+					 .name = 0xa000 });
+	memset(want, 'z', LP_NAME_MAX);
+	memcpy(want + LP_NAME_MAX, ELLIPSIS, 4);
+	assert_text(fx, fx->ev[1].name, want);
+	assert_int_equal(dstats(fx)->truncated, 1);
+
+	/* the file cannot be read: unreadable */
+	fx->read_text = NULL;
+	send_in_file(fx, 0xb000, false, 0x3000);
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 2,
+					 .name = 0xb000 });
+	assert_text(fx, fx->ev[2].name, "(unreadable)");
+	assert_int_equal(dstats(fx)->unreadable, 1);
+
+	/* unreadable and not said to be in a file: the sink is not asked */
+	int before = fx->reads;
+
+	send_string(fx, PID, 0xc000, 0, -EFAULT, "", 0);
+	assert_int_equal(fx->reads, before);
+}
+
 /* A LP_REC_LIBS record reaches the sink, saying whether the process waits for it. */
 static void test_libs_paused(void **state)
 {
@@ -815,6 +917,7 @@ int main(void)
 		T(test_thread_record),
 		cmocka_unit_test_setup_teardown(test_literal_new_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libs_paused, setup_libs, teardown),
+		cmocka_unit_test_setup_teardown(test_text_in_file, setup_libs, teardown),
 		cmocka_unit_test(test_usdt_records),
 		T(test_truncated_literal),
 		T(test_abi_mismatch_counted),
