@@ -143,6 +143,24 @@ static ITEST_UNUSED json_object *load_json(const char *p)
 	return o;
 }
 
+/*
+ * The start of a suite that records: as root (BPF), and every command runs as
+ * root unless a test says whose it is (under `sudo make check` the profiler
+ * would run it as the invoking user, who cannot write the test's files).
+ * False, with a SKIPPED line naming the suite, when not root.
+ */
+static ITEST_UNUSED bool itest_as_root(const char *suite)
+{
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	unsetenv("SUDO_USER");
+	if (geteuid() != 0) {
+		printf("SKIPPED: %s needs root (BPF); run sudo make check\n", suite);
+		return false;
+	}
+	return true;
+}
+
 /* The independent consumer: speedscope's Trace Event importer (tests/consumer). */
 static ITEST_UNUSED void check_with_consumer(const char *trace)
 {

@@ -416,14 +416,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		build = argv[1];
-	/* Everything runs as root here: no command is handed to a sudo user. */
-	unsetenv("SUDO_UID");
-	unsetenv("SUDO_GID");
-	unsetenv("SUDO_USER");
-	if (geteuid() != 0) {
-		printf("SKIPPED: test_follow needs root (BPF)\n");
+	if (!itest_as_root("test_follow"))
 		return 0;
-	}
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/lp-follow-XXXXXX");
 	if (!mkdtemp(tmpdir))
 		return 1;

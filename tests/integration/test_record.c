@@ -746,18 +746,9 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		build = argv[1];
-	/*
-	 * Under `sudo make check` the profiler would run the targets as the
-	 * invoking user, who cannot write this test's files: each test says
-	 * whose the command is (test_privileges sets these itself).
-	 */
-	unsetenv("SUDO_UID");
-	unsetenv("SUDO_GID");
-	unsetenv("SUDO_USER");
-	if (geteuid() != 0) {
-		printf("SKIPPED: integration tests need root (BPF); run sudo make check\n");
+	/* test_privileges says whose the command is itself. */
+	if (!itest_as_root("test_record"))
 		return 0;
-	}
 	if (!mkdtemp(tmpdir))
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -573,13 +573,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		build = argv[1];
-	unsetenv("SUDO_UID");
-	unsetenv("SUDO_GID");
-	unsetenv("SUDO_USER");
-	if (geteuid() != 0) {
-		printf("SKIPPED: test_security needs root (BPF, users, a setuid helper)\n");
+	if (!itest_as_root("test_security"))
 		return 0;
-	}
 	if (!mkdtemp(tmpdir))
 		return 1;
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
