@@ -759,17 +759,22 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* Whether user space has examined the program the task runs. */
-static __always_inline bool exe_known(struct task_struct *task)
+/* Whether user space has examined the file of inode (none: nothing to examine). */
+static __always_inline bool inode_known(struct inode *inode)
 {
-	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
 	struct lp_file_key k;
 
 	if (!inode)
-		return true; /* nothing to examine */
+		return true;
 	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	k.ino = BPF_CORE_READ(inode, i_ino);
 	return bpf_map_lookup_elem(&known_files, &k) != NULL;
+}
+
+/* Whether user space has examined the program the task runs. */
+static __always_inline bool exe_known(struct task_struct *task)
+{
+	return inode_known(BPF_CORE_READ(task, mm, exe_file, f_inode));
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -856,15 +861,9 @@ static long vma_known(struct task_struct *task, struct vm_area_struct *vma, void
 {
 	struct vma_known *c = ctx;
 	struct file *f = BPF_CORE_READ(vma, vm_file);
-	struct lp_file_key k;
 
-	if (!f) {
-		c->known = true; /* the vDSO: no file to examine */
-		return 0;
-	}
-	k.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	k.ino = BPF_CORE_READ(f, f_inode, i_ino);
-	c->known = bpf_map_lookup_elem(&known_files, &k) != NULL;
+	/* No file (the vDSO): nothing to examine. */
+	c->known = !f || inode_known(BPF_CORE_READ(f, f_inode));
 	return 0;
 }
 

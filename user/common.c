@@ -31,11 +31,6 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 	lp_buf_free(&b);
 }
 
-void lp_vmsg(const char *fmt, va_list ap)
-{
-	vmsg("", fmt, ap);
-}
-
 void lp_note(const char *fmt, ...)
 {
 	va_list ap;

@@ -2,7 +2,6 @@
 #ifndef LP_COMMON_H
 #define LP_COMMON_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,8 +15,6 @@ void lp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void lp_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Said always, without "warning:" (progress the user waits for). */
 void lp_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* lp_note's va_list form (libbpf's messages under -v). */
-void lp_vmsg(const char *fmt, va_list ap);
 extern int lp_verbose;
 
 /* Allocation that cannot fail silently: NULL and errno=ENOMEM on failure. */

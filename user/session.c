@@ -343,6 +343,20 @@ static bool repeated_site(struct lp_session *s, const struct lp_usdt_note *notes
 	return false;
 }
 
+/*
+ * The file is examined: later calls return its probe count without reading it
+ * again, and the kernel half does not pause for it. (Its table entry is looked
+ * up afresh: a create since may have moved it.)
+ */
+static void settle(struct lp_session *s, uint64_t dev, uint64_t ino, int probes)
+{
+	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
+
+	if (known)
+		known->v1 = (uint32_t)probes + 1;
+	mark_known(s, dev, ino);
+}
+
 /* Attaches the markers' programs to every leanprofiler probe in notes; their number or -errno. */
 static int attach_markers(struct lp_session *s, const char *path, const char *name,
 			  const struct lp_usdt_note *notes, size_t n)
@@ -422,8 +436,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 				name, LP_USDT_NOTES_BYTES_MAX >> 10, LP_USDT_NOTES_MAX);
 		else if (err != -ENOEXEC)
 			lp_err("cannot read the probes of %s: %s", name, strerror(-err));
-		known->v1 = 1; /* not ELF, or unreadable: no markers */
-		mark_known(s, dev, ino);
+		settle(s, dev, ino, 0); /* not ELF, or unreadable: no markers */
 		close(fd);
 		return err;
 	}
@@ -431,8 +444,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	keep_fd(s, known, &fd);
 	if (s->nfiles >= LP_MAX_FILES) {
 		lp_warn("%s not probed: already %d files with markers", name, LP_MAX_FILES);
-		known->v1 = 1;
-		mark_known(s, dev, ino);
+		settle(s, dev, ino, 0);
 		free(notes);
 		return 0;
 	}
@@ -446,11 +458,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	attached += err;
 	if (attached)
 		lp_info("attached %d probes in %s", attached, name);
-	/* The table entry may have moved while links grew: look it up again. */
-	known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
-	if (known)
-		known->v1 = (uint32_t)attached + 1;
-	mark_known(s, dev, ino);
+	settle(s, dev, ino, attached);
 	s->probes += (size_t)attached;
 	if (attached)
 		s->nfiles++; /* its gate stays shut until lp_session_open_gates() */
@@ -463,10 +471,7 @@ cleanup:
 		 */
 		while (s->nlinks > first_link)
 			bpf_link__destroy(s->links[--s->nlinks]);
-		known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
-		if (known)
-			known->v1 = 1;
-		mark_known(s, dev, ino);
+		settle(s, dev, ino, 0);
 	}
 	free(notes);
 	if (fd >= 0)
