@@ -31,8 +31,7 @@
  *   keeps only the 1-byte nop site, as <sys/sdt.h> does.
  * - The call is guarded by the probes' shared USDT semaphore, which the kernel
  *   raises while a profiler is attached. Not attached, a marker is one load
- *   and one not-taken branch, and its arguments are NOT evaluated (except
- *   LP_SPAN_SCOPE's name, evaluated once when the scope begins).
+ *   and one not-taken branch, and its arguments are NOT evaluated.
  * Only x86-64 (LP64) emits real probes; elsewhere, or with -DLP_DISABLE, the
  * markers compile to nothing.
  */
@@ -293,14 +292,39 @@ __asm__(
 				 LP__FLAGS(name, (const char *)0, extra));                \
 	} while (0)
 
+/*
+ * A scope keeps its own copy of a runtime name: the exit comes when the scope
+ * ends, after a temporary the name pointed into (std::string(...).c_str())
+ * is gone. LP__SCOPE_NAME_BUF is the kernel's read of a name (256 bytes, one
+ * more to mark a cut, and the NUL): a copy is cut exactly where a read is.
+ */
+#define LP__SCOPE_NAME_BUF 258
+
 struct lp__scope {
-	const char *lp_name;
-	uint64_t lp_flags;
+	const char *lp_name; /* what the exit passes; 0: no exit (not attached at the beginning) */
+	uint64_t lp_flags;   /* the exit's */
+	char lp_copy[LP__SCOPE_NAME_BUF];
 };
+
+/* Attached: the enter, while a temporary name still lives, with the copy the exit will use. */
+static inline void lp__scope_begin(struct lp__scope *s, const char *name, const char *meta,
+				   uint64_t flags)
+{
+	s->lp_name = name;
+	if (name && !(flags & LP_MARKER_NAME_LITERAL)) {
+		unsigned i;
+
+		for (i = 0; i + 1 < sizeof(s->lp_copy) && name[i]; i++)
+			s->lp_copy[i] = name[i];
+		s->lp_copy[i] = '\0';
+		s->lp_name = s->lp_copy;
+	}
+	LP__CALL(enter, s->lp_name, meta, 0, flags);
+}
 
 static inline void lp__scope_end(struct lp__scope *s)
 {
-	if (LP_ACTIVE())
+	if (s->lp_name && LP_ACTIVE())
 		LP__CALL(exit, s->lp_name, 0, s->lp_flags);
 }
 
@@ -335,6 +359,14 @@ struct lp__scope {
 	const char *lp_name;
 	uint64_t lp_flags;
 };
+static inline void lp__scope_begin(struct lp__scope *s, const char *name, const char *meta,
+				   uint64_t flags)
+{
+	(void)s;
+	(void)name;
+	(void)meta;
+	(void)flags;
+}
 static inline void lp__scope_end(struct lp__scope *s) { (void)s; }
 #define LP__CAT_(a, b) a##b
 #define LP__CAT(a, b) LP__CAT_(a, b)
@@ -350,13 +382,24 @@ static inline void lp__scope_end(struct lp__scope *s) { (void)s; }
 #define LP_SPAN_EXIT_COUNTER(name, counter) LP__EXIT(name, counter, LP_MARKER_HAS_COUNTER)
 
 /*
- * One LP_SPAN_SCOPE per line. The exit reuses the name pointer taken at entry,
- * so name is evaluated once, when the scope begins.
+ * One LP_SPAN_SCOPE per line. Attached when the scope begins, name and meta
+ * are evaluated once, then; a runtime name is copied (up to 257 bytes, the
+ * most a name keeps) into the scope's variable on the stack, so the name may
+ * be a temporary: LP_SPAN_SCOPE((std::string("job.") + n).c_str(), nullptr)
+ * works. The program itself reads that name then: it must be a valid string,
+ * as for any marker. Not attached, a runtime name is not evaluated and the
+ * scope ends without an exit (it has no enter either), even if a profiler
+ * attaches meanwhile; a literal name's scope still exits, so that a profiler
+ * that attached meanwhile sees the span (as "started before recording").
  */
 #define LP_SPAN_SCOPE(name, meta)                                                         \
-	struct lp__scope LP__SCOPE_VAR __attribute__((cleanup(lp__scope_end), unused)) = {   \
-		(name), LP__FLAGS(name, (const char *)0, 0u)};                                \
-	LP__ENTER(LP__SCOPE_VAR.lp_name, meta, 0,                                          \
-		  (LP__SCOPE_VAR.lp_flags & LP_MARKER_NAME_LITERAL))
+	struct lp__scope LP__SCOPE_VAR __attribute__((cleanup(lp__scope_end), unused));      \
+	LP__SCOPE_VAR.lp_flags = LP__FLAGS(name, (const char *)0, 0u);                      \
+	if (LP_ACTIVE())                                                                  \
+		lp__scope_begin(&LP__SCOPE_VAR, (name), (meta), LP__FLAGS(name, meta, 0u));   \
+	else                                                                              \
+		LP__SCOPE_VAR.lp_name = LP__SCOPE_VAR.lp_flags & LP_MARKER_NAME_LITERAL      \
+						? (name)                                      \
+						: (const char *)0
 
 #endif /* LEANPROFILER_H */

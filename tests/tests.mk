@@ -4,7 +4,8 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(wildcard tests/uni
 # Programs; lib*.c are shared libraries (tests/attach.mk builds them), suidsecret.c is
 # built by tests/integration/test_security.c itself (without PIE, setuid root).
 TARGETS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(filter-out tests/targets/lib%.c \
-	tests/targets/suidsecret.c,$(wildcard tests/targets/*.c)))
+	tests/targets/suidsecret.c,$(wildcard tests/targets/*.c))) \
+	$(patsubst tests/targets/%.cc,$(OUT)/tests/targets/%,$(wildcard tests/targets/*.cc))
 
 $(OUT)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
@@ -15,6 +16,11 @@ $(OUT)/tests/targets/%: tests/targets/%.c include/leanprofiler.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -pthread $< -o $@
+
+$(OUT)/tests/targets/%: tests/targets/%.cc include/leanprofiler.h
+	$(call msg,CXX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) $(CPPFLAGS) -O2 -g -std=c++17 -Wall -Wextra $< -o $@
 
 $(OUT)/tests/integration/%: tests/integration/%.c
 	$(call msg,CC,$@)
@@ -36,13 +42,22 @@ $(OUT)/san/tests/unit/%: tests/unit/%.c $(SAN_CORE_OBJS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $(SAN_FLAGS) $< $(SAN_CORE_OBJS) -lcmocka -ljson-c -lm -o $@
 
+# The profiler itself under the sanitizers: test_core runs its loads through it too.
+SAN_TOOL_OBJS := $(patsubst $(OUT)/user/%,$(OUT)/san/user/%,$(TOOL_OBJS))
+$(OUT)/san/user/session.o: $(OUT)/leanprofiler.skel.h
+
+$(OUT)/san/leanprofiler: $(SAN_TOOL_OBJS) $(SAN_CORE_OBJS)
+	$(call msg,LINK-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
+
 INTEGRATION := $(patsubst tests/integration/%.c,$(OUT)/tests/integration/%,$(wildcard tests/integration/*.c))
 
 include tests/attach.mk
 include tests/fuzz/fuzz.mk
 
 .PHONY: check check-build
-check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(TARGETS) $(INTEGRATION) $(ATTACH_BUILD) \
+check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(OUT)/san/leanprofiler $(TARGETS) $(INTEGRATION) \
+	$(ATTACH_BUILD) \
 	$(FUZZERS)
 
 check:

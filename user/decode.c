@@ -198,14 +198,14 @@ static struct lp_map_ent *thread_state(struct lp_decoder *d, uint32_t pid, uint3
 {
 	uint64_t key = ((uint64_t)pid << 32) | tid;
 	struct recent_thread *c = &d->recent_th[tid % RECENT_THREADS];
-	size_t n = d->threads.n;
+	const struct lp_map_ent *was = d->threads.e;
 	struct lp_map_ent *e;
 
 	if (c->e && c->key == key)
 		return c->e;
 	e = lp_map_find(&d->threads, key, 0, true);
-	/* A new entry may have moved every other one. */
-	if (d->threads.n != n)
+	/* The table grew: every entry moved, and every cached pointer with it. */
+	if (d->threads.e != was)
 		memset(d->recent_th, 0, sizeof(d->recent_th));
 	if (e)
 		*c = (struct recent_thread){ key, e };
@@ -222,7 +222,12 @@ static int seq_lost(struct lp_decoder *d, const struct lp_rec_hdr *h, uint32_t *
 
 	if (!t)
 		return -ENOMEM;
-	*lost = h->seq - (t->v2 ? (uint32_t)t->v1 : 0);
+	/*
+	 * Seq 0 begins a thread's count: a new thread (maybe with the id of
+	 * one that exited, its exit record lost), or a count that wrapped,
+	 * where 0 was expected anyway.
+	 */
+	*lost = h->seq && t->v2 ? h->seq - (uint32_t)t->v1 : h->seq;
 	t->v1 = h->seq + 1; /* the next one expected: wraps with seq */
 	t->v2 = 1;          /* a record of this thread arrived */
 	return 0;
@@ -353,6 +358,17 @@ static int decode_task(struct lp_decoder *d, const struct lp_rec_task *r)
 	te.comm = strtab_intern(d->st, r->comm, strnlen(r->comm, sizeof(r->comm)));
 	if (te.comm == UINT32_MAX)
 		return -ENOMEM;
+	/*
+	 * The thread is gone: a later thread may get its id, and counts its
+	 * events from 0 again.
+	 */
+	if (te.what == LP_TASK_EXIT) {
+		struct lp_map_ent *t = lp_map_find(&d->threads, ((uint64_t)te.pid << 32) | te.tid, 0,
+						   false);
+
+		if (t)
+			t->v1 = t->v2 = 0;
+	}
 	/* A new process or program: its name is the process name too. */
 	if (te.what != LP_TASK_EXIT && te.what != LP_TASK_THREAD) {
 		err = set_name(d, te.pid, te.tid, te.comm, te.comm);

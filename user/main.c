@@ -13,6 +13,7 @@
 #include "common.h"
 #include "list.h"
 #include "presets.h"
+#include "proc.h"
 #include "record.h"
 #include "session.h"
 
@@ -98,6 +99,23 @@ static int parse_size(const char *s, size_t *out)
 }
 
 /* A process ID: a decimal number from 1 to INT32_MAX. 0 or -EINVAL. */
+/*
+ * top -H, ps -L and gettid() show thread ids: one stands for its process,
+ * which is what is recorded (every thread of it), and said so.
+ */
+static pid_t process_of(pid_t pid)
+{
+	pid_t tgid;
+	char comm[32] = "?";
+
+	if (lp_proc_tgid(pid, &tgid) || tgid == pid)
+		return pid; /* a process, or gone: lp_record says which */
+	lp_proc_comm(tgid, comm, sizeof(comm));
+	lp_note("%d is a thread of process %d (%s): recording the process, every thread of it",
+		(int)pid, (int)tgid, comm);
+	return tgid;
+}
+
 static int parse_pid(const char *arg, pid_t *out)
 {
 	char *end;
@@ -251,6 +269,8 @@ static int cmd_record(int argc, char **argv)
 		free(specs);
 		return LP_EXIT_FAILURE;
 	}
+	if (o.mode == LP_MODE_ATTACH)
+		o.pid = process_of(o.pid);
 	err = lp_record(&o, &res);
 	free(specs);
 	switch (res.stage) {
@@ -342,7 +362,7 @@ static int cmd_list(int argc, char **argv)
 		}
 		return 0;
 	}
-	err = o.pid ? lp_list_pid(stdout, o.pid) : lp_list_file(stdout, o.path);
+	err = o.pid ? lp_list_pid(stdout, process_of(o.pid)) : lp_list_file(stdout, o.path);
 	if (fflush(stdout) && !err) {
 		lp_err("cannot write the list: %s", strerror(errno));
 		err = -EIO;

@@ -30,22 +30,32 @@ static int grow(struct lp_map *m)
 	return 0;
 }
 
+static struct lp_map_ent *slot(const struct lp_map *m, uint64_t a, uint32_t b)
+{
+	size_t j = ent_hash(a, b) & (m->cap - 1);
+
+	while (m->e[j].used && (m->e[j].a != a || m->e[j].b != b))
+		j = (j + 1) & (m->cap - 1);
+	return &m->e[j];
+}
+
 struct lp_map_ent *lp_map_find(struct lp_map *m, uint64_t a, uint32_t b, bool create)
 {
-	size_t j;
+	struct lp_map_ent *e = m->cap ? slot(m, a, b) : NULL;
 
-	if (create && (m->n + 1) * 2 > m->cap && grow(m))
-		return NULL;
-	if (!m->cap)
-		return NULL;
-	for (j = ent_hash(a, b) & (m->cap - 1); m->e[j].used; j = (j + 1) & (m->cap - 1))
-		if (m->e[j].a == a && m->e[j].b == b)
-			return &m->e[j];
+	if (e && e->used)
+		return e;
 	if (!create)
 		return NULL;
-	m->e[j] = (struct lp_map_ent){ .a = a, .b = b, .used = true };
+	/* Only an insertion may grow the table: finding a key never moves an entry. */
+	if ((m->n + 1) * 2 > m->cap) {
+		if (grow(m))
+			return NULL;
+		e = slot(m, a, b);
+	}
+	*e = (struct lp_map_ent){ .a = a, .b = b, .used = true };
 	m->n++;
-	return &m->e[j];
+	return e;
 }
 
 void lp_map_free(struct lp_map *m)

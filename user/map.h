@@ -22,7 +22,8 @@ struct lp_map {
 
 /*
  * The entry of key (a, b); with create, a new zeroed one when absent. NULL when
- * absent, or on ENOMEM. A pointer is valid until the next create.
+ * absent, or on ENOMEM. A pointer is valid until the next create that inserts
+ * (finding an existing key, with or without create, moves nothing).
  */
 struct lp_map_ent *lp_map_find(struct lp_map *m, uint64_t a, uint32_t b, bool create);
 void lp_map_free(struct lp_map *m);

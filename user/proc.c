@@ -83,14 +83,33 @@ int lp_proc_usage(pid_t pid, struct lp_proc_usage *u)
 	err = read_file(pid, "status", buf, sizeof(buf));
 	if (err)
 		return err;
-	u->peak_rss_kib = 0;
 	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
 		unsigned long long v;
 
-		if (sscanf(line, "VmHWM: %llu", &v) == 1)
+		if (sscanf(line, "VmHWM: %llu", &v) == 1) {
 			u->peak_rss_kib = v;
+			u->has_peak = true;
+		}
 	}
 	return 0;
+}
+
+int lp_proc_tgid(pid_t tid, pid_t *tgid)
+{
+	char buf[4096], *line;
+	int err = read_file(tid, "status", buf, sizeof(buf));
+
+	if (err)
+		return err;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		int v;
+
+		if (sscanf(line, "Tgid: %d", &v) == 1 && v > 0) {
+			*tgid = v;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 int lp_proc_thread_switches(pid_t pid,

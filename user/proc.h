@@ -10,7 +10,12 @@
 
 struct lp_proc_usage {
 	uint64_t user_ns, system_ns; /* the whole process, exited threads too (clock ticks) */
-	uint64_t peak_rss_kib;       /* VmHWM */
+	/*
+	 * VmHWM; kept as it was when the status has none (a zombie's: the
+	 * last sample before the exit holds), has_peak once one was read.
+	 */
+	uint64_t peak_rss_kib;
+	bool has_peak;
 };
 
 struct lp_proc_file {
@@ -22,6 +27,8 @@ struct lp_proc_file {
 /* 0 or -errno (-ESRCH: no such process). */
 int lp_proc_comm(pid_t pid, char *buf, size_t size);
 int lp_proc_ppid(pid_t pid, pid_t *ppid);
+/* The process (thread group) thread id tid belongs to: *tgid == tid for a process. */
+int lp_proc_tgid(pid_t tid, pid_t *tgid);
 int lp_proc_usage(pid_t pid, struct lp_proc_usage *u);
 /*
  * Calls fn with the context switches (voluntary, involuntary) of each live

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,7 @@ struct recorder {
 	struct rescan *rescan; /* processes that may map new files: attach to them */
 	size_t nrescan, rescan_cap;
 	bool stopping;   /* recording ends: paused processes only go on */
+	uint64_t end_ns; /* recording ended then (0: not yet) */
 	size_t privileged; /* processes that left at an exec that gains privileges */
 	struct lp_follow follow; /* pauses, files attached late */
 	const char *end_reason;
@@ -296,6 +298,12 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 	struct lp_report_process *p;
 	int err = 0;
 
+	/*
+	 * After the end, nothing happens: a process that exits then was alive
+	 * when recording ended, and its open spans end with the recording.
+	 */
+	if (r->end_ns && te->ts_ns >= r->end_ns)
+		return 0;
 	switch (te->what) {
 	case LP_TASK_FORK:
 		/* Spans open in the parent at fork are open in the child too. */
@@ -782,6 +790,20 @@ static int start_all(struct recorder *r, uint64_t *since)
 	return 0;
 }
 
+/*
+ * Whether the attached process has exited: its pidfd said so, or its exit
+ * record came first (the loop may end on it before polling the pidfd).
+ */
+static bool attached_exited(struct recorder *r, const struct loop *l)
+{
+	const struct lp_report_process *p = find_proc(r, (uint32_t)r->o->pid);
+	struct pollfd pfd = { .fd = l->root_pidfd, .events = POLLIN };
+
+	if (l->root_pidfd < 0 || (p && !p->alive))
+		return true;
+	return poll(&pfd, 1, 0) == 1;
+}
+
 /* What recording cost leanprofiler itself (the BPF programs' time is the targets'). */
 static void self_usage(struct lp_resources *res)
 {
@@ -815,6 +837,12 @@ static int write_outputs(struct recorder *r, struct lp_report *rep, struct lp_ou
 		rep->trace_path = NULL;
 		err = terr;
 	}
+	/*
+	 * Our own figures as late as they can be: after the probes are gone,
+	 * the ring drained and the trace written; only the summary is left.
+	 */
+	self_usage(&rep->self);
+	rep->finish_ns = now_ns() - rep->end_ns;
 	json = lp_report_summary_json(rep);
 	errno = 0;
 	if (!json || fputs(json, summary->f) < 0) {
@@ -862,6 +890,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	int err;
 	uint64_t since = 0, end_ns;
 	struct stat st;
+	bool left_running = false; /* the launched command runs on after the recording */
 
 	memset(res, 0, sizeof(*res));
 	res->stage = LP_STAGE_SETUP;
@@ -982,8 +1011,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		lp_err("cannot start recording: %s", strerror(-err));
 		goto cleanup;
 	}
-	if (o->duration_ns)
+	if (o->duration_ns) {
 		l.deadline_ns = since + o->duration_ns;
+		lp_session_stop_at(r.s, l.deadline_ns);
+	}
 
 	if (!o->summary_only) {
 		err = open_output(&outdir, &user, NULL, &r.trace, "leanprofiler-trace.json", r.st,
@@ -1016,10 +1047,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	err = run_loop(&r, &l);
 	if (err)
 		lp_err("recording failed: %s; writing what was recorded", strerror(-err));
-	if (o->mode == LP_MODE_ATTACH && l.root_pidfd >= 0)
+	if (o->mode == LP_MODE_ATTACH && !attached_exited(&r, &l))
 		lp_usage_sample(&l.usage, now_ns(), true);
 	/* Stop first: nothing is recorded from end_ns on; then let the targets go. */
-	end_ns = lp_session_stop(r.s);
+	end_ns = r.end_ns = lp_session_stop(r.s);
 	/* Before waiting for anything: a process paused for a new file goes on. */
 	release_paused(&r);
 	lp_session_consume(r.s);
@@ -1031,6 +1062,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		/* Stopped by a second signal: the command is not ours to end. */
 		lp_warn("stopped recording on signal %d; %s (PID %d) keeps running",
 			l.signo, o->argv[0], (int)c.pid);
+		/* Its figures so far: wait4() has none for a process that runs on. */
+		if (lp_usage_running(c.pid, &rep.res))
+			rep.res = (struct lp_resources){ 0 };
+		left_running = true;
 		c.reaped = true; /* not waited for: leave it be */
 		c.status = (128 + l.signo) << 8;
 	} else if (l.child && !c.reaped) {
@@ -1067,10 +1102,10 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.threads = threads;
 	rep.ngroups = lp_stats_sorted(r.stats, &groups);
 	rep.groups = groups;
-	if (l.child)
+	if (l.child && !left_running)
 		lp_usage_from_rusage(&c.ru, &rep.res);
 	else if (o->mode == LP_MODE_ATTACH)
-		lp_usage_report(&l.usage, l.root_pidfd < 0, &rep.res);
+		lp_usage_report(&l.usage, attached_exited(&r, &l), &rep.res);
 	ds = lp_decoder_stats(r.dec);
 	rep.malformed = ds->malformed;
 	rep.truncated = ds->truncated;
@@ -1080,7 +1115,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.counter_name = o->counter_name;
 	rep.argv = o->mode == LP_MODE_LAUNCH ? o->argv : NULL;
 	rep.pid = o->mode == LP_MODE_LAUNCH ? c.pid : o->mode == LP_MODE_ATTACH ? o->pid : 0;
-	rep.exit_status = l.child ? res->exit_code : -1;
+	/* leanprofiler exits 128+N then (README), but the command has no status yet. */
+	rep.exit_status = l.child && !left_running ? res->exit_code : -1;
 	rep.buffer_bytes = o->buffer_bytes;
 	rep.base_ns = since;
 	rep.end_ns = end_ns;
@@ -1094,7 +1130,6 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.pairs = o->nspecs ? lp_pairs_stats(r.pairs) : NULL;
 	rep.summary_path = summary_path;
 	rep.follow = r.follow;
-	self_usage(&rep.self);
 	rep.show_self = lp_verbose;
 	if (r.err) {
 		err = r.err;

@@ -46,6 +46,17 @@ static size_t approximate_rows(const struct lp_report *r)
 	return n;
 }
 
+/* What the table's resource figures cover, when it is not the whole launched command. */
+static const char *resources_scope(const struct lp_report *r)
+{
+	if (r->mode && !strcmp(r->mode, "attach"))
+		return r->res.exited ? " (attached PID, until its exit)"
+				     : " (attached PID, during recording)";
+	if (r->mode && !strcmp(r->mode, "launch") && r->exit_status < 0)
+		return " (command still running: so far, its children not counted)";
+	return "";
+}
+
 void lp_report_table(FILE *out, const struct lp_report *r)
 {
 	const struct lp_nest_totals *t = r->totals;
@@ -58,15 +69,17 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 		t->threads, a);
 	fprintf(out, "recorded thread time %s, %" PRIu64 " %s\n", b, t->counter_total,
 		r->counter_name);
-	if (r->res.valid)
+	if (r->res.valid) {
+		if (r->res.has_peak_rss)
+			snprintf(c, sizeof(c), "%" PRIu64 " KiB", r->res.peak_rss_kib);
+		else
+			snprintf(c, sizeof(c), "not measured");
 		fprintf(out,
 			"Process resources%s: user CPU %" PRIu64 " ms, system CPU %" PRIu64
-			" ms, peak RSS %" PRIu64 " KiB, context switches %" PRIu64 "\n",
-			r->mode && !strcmp(r->mode, "attach") ? " (attached PID, during recording)"
-							       : "",
-			r->res.user_ns / 1000000, r->res.system_ns / 1000000, r->res.peak_rss_kib,
+			" ms, peak RSS %s, context switches %" PRIu64 "\n",
+			resources_scope(r), r->res.user_ns / 1000000, r->res.system_ns / 1000000, c,
 			r->res.voluntary_switches + r->res.involuntary_switches);
-	else
+	} else
 		fprintf(out, "Process resources: not measured for %s\n",
 			r->mode && !strcmp(r->mode, "all-processes") ? "--all-processes"
 								    : "this recording");
@@ -264,7 +277,10 @@ char *lp_report_summary_json(const struct lp_report *r)
 		json_object_object_add(o, "scope", json_object_new_string(r->res.scope));
 		add_u64(o, "user_cpu_ns", r->res.user_ns);
 		add_u64(o, "system_cpu_ns", r->res.system_ns);
-		add_u64(o, "peak_rss_kib", r->res.peak_rss_kib);
+		if (r->res.has_peak_rss)
+			add_u64(o, "peak_rss_kib", r->res.peak_rss_kib);
+		else
+			json_object_object_add(o, "peak_rss_kib", NULL);
 		add_u64(o, "voluntary_context_switches", r->res.voluntary_switches);
 		add_u64(o, "involuntary_context_switches", r->res.involuntary_switches);
 	}
@@ -276,6 +292,7 @@ char *lp_report_summary_json(const struct lp_report *r)
 		add_u64(o, "user_cpu_ns", r->self.user_ns);
 		add_u64(o, "system_cpu_ns", r->self.system_ns);
 		add_u64(o, "peak_rss_kib", r->self.peak_rss_kib);
+		add_u64(o, "end_to_figures_ns", r->finish_ns);
 	}
 	if (r->bpf_runs) {
 		add_u64(o, "bpf_program_runs", r->bpf_runs);

@@ -21,8 +21,10 @@
 struct lp_resources {
 	bool valid;
 	const char *scope; /* what the figures cover */
+	bool exited;       /* attached: the process exited during the recording */
 	uint64_t user_ns, system_ns;
 	uint64_t peak_rss_kib;
+	bool has_peak_rss; /* false: peak_rss_kib was not measured (shown as such, never 0) */
 	uint64_t voluntary_switches, involuntary_switches;
 };
 
@@ -63,7 +65,8 @@ struct lp_report {
 	const struct lp_report_thread *threads;
 	size_t nthreads;
 	struct lp_resources res;
-	struct lp_resources self; /* leanprofiler's own, while recording and writing */
+	struct lp_resources self; /* leanprofiler's own, up to the summary's writing */
+	uint64_t finish_ns;       /* from the end of recording to then: detach, drain, trace */
 	bool show_self;           /* also in the table (-v); always in the summary */
 	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
 	struct lp_follow follow;

@@ -31,6 +31,7 @@ struct lp_session {
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
 	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
+	uint64_t stop_ns;     /* the stop stored in the kernel half, 0: none yet */
 	size_t kept_fds;      /* files kept open for their texts (keep_fd) */
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
@@ -557,19 +558,37 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 	return 0;
 }
 
+static void store_stop(struct lp_session *s, uint64_t at)
+{
+	/* One 8-byte store: the BPF side sees either the old value or this. */
+	__atomic_store_n(&s->skel->bss->lp_stop_ns, at, __ATOMIC_SEQ_CST);
+	s->stop_ns = at;
+}
+
+void lp_session_stop_at(struct lp_session *s, uint64_t at)
+{
+	store_stop(s, at);
+}
+
 uint64_t lp_session_stop(struct lp_session *s)
 {
-	uint64_t at;
+	uint64_t at, planned = s->stop_ns;
 
 	/*
-	 * One 8-byte store: the BPF side sees either the old value or this. It
-	 * must land before the moment it names, or an event after that moment
-	 * (this process preempted between the two lines) would be recorded: if
-	 * it did not, it is stored again, further ahead.
+	 * The stop must land before the moment it names, or an event after that
+	 * moment (this process preempted between the two lines) would be
+	 * recorded: if it did not, it is stored again, further ahead. A stop
+	 * planned earlier (--duration) stands: the kernel half ended there,
+	 * however late we come.
 	 */
 	do {
 		at = mono_ns() + LP_GATE_AHEAD_NS;
-		__atomic_store_n(&s->skel->bss->lp_stop_ns, at, __ATOMIC_SEQ_CST);
+		if (planned && at >= planned) {
+			at = planned;
+			store_stop(s, at);
+			break;
+		}
+		store_stop(s, at);
 	} while (mono_ns() >= at);
 	wait_until(at);
 	return at;

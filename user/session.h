@@ -71,6 +71,12 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
  * recorded (the probes still fire until detached). Returns once it has passed.
  */
 uint64_t lp_session_stop(struct lp_session *s);
+/*
+ * Recording will end at at, a moment in the future (--duration): the kernel
+ * half stops there by itself, however late lp_session_stop() comes; that
+ * returns at then.
+ */
+void lp_session_stop_at(struct lp_session *s, uint64_t at);
 /* Records process pid (all its threads, and the children it forks from now on). */
 int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns);
 /*

@@ -56,9 +56,11 @@ void lp_usage_report(const struct lp_usage *u, bool exited, struct lp_resources 
 	res->scope = exited ? "attached process, over the recording window until its exit "
 			      "(/proc, last sample before the exit)"
 			    : "attached process, over the recording window (/proc deltas)";
+	res->exited = exited;
 	res->user_ns = delta(u->last.user_ns, u->first.user_ns);
 	res->system_ns = delta(u->last.system_ns, u->first.system_ns);
 	res->peak_rss_kib = u->last.peak_rss_kib;
+	res->has_peak_rss = u->last.has_peak;
 	/* Threads alive at the start count from their value then; later ones from 0. */
 	res->voluntary_switches = res->involuntary_switches = 0;
 	for (size_t i = 0; i < u->sw_last.cap; i++) {
@@ -71,6 +73,35 @@ void lp_usage_report(const struct lp_usage *u, bool exited, struct lp_resources 
 		res->voluntary_switches += delta(e->v1, b ? b->v1 : 0);
 		res->involuntary_switches += delta(e->v2, b ? b->v2 : 0);
 	}
+}
+
+static void add_switches(void *ctx, pid_t tid, uint64_t vol, uint64_t invol)
+{
+	struct lp_resources *res = ctx;
+
+	res->voluntary_switches += vol;
+	res->involuntary_switches += invol;
+}
+
+int lp_usage_running(pid_t pid, struct lp_resources *res)
+{
+	struct lp_proc_usage u = { 0 };
+	int err = lp_proc_usage(pid, &u);
+
+	if (err)
+		return err;
+	*res = (struct lp_resources){
+		.valid = true,
+		.scope = "launched command, still running at the end (/proc: the process alone, "
+			 "not its children)",
+		.user_ns = u.user_ns,
+		.system_ns = u.system_ns,
+		.peak_rss_kib = u.peak_rss_kib,
+		.has_peak_rss = u.has_peak,
+	};
+	/* Threads that exited are not counted: said by the scope's "/proc". */
+	lp_proc_thread_switches(pid, add_switches, res);
+	return 0;
 }
 
 void lp_usage_free(struct lp_usage *u)
@@ -88,6 +119,7 @@ void lp_usage_from_rusage(const struct rusage *ru, struct lp_resources *res)
 	res->system_ns = (uint64_t)ru->ru_stime.tv_sec * 1000000000ULL +
 			 (uint64_t)ru->ru_stime.tv_usec * 1000ULL;
 	res->peak_rss_kib = (uint64_t)ru->ru_maxrss;
+	res->has_peak_rss = true;
 	res->voluntary_switches = (uint64_t)ru->ru_nvcsw;
 	res->involuntary_switches = (uint64_t)ru->ru_nivcsw;
 }

@@ -33,6 +33,11 @@ void lp_usage_sample(struct lp_usage *u, uint64_t now_ns, bool force);
 /* The deltas between the first and the latest sample; exited: the process is gone. */
 void lp_usage_report(const struct lp_usage *u, bool exited, struct lp_resources *res);
 void lp_usage_free(struct lp_usage *u);
+/*
+ * A launched command that runs on after the recording (stopped by a second
+ * signal): its figures so far, from /proc. 0 or -errno (it is gone).
+ */
+int lp_usage_running(pid_t pid, struct lp_resources *res);
 /* A launched command's figures, from wait4(). */
 void lp_usage_from_rusage(const struct rusage *ru, struct lp_resources *res);
 

@@ -19,6 +19,9 @@
  *           (record.c announces launched / attached processes this way)
  *     op 2  the last record again, arg times; an event's seq and ts_ns go up by
  *           1 each time (deep nesting, many calls)
+ *     op 3  the last record again from arg threads (its tid, tid + 1, ...), then
+ *           from the same threads again, the first then the last down (tables
+ *           grow while known threads come back)
  *     other ops are ignored.
  * At most MAX_DECODES records are decoded per input, repeats included, to
  * keep runs fast.
@@ -478,6 +481,19 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 				}
 				decode_one(f, last, last_size);
 			}
+		} else if (op == 3 && last && last_size >= sizeof(struct lp_rec_hdr)) {
+			/*
+			 * The last record from arg threads in turn, twice: the
+			 * thread tables grow while known threads keep coming.
+			 */
+			struct lp_rec_hdr *h = (struct lp_rec_hdr *)last;
+			uint32_t tid0 = h->tid;
+
+			for (unsigned i = 0; i < 2 * arg && budget; i++, budget--) {
+				h->tid = tid0 + (i < arg ? i : (2 * arg - i) % arg);
+				decode_one(f, last, last_size);
+			}
+			h->tid = tid0;
 		}
 	}
 	free(last);

@@ -92,6 +92,10 @@ def repeat(times):
     return struct.pack('<H', 0x8002 | (times << 4))
 
 
+def threads(count):
+    return struct.pack('<H', 0x8003 | (count << 4))
+
+
 def decode_seeds():
     s = {}
     lit = NAME_LIT | META_LIT
@@ -299,6 +303,19 @@ def decode_seeds():
         usdt(130, 0x10000078, 0, 200, 1, args=(2,)),
         usdt(130, 0x10000078, 1, 300, 1, exit=True, args=(2,)),
         usdt(130, 0x78, 71, 400, 1, exit=True, args=(1,)),
+    ])
+    # 64 threads at once, then the same ones again: the thread tables grow while known
+    # threads keep coming (the decoder once kept pointers into a table it had grown).
+    s['many_threads'] = b''.join([
+        process(10, 900, False),
+        event(ENTER, 10, 1000, 0, 1000, name_text=b'w', flags=NO_META),
+        threads(64),
+        event(EXIT, 10, 1000, 1, 2000, name_text=b'w'),
+        threads(64),
+        # A thread exits, another gets its id and counts from 0 again.
+        task(TEXIT, 10, 1001, 3000),
+        event(ENTER, 10, 1001, 0, 4000, name_text=b'w', flags=NO_META),
+        threads(64),
     ])
     return s
 

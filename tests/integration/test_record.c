@@ -726,6 +726,20 @@ static void test_second_signal_stops_recording(void **state)
 	assert_string_equal(json_object_get_string(get(get(sum, "recording"), "end_reason")),
 			    "signal");
 	assert_true(json_object_get_int64(get(find_row(sum, "stubborn.tick", ""), "calls")) >= 1);
+	/*
+	 * The command has no exit status yet (leanprofiler's own is 128+N), and
+	 * its figures so far come from /proc: none of them a made-up 0.
+	 */
+	assert_int_equal(json_object_get_int(get(sum, "exit_status")), -1);
+	assert_true(json_object_get_boolean(
+		get(json_object_array_get_idx(get(sum, "processes"), 0), "alive_at_end")));
+	{
+		json_object *res = get(sum, "resources");
+
+		assert_true(json_object_get_boolean(get(res, "available")));
+		assert_non_null(strstr(json_object_get_string(get(res, "scope")), "still running"));
+		assert_true(json_object_get_int64(get(res, "peak_rss_kib")) > 100);
+	}
 	json_object_put(sum);
 	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 }

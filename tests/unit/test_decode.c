@@ -557,6 +557,78 @@ static void test_seq_wraparound(void **state)
 		assert_int_equal(fx->ev[i].lost_before, 0);
 }
 
+/*
+ * Threads that fill the thread table to the size where the next insertion
+ * grows it (a power of two: half its capacity), their events interleaved.
+ */
+static void test_many_threads_interleaved(void **state)
+{
+	struct fx *fx = *state;
+
+	for (uint32_t round = 0; round < 4; round++) {
+		for (uint32_t i = 0; i < 256; i++) {
+			/* Odd rounds: 0, then 255 down: a cache miss first, then hits. */
+			uint32_t t = round % 2 ? (256 - i) % 256 : i;
+
+			fx->nev = 0;
+			send_event(fx, &(struct evspec){ .type = round % 2 ? LP_REC_EXIT : LP_REC_ENTER,
+							 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META,
+							 .tid = 1000 + t, .seq = round, .name = 1,
+							 .name_len = 1, .text = "x", .text_len = 1 });
+			assert_int_equal(fx->nev, 1);
+			assert_int_equal(fx->ev[0].tid, 1000 + t);
+			assert_int_equal(fx->ev[0].lost_before, 0);
+		}
+	}
+}
+
+static void send_exit_task(struct fx *fx, uint32_t pid, uint32_t tid)
+{
+	struct lp_rec_task *r = (struct lp_rec_task *)fx->rec;
+
+	memset(fx->rec, 0, sizeof(fx->rec));
+	r->h.type = LP_REC_TASK;
+	r->h.pid = pid;
+	r->h.tid = tid;
+	r->what = LP_TASK_EXIT;
+	assert_int_equal(lp_decode(fx->d, r, sizeof(*r)), 0);
+}
+
+static uint32_t lost_before(struct fx *fx, uint32_t seq)
+{
+	fx->nev = 0;
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .seq = seq,
+					 .name = 1, .name_len = 1, .text = "x", .text_len = 1 });
+	assert_int_equal(fx->nev, 1);
+	return fx->ev[0].lost_before;
+}
+
+/*
+ * A thread exits, a new one gets its id and counts from 0: nothing is lost,
+ * whether its first record or the old one's exit record arrived or not.
+ */
+static void test_thread_id_reused(void **state)
+{
+	struct fx *fx = *state;
+
+	for (uint32_t seq = 0; seq < 5; seq++)
+		assert_int_equal(lost_before(fx, seq), 0);
+	send_exit_task(fx, PID, TID);
+	assert_int_equal(lost_before(fx, 0), 0);
+	assert_int_equal(lost_before(fx, 1), 0);
+	/* Its exit record lost: the next thread's seq 0 still begins a count. */
+	assert_int_equal(lost_before(fx, 0), 0);
+	assert_int_equal(lost_before(fx, 1), 0);
+	/* Exit record, then the new thread's first record lost: that one loss only. */
+	send_exit_task(fx, PID, TID);
+	assert_int_equal(lost_before(fx, 1), 1);
+	assert_int_equal(lost_before(fx, 2), 0);
+	/* Another thread's exit changes nothing here. */
+	send_exit_task(fx, PID, TID + 1);
+	assert_int_equal(lost_before(fx, 4), 1);
+}
+
 static void test_thread_record(void **state)
 {
 	struct fx *fx = *state;
@@ -914,6 +986,8 @@ int main(void)
 		T(test_malformed_records),
 		T(test_seq_gaps),
 		T(test_seq_wraparound),
+		T(test_many_threads_interleaved),
+		T(test_thread_id_reused),
 		T(test_thread_record),
 		cmocka_unit_test_setup_teardown(test_literal_new_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libs_paused, setup_libs, teardown),
