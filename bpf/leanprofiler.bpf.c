@@ -34,6 +34,9 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile __u64 all_dev = 0;
 const volatile __u64 all_ino = 0;
 
+/* The format of the records this object sends: user space checks it is its own. */
+const volatile __u32 lp_wire_version = LP_WIRE_VERSION;
+
 /* Set by user space when recording ends: nothing from this time on is recorded. */
 __u64 lp_stop_ns = 0;
 /* The last process image number handed out (struct lp_target.gen). */
@@ -91,9 +94,8 @@ struct {
  */
 #define LIT_CACHE 16
 
-#define EVENT_MAX_SIZE LP_REC_MAX_SIZE
-#define USDT_MAX_SIZE LP_USDT_REC_MAX_SIZE
-#define SCRATCH_SIZE (EVENT_MAX_SIZE > USDT_MAX_SIZE ? EVENT_MAX_SIZE : USDT_MAX_SIZE)
+#define SCRATCH_SIZE \
+	(LP_REC_MAX_SIZE > LP_USDT_REC_MAX_SIZE ? LP_REC_MAX_SIZE : LP_USDT_REC_MAX_SIZE)
 
 struct lp_task {
 	__u32 seq;
@@ -154,7 +156,6 @@ struct {
 
 #define LP_USDT_ARGS_POW2 16 /* a power of two above LP_USDT_ARGS, to bound indexes */
 
-#define EFAULT_ 14 /* the -errno of a read of an unmapped or absent page */
 #define VM_WRITE_ 0x2ULL /* vm_area_struct.vm_flags */
 #define SIGSTOP_ 19
 
@@ -283,7 +284,7 @@ static __always_inline int intern(struct lp_task *st, struct task_struct *task, 
 	r->len = n > 0 ? n - 1 : n;
 	r->pad[0] = r->pad[1] = r->pad[2] = 0;
 	r->file_dev = r->file_ino = r->file_off = 0;
-	if (n == -EFAULT_)
+	if (n == -EFAULT)
 		text_in_file(task, addr, r);
 	size = sizeof(*r) + (n > 1 ? n - 1 : 0);
 	if (size > sizeof(*r) + LP_META_BUF)
@@ -478,7 +479,7 @@ static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr
 	}
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
-	r->len = -EFAULT_;
+	r->len = -EFAULT;
 	r->pad[0] = r->pad[1] = r->pad[2] = 0;
 	if (!text_in_file(task, addr, r)) {
 		bpf_ringbuf_discard(r, 0);
@@ -510,7 +511,8 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u16 flags = (marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL | LP_EV_HAS_COUNTER)) |
-		      (((marker_flags >> 8) & 0xf) << LP_EV_ABI_SHIFT);
+		      (((marker_flags >> LP_MARKER_ABI_BITS_SHIFT) & LP_MARKER_ABI_BITS_MASK)
+		       << LP_EV_ABI_SHIFT);
 	struct lp_rec_event *e;
 	struct lp_task *st;
 	bool slow = false;
@@ -568,8 +570,8 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		long n;
 
 		if (flags & LP_EV_NAME_INLINE) {
-			n = name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)name) : -EFAULT_;
-			if (n == -EFAULT_ && runtime_in_file(task, name, 0, pid, tid, seq)) {
+			n = name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)name) : -EFAULT;
+			if (n == -EFAULT && runtime_in_file(task, name, 0, pid, tid, seq)) {
 				flags &= ~LP_EV_NAME_INLINE;
 				n = 0;
 			}
@@ -580,7 +582,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		}
 		if (flags & LP_EV_META_INLINE) {
 			n = bpf_probe_read_user_str(text + nlen, LP_META_BUF, (void *)meta);
-			if (n == -EFAULT_ && runtime_in_file(task, meta, 1, pid, tid, seq)) {
+			if (n == -EFAULT && runtime_in_file(task, meta, 1, pid, tid, seq)) {
 				flags &= ~LP_EV_META_INLINE;
 				n = 0;
 			}
@@ -707,7 +709,7 @@ int lp_usdt(struct pt_regs *ctx)
 			continue;
 		addr = r->args[a];
 		if (ds->deref && bpf_probe_read_user(&addr, sizeof(addr), (void *)(addr + ds->off))) {
-			r->str_len[i] = -EFAULT_;
+			r->str_len[i] = -EFAULT;
 			continue;
 		}
 		if (off > (LP_USDT_STR_SLOTS - 1) * LP_USDT_STR_BUF)
@@ -732,7 +734,7 @@ int lp_usdt(struct pt_regs *ctx)
 		}
 	}
 	size = sizeof(*r) + off;
-	if (size > USDT_MAX_SIZE)
+	if (size > LP_USDT_REC_MAX_SIZE)
 		return 0; /* cannot happen; bounds the size for the verifier */
 	if (bpf_ringbuf_output(&rb, st->buf, size, submit_flags()))
 		count_lost(type, pid, tid);

@@ -7,7 +7,20 @@
 #ifndef LP_WIRE_H
 #define LP_WIRE_H
 
+/*
+ * The format's version: the kernel half carries it (lp_wire_version in its
+ * .rodata) and user space refuses a BPF object of another one.
+ */
 #define LP_WIRE_VERSION 1
+
+/*
+ * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
+ * the version a marker passes in bits 8-11 of its flags. Repeated here, not
+ * included (that header emits probe code); tests/unit/test_wire.c checks both agree.
+ */
+#define LP_MARKER_ABI_VERSION 1u
+#define LP_MARKER_ABI_BITS_SHIFT 8
+#define LP_MARKER_ABI_BITS_MASK 0xfu
 
 /*
  * Limits on strings read from the target. Longer text is cut to the limit and
@@ -259,5 +272,32 @@ struct lp_rec_usdt {
 
 #define LP_REC_MAX_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
 #define LP_USDT_REC_MAX_SIZE (sizeof(struct lp_rec_usdt) + LP_USDT_STR_SLOTS * LP_USDT_STR_BUF)
+
+/*
+ * The layout both compilers must agree on (clang for BPF, gcc for user
+ * space): checked in each, so a field that moves in one fails the build.
+ */
+#define LP_WIRE_CHECK(what, cond) _Static_assert(cond, "wire.h: " what)
+LP_WIRE_CHECK("header size", sizeof(struct lp_rec_hdr) == 16);
+LP_WIRE_CHECK("event size", sizeof(struct lp_rec_event) == 56);
+LP_WIRE_CHECK("event ts_ns offset", __builtin_offsetof(struct lp_rec_event, ts_ns) == 16);
+LP_WIRE_CHECK("event name_len offset", __builtin_offsetof(struct lp_rec_event, name_len) == 50);
+LP_WIRE_CHECK("event file offset", __builtin_offsetof(struct lp_rec_event, file) == 54);
+LP_WIRE_CHECK("string size", sizeof(struct lp_rec_string) == 56);
+LP_WIRE_CHECK("string file_dev offset", __builtin_offsetof(struct lp_rec_string, file_dev) == 32);
+LP_WIRE_CHECK("thread size", sizeof(struct lp_rec_thread) == 48);
+LP_WIRE_CHECK("task size", sizeof(struct lp_rec_task) == 48);
+LP_WIRE_CHECK("libs size", sizeof(struct lp_rec_libs) == 24);
+LP_WIRE_CHECK("usdt args offset", __builtin_offsetof(struct lp_rec_usdt, args) == 32);
+LP_WIRE_CHECK("usdt size", sizeof(struct lp_rec_usdt) == 136);
+LP_WIRE_CHECK("target size", sizeof(struct lp_target) == 24);
+LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
+LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
+LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
+/* Records are 8-byte aligned in the ring buffer, and the text after them starts right there. */
+LP_WIRE_CHECK("event alignment", sizeof(struct lp_rec_event) % 8 == 0);
+LP_WIRE_CHECK("usdt alignment", sizeof(struct lp_rec_usdt) % 8 == 0);
+LP_WIRE_CHECK("name length fits", LP_NAME_BUF < 32767 && LP_META_BUF < 32767);
+LP_WIRE_CHECK("record fits the u16 length", LP_REC_MAX_SIZE < 0x8000);
 
 #endif /* LP_WIRE_H */

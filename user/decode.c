@@ -251,7 +251,7 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 		d->stats.enters++;
 	else
 		d->stats.exits++;
-	if (LP_EV_ABI(r->h.flags) != 1)
+	if (LP_EV_ABI(r->h.flags) != LP_MARKER_ABI_VERSION)
 		d->stats.abi_mismatch++;
 	if (r->file < LP_MAX_FILES)
 		ev.file_since_ns = d->file_since[r->file];

@@ -109,9 +109,19 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 		lp_err("failed to open the BPF programs: %s", strerror(-err));
 		goto fail;
 	}
-	err = bpf_map__set_max_entries(s->skel->maps.rb, (__u32)o->buffer_bytes);
-	if (err)
+	if (s->skel->rodata->lp_wire_version != LP_WIRE_VERSION) {
+		err = -EPROTO;
+		lp_err("the BPF programs send records of format %u, this build reads format %u: "
+		       "rebuild leanprofiler (make clean all)",
+		       s->skel->rodata->lp_wire_version, LP_WIRE_VERSION);
 		goto fail;
+	}
+	err = bpf_map__set_max_entries(s->skel->maps.rb, (__u32)o->buffer_bytes);
+	if (err) {
+		lp_err("cannot size the ring buffer to %zu bytes: %s", o->buffer_bytes,
+		       strerror(-err));
+		goto fail;
+	}
 	/* Wake the consumer early only when a burst fills 1/8 of the buffer. */
 	s->skel->rodata->wakeup_bytes = o->buffer_bytes / 8 < (1u << 20) ? o->buffer_bytes / 8
 									 : (1u << 20);
