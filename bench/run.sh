@@ -3,6 +3,7 @@
 # machine is shared and noisy: only ratios measured side by side mean anything).
 # Usage: bench/run.sh [BUILD_DIR]   ROUNDS=N (default 5)   SPANS=N (default 200000)
 #        CAPACITY_SPANS=N (per thread, default 1000000)   MEMORY_SPANS="1000000 10000000"
+#        CARDINALITY="10000 100000 1000000"   METALEN=N (row 9, bench/cardinality.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -204,6 +205,12 @@ frow "dlopen + dlclose, marked library" marked
 frow "dlopen + dlclose, marked library new each time" new
 frow "fork + exec + wait, program without markers" exec_plain
 frow "fork + exec + wait, marked program" exec_marked
+
+# ---------------------------------------------------------------------------------------
+# 9. High-cardinality metadata: memory, summary and exit time when every span has metadata of
+# its own (bench/cardinality.sh; CARDINALITY, METALEN).
+echo
+bench/cardinality.sh "$build"
 
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

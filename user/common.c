@@ -69,6 +69,22 @@ void lp_info(const char *fmt, ...)
 	va_end(ap);
 }
 
+int lp_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull() would take spaces, a sign (and negate), "0x"... */
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 void *lp_grow(void *ptr, size_t *cap, size_t need, size_t elem)
 {
 	size_t n = *cap ? *cap : 16;

@@ -17,6 +17,9 @@ void lp_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void lp_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern int lp_verbose;
 
+/* A decimal number from min to max and nothing else (no sign, space or suffix): 0 or -EINVAL. */
+int lp_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
 /* Allocation that cannot fail silently: NULL and errno=ENOMEM on failure. */
 void *lp_grow(void *ptr, size_t *cap, size_t need, size_t elem);
 

@@ -2,6 +2,8 @@
 #include "jsonw.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -130,6 +132,10 @@ static void sep(struct jw *w)
 	if (!w->first[w->depth])
 		putch(w, ',');
 	w->first[w->depth] = false;
+	if (w->brk) {
+		w->brk = false;
+		putch(w, '\n');
+	}
 }
 
 static void open_(struct jw *w, char c)
@@ -148,6 +154,10 @@ static void close_(struct jw *w, char c)
 {
 	if (w->depth > 0)
 		w->depth--;
+	if (w->brk) {
+		w->brk = false;
+		putch(w, '\n');
+	}
 	putch(w, c);
 	done(w);
 }
@@ -333,6 +343,33 @@ void jw_bool(struct jw *w, bool v)
 	done(w);
 }
 
+void jw_null(struct jw *w)
+{
+	sep(w);
+	out(w, "null", 4);
+	done(w);
+}
+
+void jw_double(struct jw *w, double v)
+{
+	char *p;
+	int n;
+
+	if (!isfinite(v)) {
+		jw_null(w);
+		return;
+	}
+	sep(w);
+	p = room(w, 32); /* "%.17g" is at most 24 bytes ("-1.2345678901234567e-308") */
+	n = snprintf(p, 32, "%.17g", v);
+	if (!memchr(p, '.', (size_t)n) && !memchr(p, 'e', (size_t)n)) {
+		memcpy(p + n, ".0", 2);
+		n += 2;
+	}
+	w->len += (size_t)n;
+	done(w);
+}
+
 void jw_usec(struct jw *w, uint64_t ns)
 {
 	sep(w);
@@ -344,6 +381,11 @@ void jw_newline(struct jw *w)
 {
 	putch(w, '\n');
 	done(w);
+}
+
+void jw_break(struct jw *w)
+{
+	w->brk = true;
 }
 
 void jw_raw_value(struct jw *w, const char *json, size_t len)

@@ -36,6 +36,7 @@ struct jw {
 	int depth;
 	bool first[JW_MAX_DEPTH];
 	bool after_key;
+	bool brk; /* jw_break() is pending */
 	int err; /* first error, -errno */
 	char small[2 * JW_ROOM_MAX];
 };
@@ -62,9 +63,21 @@ void jw_cstr(struct jw *w, const char *s);
 void jw_u64(struct jw *w, uint64_t v);
 void jw_i64(struct jw *w, int64_t v);
 void jw_bool(struct jw *w, bool v);
+void jw_null(struct jw *w);
+/*
+ * As json-c writes a double: "%.17g", with ".0" when that reads as an
+ * integer (the summary's figures keep their text across writers). NaN and
+ * infinities, which JSON has not, as null.
+ */
+void jw_double(struct jw *w, double v);
 /* ns as microseconds with exactly three decimals: exact, no floating point. */
 void jw_usec(struct jw *w, uint64_t ns);
 void jw_newline(struct jw *w);
+/*
+ * The next member or element of the current object or array starts a line
+ * of its own, after its comma; with none, the closing bracket does.
+ */
+void jw_break(struct jw *w);
 int jw_error(const struct jw *w);
 
 /*

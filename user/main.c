@@ -15,7 +15,9 @@
 #include "presets.h"
 #include "proc.h"
 #include "record.h"
+#include "report.h"
 #include "session.h"
+#include "stats.h"
 
 /* Exit codes of leanprofiler's own failures, as env(1) and timeout(1) use them. */
 #define LP_EXIT_FAILURE 125  /* leanprofiler itself failed (options, BPF, output) */
@@ -50,7 +52,7 @@ static const char record_doc[] =
 	"  sudo leanprofiler record --span 'python:gc__start,gc__done,meta=gen={arg0}' -p 1234\n";
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
-       OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET };
+       OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -68,6 +70,11 @@ static const struct argp_option record_options[] = {
 	  "Write no trace, only the table and the summary: memory stays bounded however many "
 	  "spans (P95 past 65536 calls of a row from a histogram, within 0.4%)",
 	  0 },
+	{ "max-groups", OPT_MAX_GROUPS, "N", 0,
+	  "Rows of their own (a span name with its metadata) at most; the spans of later ones "
+	  "are folded into overflow rows, per name (default: 10000)", 0 },
+	{ "rows", OPT_ROWS, "N|all", 0,
+	  "Rows the table shows, the first by self time (default: 40); the summary has all", 0 },
 	{ "span", OPT_SPAN, "SPEC", 0,
 	  "Also make spans from a pair of USDT probes: 'PROVIDER:ENTRY,PROVIDER:EXIT[,name=..]"
 	  "[,meta=..][,key=argN]' (README: Spans from any USDT probes); repeatable", 0 },
@@ -156,6 +163,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct lp_record_opts *o = state->input;
 	size_t size = 0;
+	uint64_t count;
 
 	switch (key) {
 	case 'o':
@@ -183,6 +191,20 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SUMMARY_ONLY:
 		o->summary_only = true;
+		break;
+	case OPT_MAX_GROUPS:
+		if (lp_parse_count(arg, 1, LP_GROUPS_MAX_LIMIT, &count))
+			usage_error(state, "invalid --max-groups '%s': a number from 1 to %d", arg,
+				    LP_GROUPS_MAX_LIMIT);
+		o->max_groups = (size_t)count;
+		break;
+	case OPT_ROWS:
+		if (!strcmp(arg, "all"))
+			o->table_rows = 0;
+		else if (lp_parse_count(arg, 1, SIZE_MAX, &count))
+			usage_error(state, "invalid --rows '%s': a number from 1, or all", arg);
+		else
+			o->table_rows = (size_t)count;
 		break;
 	case OPT_SPAN:
 		add_spec(state, o, (struct lp_spec *)o->specs, arg, NULL);
@@ -254,6 +276,8 @@ static int cmd_record(int argc, char **argv)
 		.out_dir = "build",
 		.buffer_bytes = LP_BUFFER_DEFAULT,
 		.counter_name = "Lean heartbeats",
+		.max_groups = LP_GROUPS_MAX,
+		.table_rows = LP_TABLE_ROWS_DEFAULT,
 	};
 	struct lp_record_result res;
 	struct lp_spec *specs = calloc(LP_SPEC_MAX, sizeof(*specs));

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "meta.h"
+#include "jsonw.h"
 
 #include <stdio.h>
 #include "text.h"
@@ -112,5 +113,18 @@ void lp_meta_keys(const struct lp_meta_item *items, size_t n, const char *const 
 		for (unsigned nth = 2; key_taken(keys, i, k->s, k->len); nth++)
 			k->len = base + (size_t)snprintf(k->s + base, sizeof(k->s) - base, "#%u", nth);
 		k->s[k->len] = '\0';
+	}
+}
+
+void lp_meta_write(struct jw *w, const char *text, size_t len, const char *const *reserved)
+{
+	struct lp_meta_item items[LP_META_MAX_ITEMS];
+	struct lp_meta_key keys[LP_META_MAX_ITEMS];
+	size_t n = lp_meta_parse(text, len, items, ARRAY_SIZE(items));
+
+	lp_meta_keys(items, n, reserved, keys);
+	for (size_t i = 0; i < n; i++) {
+		jw_key(w, keys[i].s, keys[i].len);
+		jw_str(w, items[i].val, items[i].val_len);
 	}
 }

@@ -45,4 +45,9 @@ void lp_meta_keys(const struct lp_meta_item *items, size_t n, const char *const 
  */
 size_t lp_meta_parse(const char *text, size_t len, struct lp_meta_item *items, size_t max);
 
+struct jw;
+
+/* The items of text as members of the JSON object w is in: "k":"v","k2":"v2" (lp_meta_keys). */
+void lp_meta_write(struct jw *w, const char *text, size_t len, const char *const *reserved);
+
 #endif

@@ -824,7 +824,7 @@ static int write_outputs(struct recorder *r, struct lp_report *rep, struct lp_ou
 			 const char *trace_path, char **summary_path)
 {
 	char *json;
-	int err = 0, terr = 0;
+	int err = 0, terr = 0, serr;
 
 	if (r->trace_open) {
 		json = lp_report_other_data_json(rep);
@@ -843,27 +843,18 @@ static int write_outputs(struct recorder *r, struct lp_report *rep, struct lp_ou
 	 */
 	self_usage(&rep->self);
 	rep->finish_ns = now_ns() - rep->end_ns;
-	json = lp_report_summary_json(rep);
-	errno = 0;
-	if (!json || fputs(json, summary->f) < 0) {
-		int serr = json ? -(errno ? errno : EIO) : -ENOMEM;
-
-		lp_err("cannot write %s: %s", *summary_path, strerror(-serr));
-		err = err ? err : serr;
+	/* Written as it goes: a summary of many rows is never whole in memory. */
+	serr = lp_report_summary_json(summary->f, rep);
+	if (serr)
 		lp_outfile_abort(summary);
+	else
+		serr = lp_outfile_commit(summary);
+	if (serr) {
+		lp_err("cannot write %s: %s", *summary_path, strerror(-serr));
 		free(*summary_path);
 		*summary_path = NULL;
-	} else {
-		int serr = lp_outfile_commit(summary);
-
-		if (serr) {
-			lp_err("cannot write %s: %s", *summary_path, strerror(-serr));
-			free(*summary_path);
-			*summary_path = NULL;
-			err = err ? err : serr;
-		}
+		err = err ? err : serr;
 	}
-	free(json);
 	return err;
 }
 
@@ -898,6 +889,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	r.stats = lp_stats_new();
 	if (r.stats && o->summary_only)
 		lp_stats_set_exact_limit(r.stats, LP_SUMMARY_ONLY_DURATIONS);
+	if (r.stats)
+		lp_stats_set_max_groups(r.stats, o->max_groups);
 	r.nest = r.st ? lp_nest_new(&nsink) : NULL;
 	r.dec = r.st ? lp_decoder_new(r.st, &dsink) : NULL;
 	r.pairs = r.st ? lp_pairs_new(o->specs, o->nspecs, r.st, &psink) : NULL;
@@ -1102,6 +1095,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.threads = threads;
 	rep.ngroups = lp_stats_sorted(r.stats, &groups);
 	rep.groups = groups;
+	lp_stats_folding(r.stats, &rep.fold);
+	rep.table_rows = o->table_rows;
 	if (l.child && !left_running)
 		lp_usage_from_rusage(&c.ru, &rep.res);
 	else if (o->mode == LP_MODE_ATTACH)

@@ -4,10 +4,10 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "meta.h"
 #include "text.h"
 
@@ -16,15 +16,24 @@ static uint64_t lost_total(const struct lp_loss *l)
 	return l->enter + l->exit;
 }
 
-/* "name [meta]" made safe for a terminal and cut to the Name column. */
+/*
+ * "name [meta]" made safe for a terminal and cut to the Name column. An
+ * overflow row's texts are ours; the note after its row (row_notes) is what
+ * marks it, since a target may name a span anything.
+ */
 static void name_cell(const struct lp_report *r, const struct lp_group *g, char *out, size_t sz)
 {
 	struct lp_buf b = { 0 };
 	size_t len;
 	const char *s = strtab_str(r->st, g->name, &len);
 
-	lp_text_display(&b, s, len);
-	if (g->meta) {
+	if (g->overflow == LP_OVERFLOW_NAME)
+		lp_buf_put(&b, LP_OVERFLOW_NAME_TEXT, strlen(LP_OVERFLOW_NAME_TEXT));
+	else
+		lp_text_display(&b, s, len);
+	if (g->overflow == LP_OVERFLOW_META) {
+		lp_buf_put(&b, " [" LP_OVERFLOW_META_TEXT "]", strlen(LP_OVERFLOW_META_TEXT) + 3);
+	} else if (g->meta) {
 		s = strtab_str(r->st, g->meta, &len);
 		lp_buf_put(&b, " [", 2);
 		lp_text_display(&b, s, len);
@@ -35,6 +44,35 @@ static void name_cell(const struct lp_report *r, const struct lp_group *g, char 
 	else
 		lp_fit_columns("", 0, LP_TABLE_NAME_COLS, true, out, sz);
 	lp_buf_free(&b);
+}
+
+/* What follows a row's figures, past the columns a target's text can reach. */
+static void row_notes(const struct lp_group *g, char *out, size_t sz)
+{
+	int n = snprintf(out, sz, "%s", g->uncertain ? "  (uncertain)" : "");
+
+	if (g->overflow && n >= 0 && (size_t)n < sz)
+		snprintf(out + n, sz - (size_t)n, "  (folded: ~%" PRIu64 " groups)",
+			 lp_group_folded_distinct(g));
+}
+
+/* After the table: the rows it leaves out, and what was folded. */
+static void table_footer(FILE *out, const struct lp_report *r, size_t shown)
+{
+	const struct lp_fold_stats *f = &r->fold;
+
+	if (shown < r->ngroups)
+		fprintf(out,
+			"Not shown: %zu more rows; --rows N shows N rows, --rows all every one "
+			"(the summary JSON has them all)\n",
+			r->ngroups - shown);
+	if (f->overflow_rows)
+		fprintf(out,
+			"Folded: %" PRIu64 " spans of ~%" PRIu64 " groups (a name and its metadata) "
+			"past --max-groups %zu are in %zu row%s marked folded; a larger "
+			"--max-groups keeps more groups apart\n",
+			f->folded_spans, f->folded_distinct, f->max, f->overflow_rows,
+			f->overflow_rows > 1 ? "s" : "");
 }
 
 static size_t approximate_rows(const struct lp_report *r)
@@ -61,6 +99,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 {
 	const struct lp_nest_totals *t = r->totals;
 	uint64_t window = t->spans ? t->last_ns - t->first_ns : 0;
+	size_t shown = r->table_rows && r->table_rows < r->ngroups ? r->table_rows : r->ngroups;
 	char a[32], b[32], c[32], d[32], name[LP_TABLE_NAME_COLS * 4 + 8];
 
 	lp_fmt_duration(window, a, sizeof(a));
@@ -101,7 +140,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	if (approximate_rows(r))
 		fprintf(out,
 			"P95 marked ~ comes from a histogram (within %.1f%%): a row keeps at most "
-			"%d durations with --summary-only\n",
+			"%d durations with --summary-only, a folded row always\n",
 			100.0 * LP_HIST_REL_ERROR, LP_SUMMARY_ONLY_DURATIONS);
 	if (r->pairs && (r->pairs->unmatched_keyed || r->pairs->too_many_tracks ||
 			 r->pairs->too_deep || r->pairs->bad_spec || r->pairs->bad_tid))
@@ -128,9 +167,9 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	fputs("Name                                      Self       Total  Calls      Mean       P95"
 	      "  Self HB      %\n",
 	      out);
-	for (size_t i = 0; i < r->ngroups; i++) {
+	for (size_t i = 0; i < shown; i++) {
 		struct lp_group *g = r->groups[i];
-		char hb[32], pct[16];
+		char hb[32], pct[16], notes[64];
 
 		name_cell(r, g, name, sizeof(name));
 		lp_fmt_duration(g->self_ns, a, sizeof(a));
@@ -148,258 +187,379 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 		else
 			snprintf(pct, sizeof(pct), "-");
 		/* An uncertain row's self time may be wrong: say so on the row. */
+		row_notes(g, notes, sizeof(notes));
 		fprintf(out, "%s%10s%11s%7" PRIu64 "%10s%10s%9s%7s%s\n", name, a, b, g->calls, c, d,
-			hb, pct, g->uncertain ? "  (uncertain)" : "");
+			hb, pct, notes);
 	}
+	table_footer(out, r, shown);
 }
 
-static json_object *jstr(const char *s, size_t len)
+/* Summary members: the key, then the value. */
+static void key(struct jw *w, const char *k)
 {
-	struct lp_buf b = { 0 };
-	json_object *o;
-
-	/* json-c passes invalid UTF-8 through: clean it first. */
-	if (lp_utf8_sanitize(&b, s, len))
-		return NULL;
-	o = json_object_new_string_len(b.p ? b.p : "", (int)b.len);
-	lp_buf_free(&b);
-	return o;
+	jw_key(w, k, strlen(k));
 }
 
-static json_object *jid(const struct strtab *st, uint32_t id)
+/* A member of the summary's top level: on a line of its own. */
+static void member(struct jw *w, const char *k)
+{
+	jw_break(w);
+	key(w, k);
+}
+
+static void member_u64(struct jw *w, const char *k, uint64_t v)
+{
+	member(w, k);
+	jw_u64(w, v);
+}
+
+static void put_u64(struct jw *w, const char *k, uint64_t v)
+{
+	key(w, k);
+	jw_u64(w, v);
+}
+
+static void put_null(struct jw *w, const char *k)
+{
+	key(w, k);
+	jw_null(w);
+}
+
+static void put_str(struct jw *w, const char *k, const char *s)
+{
+	key(w, k);
+	jw_cstr(w, s);
+}
+
+static void put_bool(struct jw *w, const char *k, bool v)
+{
+	key(w, k);
+	jw_bool(w, v);
+}
+
+static void put_id(struct jw *w, const char *k, const struct strtab *st, uint32_t id)
 {
 	size_t len;
 	const char *s = strtab_str(st, id, &len);
 
-	return jstr(s, len);
+	key(w, k);
+	jw_str(w, s, len);
 }
 
-static void add_u64(json_object *o, const char *k, uint64_t v)
+static void write_command(struct jw *w, const struct lp_report *r)
 {
-	json_object_object_add(o, k, json_object_new_uint64(v));
-}
-
-static json_object *meta_object(const struct strtab *st, uint32_t meta)
-{
-	struct lp_meta_item items[LP_META_MAX_ITEMS];
-	struct lp_meta_key keys[LP_META_MAX_ITEMS];
-	json_object *o = json_object_new_object();
-	size_t len, n;
-	const char *text = strtab_str(st, meta, &len);
-
-	n = lp_meta_parse(text, len, items, ARRAY_SIZE(items));
-	lp_meta_keys(items, n, NULL, keys);
-	for (size_t i = 0; i < n; i++)
-		json_object_object_add(o, keys[i].s, jstr(items[i].val, items[i].val_len));
-	return o;
-}
-
-static json_object *loss_object(const struct lp_report *r)
-{
-	json_object *o = json_object_new_object();
-
-	add_u64(o, "total", lost_total(&r->loss));
-	add_u64(o, "enter", r->loss.enter);
-	add_u64(o, "exit", r->loss.exit);
-	add_u64(o, "string", r->loss.string);
-	add_u64(o, "thread_record", r->loss.thread);
-	add_u64(o, "no_task_storage", r->loss.no_storage);
-	add_u64(o, "process_records", r->loss.task);
-	return o;
-}
-
-char *lp_report_summary_json(const struct lp_report *r)
-{
-	const struct lp_nest_totals *t = r->totals;
-	json_object *root = json_object_new_object(), *o, *arr;
-	char *text;
-
-	json_object_object_add(root, "schema", json_object_new_string(LP_SUMMARY_SCHEMA));
-	arr = json_object_new_array();
+	key(w, "command");
+	jw_arr_begin(w);
 	for (char *const *a = r->argv; a && *a; a++)
-		json_object_array_add(arr, jstr(*a, strlen(*a)));
-	json_object_object_add(root, "command", arr);
-	json_object_object_add(root, "mode", json_object_new_string(r->mode ? r->mode : "launch"));
-	if (r->binary)
-		json_object_object_add(root, "binary", jstr(r->binary, strlen(r->binary)));
-	json_object_object_add(root, "pid", json_object_new_int(r->pid));
-	o = json_object_new_object();
-	add_u64(o, "start_ns", r->base_ns);
-	add_u64(o, "end_ns", r->end_ns);
-	json_object_object_add(o, "end_reason",
-			       json_object_new_string(r->end_reason ? r->end_reason : "unknown"));
-	json_object_object_add(root, "recording", o);
-	arr = json_object_new_array();
+		jw_cstr(w, *a);
+	jw_arr_end(w);
+}
+
+static void write_loss(struct jw *w, const struct lp_report *r)
+{
+	key(w, "lost_events");
+	jw_obj_begin(w);
+	put_u64(w, "total", lost_total(&r->loss));
+	put_u64(w, "enter", r->loss.enter);
+	put_u64(w, "exit", r->loss.exit);
+	put_u64(w, "string", r->loss.string);
+	put_u64(w, "thread_record", r->loss.thread);
+	put_u64(w, "no_task_storage", r->loss.no_storage);
+	put_u64(w, "process_records", r->loss.task);
+	jw_obj_end(w);
+}
+
+static void write_recording(struct jw *w, const struct lp_report *r)
+{
+	member(w, "recording");
+	jw_obj_begin(w);
+	put_u64(w, "start_ns", r->base_ns);
+	put_u64(w, "end_ns", r->end_ns);
+	put_str(w, "end_reason", r->end_reason ? r->end_reason : "unknown");
+	jw_obj_end(w);
+}
+
+static void write_processes(struct jw *w, const struct lp_report *r)
+{
+	member(w, "processes");
+	jw_arr_begin(w);
 	for (size_t i = 0; i < r->nprocs; i++) {
 		const struct lp_report_process *p = &r->procs[i];
-		json_object *row = json_object_new_object();
 
-		json_object_object_add(row, "pid", json_object_new_int64(p->pid));
-		json_object_object_add(row, "ppid", json_object_new_int64(p->ppid));
-		json_object_object_add(row, "comm", jid(r->st, p->comm));
-		json_object_object_add(row, "origin", json_object_new_string(p->origin));
-		json_object_object_add(row, "alive_at_end", json_object_new_boolean(p->alive));
+		jw_break(w);
+		jw_obj_begin(w);
+		put_u64(w, "pid", p->pid);
+		put_u64(w, "ppid", p->ppid);
+		put_id(w, "comm", r->st, p->comm);
+		put_str(w, "origin", p->origin);
+		put_bool(w, "alive_at_end", p->alive);
 		if (p->privileged)
-			json_object_object_add(row, "left_recording",
-					       json_object_new_string("exec of a program that gains "
-								      "privileges"));
-		json_object_array_add(arr, row);
+			put_str(w, "left_recording", "exec of a program that gains privileges");
+		jw_obj_end(w);
 	}
-	json_object_object_add(root, "processes", arr);
-	json_object_object_add(root, "exit_status", json_object_new_int(r->exit_status));
-	json_object_object_add(root, "counter_name", json_object_new_string(r->counter_name));
-	add_u64(root, "events", t->spans);
-	add_u64(root, "threads", t->threads);
-	add_u64(root, "window_ns", t->spans ? t->last_ns - t->first_ns : 0);
-	add_u64(root, "recorded_thread_time_ns", t->recorded_ns);
-	add_u64(root, "counter_total", t->counter_total);
-	add_u64(root, "unterminated_spans", t->unterminated);
-	add_u64(root, "started_before_recording", t->started_before);
-	add_u64(root, "uncertain_spans", t->uncertain);
-	add_u64(root, "unmatched_exits", t->unmatched_exits);
-	add_u64(root, "too_deep_enters", t->too_deep);
-	add_u64(root, "max_depth", LP_NEST_MAX_DEPTH);
-	o = json_object_new_object();
-	add_u64(o, "enter", r->enters);
-	add_u64(o, "exit", r->exits);
-	json_object_object_add(root, "events_received", o);
-	json_object_object_add(root, "lost_events", loss_object(r));
-	add_u64(root, "ring_buffer_bytes", r->buffer_bytes);
-	o = json_object_new_object();
-	add_u64(o, "malformed_records", r->malformed);
-	add_u64(o, "truncated_strings", r->truncated);
-	add_u64(o, "unreadable_strings", r->unreadable);
-	json_object_object_add(root, "input", o);
+	jw_break(w);
+	jw_arr_end(w);
+}
 
-	o = json_object_new_object();
-	json_object_object_add(o, "available", json_object_new_boolean(r->res.valid));
+/* The header's figures and the nesting anomalies. */
+static void write_totals(struct jw *w, const struct lp_report *r)
+{
+	const struct lp_nest_totals *t = r->totals;
+
+	member(w, "exit_status");
+	jw_i64(w, r->exit_status);
+	member(w, "counter_name");
+	jw_cstr(w, r->counter_name);
+	member_u64(w, "events", t->spans);
+	member_u64(w, "threads", t->threads);
+	member_u64(w, "window_ns", t->spans ? t->last_ns - t->first_ns : 0);
+	member_u64(w, "recorded_thread_time_ns", t->recorded_ns);
+	member_u64(w, "counter_total", t->counter_total);
+	member_u64(w, "unterminated_spans", t->unterminated);
+	member_u64(w, "started_before_recording", t->started_before);
+	member_u64(w, "uncertain_spans", t->uncertain);
+	member_u64(w, "unmatched_exits", t->unmatched_exits);
+	member_u64(w, "too_deep_enters", t->too_deep);
+	member_u64(w, "max_depth", LP_NEST_MAX_DEPTH);
+}
+
+static void write_input(struct jw *w, const struct lp_report *r)
+{
+	member(w, "events_received");
+	jw_obj_begin(w);
+	put_u64(w, "enter", r->enters);
+	put_u64(w, "exit", r->exits);
+	jw_obj_end(w);
+	jw_break(w);
+	write_loss(w, r);
+	member_u64(w, "ring_buffer_bytes", r->buffer_bytes);
+	member(w, "input");
+	jw_obj_begin(w);
+	put_u64(w, "malformed_records", r->malformed);
+	put_u64(w, "truncated_strings", r->truncated);
+	put_u64(w, "unreadable_strings", r->unreadable);
+	jw_obj_end(w);
+}
+
+/* The resources of the targets ("resources") and of leanprofiler ("profiler"). */
+static void write_usage(struct jw *w, const struct lp_report *r)
+{
+	member(w, "resources");
+	jw_obj_begin(w);
+	put_bool(w, "available", r->res.valid);
 	if (r->res.valid) {
-		json_object_object_add(o, "scope", json_object_new_string(r->res.scope));
-		add_u64(o, "user_cpu_ns", r->res.user_ns);
-		add_u64(o, "system_cpu_ns", r->res.system_ns);
+		put_str(w, "scope", r->res.scope);
+		put_u64(w, "user_cpu_ns", r->res.user_ns);
+		put_u64(w, "system_cpu_ns", r->res.system_ns);
 		if (r->res.has_peak_rss)
-			add_u64(o, "peak_rss_kib", r->res.peak_rss_kib);
+			put_u64(w, "peak_rss_kib", r->res.peak_rss_kib);
 		else
-			json_object_object_add(o, "peak_rss_kib", NULL);
-		add_u64(o, "voluntary_context_switches", r->res.voluntary_switches);
-		add_u64(o, "involuntary_context_switches", r->res.involuntary_switches);
+			put_null(w, "peak_rss_kib");
+		put_u64(w, "voluntary_context_switches", r->res.voluntary_switches);
+		put_u64(w, "involuntary_context_switches", r->res.involuntary_switches);
 	}
-	json_object_object_add(root, "resources", o);
-
-	o = json_object_new_object();
-	json_object_object_add(o, "available", json_object_new_boolean(r->self.valid));
+	jw_obj_end(w);
+	member(w, "profiler");
+	jw_obj_begin(w);
+	put_bool(w, "available", r->self.valid);
 	if (r->self.valid) {
-		add_u64(o, "user_cpu_ns", r->self.user_ns);
-		add_u64(o, "system_cpu_ns", r->self.system_ns);
-		add_u64(o, "peak_rss_kib", r->self.peak_rss_kib);
-		add_u64(o, "end_to_figures_ns", r->finish_ns);
+		put_u64(w, "user_cpu_ns", r->self.user_ns);
+		put_u64(w, "system_cpu_ns", r->self.system_ns);
+		put_u64(w, "peak_rss_kib", r->self.peak_rss_kib);
+		put_u64(w, "end_to_figures_ns", r->finish_ns);
 	}
 	if (r->bpf_runs) {
-		add_u64(o, "bpf_program_runs", r->bpf_runs);
-		add_u64(o, "bpf_program_run_time_ns", r->bpf_run_ns);
+		put_u64(w, "bpf_program_runs", r->bpf_runs);
+		put_u64(w, "bpf_program_run_time_ns", r->bpf_run_ns);
 	}
-	add_u64(o, "processes_paused", r->follow.pauses);
-	add_u64(o, "paused_total_ns", r->follow.pause_total_ns);
-	add_u64(o, "paused_max_ns", r->follow.pause_max_ns);
-	add_u64(o, "files_attached_late", r->follow.late_files);
-	json_object_object_add(root, "profiler", o);
+	put_u64(w, "processes_paused", r->follow.pauses);
+	put_u64(w, "paused_total_ns", r->follow.pause_total_ns);
+	put_u64(w, "paused_max_ns", r->follow.pause_max_ns);
+	put_u64(w, "files_attached_late", r->follow.late_files);
+	jw_obj_end(w);
+}
 
-	if (r->pairs) {
-		o = json_object_new_object();
-		add_u64(o, "specs", r->nspecs);
-		add_u64(o, "reentry_closed", r->pairs->reentry_closed);
-		add_u64(o, "unmatched_keyed_exits", r->pairs->unmatched_keyed);
-		add_u64(o, "too_many_tracks", r->pairs->too_many_tracks);
-		add_u64(o, "too_deep_entries", r->pairs->too_deep);
-		add_u64(o, "malformed_records", r->pairs->bad_spec + r->pairs->bad_tid);
-		json_object_object_add(root, "span_pairs", o);
+static void write_span_pairs(struct jw *w, const struct lp_report *r)
+{
+	if (!r->pairs)
+		return;
+	member(w, "span_pairs");
+	jw_obj_begin(w);
+	put_u64(w, "specs", r->nspecs);
+	put_u64(w, "reentry_closed", r->pairs->reentry_closed);
+	put_u64(w, "unmatched_keyed_exits", r->pairs->unmatched_keyed);
+	put_u64(w, "too_many_tracks", r->pairs->too_many_tracks);
+	put_u64(w, "too_deep_entries", r->pairs->too_deep);
+	put_u64(w, "malformed_records", r->pairs->bad_spec + r->pairs->bad_tid);
+	jw_obj_end(w);
+}
+
+static void write_groups(struct jw *w, const struct lp_report *r)
+{
+	member(w, "groups");
+	jw_obj_begin(w);
+	put_u64(w, "max", r->fold.max);
+	put_u64(w, "kept", r->fold.kept);
+	put_u64(w, "overflow_rows", r->fold.overflow_rows);
+	put_u64(w, "folded_spans", r->fold.folded_spans);
+	put_u64(w, "folded_distinct_estimate", r->fold.folded_distinct);
+	jw_obj_end(w);
+}
+
+/*
+ * A row's name, meta_text and meta. An overflow row's texts are ours, and
+ * its "folded" member, not its text, tells it from a row the target named so.
+ */
+static void write_row_names(struct jw *w, const struct strtab *st, const struct lp_group *g)
+{
+	size_t len;
+	const char *meta = strtab_str(st, g->meta, &len);
+
+	if (g->overflow == LP_OVERFLOW_NAME)
+		put_str(w, "name", LP_OVERFLOW_NAME_TEXT);
+	else
+		put_id(w, "name", st, g->name);
+	if (g->overflow == LP_OVERFLOW_META)
+		put_str(w, "meta_text", LP_OVERFLOW_META_TEXT);
+	else
+		put_id(w, "meta_text", st, g->meta);
+	key(w, "meta");
+	jw_obj_begin(w);
+	if (!g->overflow)
+		lp_meta_write(w, meta, len, NULL);
+	jw_obj_end(w);
+}
+
+static void write_folded(struct jw *w, const struct lp_group *g)
+{
+	key(w, "folded");
+	if (!g->overflow) {
+		jw_null(w);
+		return;
 	}
+	jw_obj_begin(w);
+	put_str(w, "kind", g->overflow == LP_OVERFLOW_META ? "metadata" : "names");
+	put_u64(w, "distinct_estimate", lp_group_folded_distinct(g));
+	jw_obj_end(w);
+}
 
-	arr = json_object_new_array();
-	for (size_t i = 0; i < r->ngroups; i++) {
-		struct lp_group *g = r->groups[i];
-		json_object *row = json_object_new_object();
-		size_t len;
-		const char *meta = strtab_str(r->st, g->meta, &len);
+static void write_row(struct jw *w, const struct lp_report *r, struct lp_group *g)
+{
+	uint64_t recorded = r->totals->recorded_ns;
 
-		json_object_object_add(row, "name", jid(r->st, g->name));
-		json_object_object_add(row, "meta_text", jstr(meta, len));
-		json_object_object_add(row, "meta", meta_object(r->st, g->meta));
-		add_u64(row, "calls", g->calls);
-		add_u64(row, "self_ns", g->self_ns);
-		add_u64(row, "total_ns", g->total_ns);
-		add_u64(row, "mean_ns", g->calls ? g->total_ns / g->calls : 0);
-		add_u64(row, "p95_ns", lp_group_p95(g));
-		json_object_object_add(row, "p95_exact",
-				       json_object_new_boolean(lp_group_p95_exact(g)));
-		add_u64(row, "min_ns", g->calls ? g->min_ns : 0);
-		add_u64(row, "max_ns", g->max_ns);
-		if (g->counter_calls) {
-			add_u64(row, "self_counter", g->counter_self);
-			add_u64(row, "total_counter", g->counter_total);
-		} else {
-			json_object_object_add(row, "self_counter", NULL);
-			json_object_object_add(row, "total_counter", NULL);
-		}
-		json_object_object_add(row, "self_percent",
-				       json_object_new_double(t->recorded_ns
-								      ? 100.0 * (double)g->self_ns /
-										(double)t->recorded_ns
-								      : 0.0));
-		add_u64(row, "unterminated", g->unterminated);
-		add_u64(row, "started_before_recording", g->started_before);
-		add_u64(row, "uncertain", g->uncertain);
-		json_object_array_add(arr, row);
-	}
-	json_object_object_add(root, "rows", arr);
+	jw_break(w);
+	jw_obj_begin(w);
+	write_row_names(w, r->st, g);
+	put_u64(w, "calls", g->calls);
+	put_u64(w, "self_ns", g->self_ns);
+	put_u64(w, "total_ns", g->total_ns);
+	put_u64(w, "mean_ns", g->calls ? g->total_ns / g->calls : 0);
+	put_u64(w, "p95_ns", lp_group_p95(g));
+	put_bool(w, "p95_exact", lp_group_p95_exact(g));
+	put_u64(w, "min_ns", g->calls ? g->min_ns : 0);
+	put_u64(w, "max_ns", g->max_ns);
+	key(w, "self_counter");
+	g->counter_calls ? jw_u64(w, g->counter_self) : jw_null(w);
+	key(w, "total_counter");
+	g->counter_calls ? jw_u64(w, g->counter_total) : jw_null(w);
+	key(w, "self_percent");
+	jw_double(w, recorded ? 100.0 * (double)g->self_ns / (double)recorded : 0.0);
+	put_u64(w, "unterminated", g->unterminated);
+	put_u64(w, "started_before_recording", g->started_before);
+	put_u64(w, "uncertain", g->uncertain);
+	write_folded(w, g);
+	jw_obj_end(w);
+}
 
-	arr = json_object_new_array();
+static void write_threads(struct jw *w, const struct lp_report *r)
+{
+	member(w, "thread_list");
+	jw_arr_begin(w);
 	for (size_t i = 0; i < r->nthreads; i++) {
 		const struct lp_report_thread *th = &r->threads[i];
-		json_object *row = json_object_new_object();
 
-		json_object_object_add(row, "pid", json_object_new_int64(th->pid));
-		json_object_object_add(row, "tid", json_object_new_int64(th->tid));
-		json_object_object_add(row, "name", jid(r->st, th->name));
-		add_u64(row, "spans", th->spans);
-		add_u64(row, "recorded_ns", th->recorded_ns);
-		add_u64(row, "lost_events", th->lost);
-		add_u64(row, "max_depth", th->max_depth);
-		json_object_array_add(arr, row);
+		jw_break(w);
+		jw_obj_begin(w);
+		put_u64(w, "pid", th->pid);
+		put_u64(w, "tid", th->tid);
+		put_id(w, "name", r->st, th->name);
+		put_u64(w, "spans", th->spans);
+		put_u64(w, "recorded_ns", th->recorded_ns);
+		put_u64(w, "lost_events", th->lost);
+		put_u64(w, "max_depth", th->max_depth);
+		jw_obj_end(w);
 	}
-	json_object_object_add(root, "thread_list", arr);
+	jw_break(w);
+	jw_arr_end(w);
+}
 
-	o = json_object_new_object();
+int lp_report_summary_json(FILE *f, const struct lp_report *r)
+{
+	struct jw w;
+	int err;
+
+	errno = 0; /* a failed write of f's leaves its reason there (ENOSPC...) */
+	jw_init(&w, f);
+	jw_obj_begin(&w);
+	member(&w, "schema");
+	jw_cstr(&w, LP_SUMMARY_SCHEMA);
+	jw_break(&w);
+	write_command(&w, r);
+	member(&w, "mode");
+	jw_cstr(&w, r->mode ? r->mode : "launch");
+	if (r->binary) {
+		member(&w, "binary");
+		jw_cstr(&w, r->binary);
+	}
+	member(&w, "pid");
+	jw_i64(&w, r->pid);
+	write_recording(&w, r);
+	write_processes(&w, r);
+	write_totals(&w, r);
+	write_input(&w, r);
+	write_usage(&w, r);
+	write_span_pairs(&w, r);
+	write_groups(&w, r);
+	member(&w, "rows");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < r->ngroups; i++)
+		write_row(&w, r, r->groups[i]);
+	jw_break(&w);
+	jw_arr_end(&w);
+	write_threads(&w, r);
+	member(&w, "files");
+	jw_obj_begin(&w);
 	if (r->trace_path)
-		json_object_object_add(o, "trace", jstr(r->trace_path, strlen(r->trace_path)));
-	json_object_object_add(root, "files", o);
-
-	text = strdup(json_object_to_json_string_ext(
-		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(root);
-	if (!text)
-		errno = ENOMEM;
-	return text;
+		put_str(&w, "trace", r->trace_path);
+	jw_obj_end(&w);
+	jw_break(&w);
+	jw_obj_end(&w);
+	jw_newline(&w);
+	err = jw_error(&w);
+	return err == -EIO && errno ? -errno : err;
 }
 
 char *lp_report_other_data_json(const struct lp_report *r)
 {
-	json_object *root = json_object_new_object(), *arr = json_object_new_array();
-	char *text;
+	struct lp_buf b = { 0 };
+	struct jw w;
 
-	json_object_object_add(root, "generator", json_object_new_string("leanprofiler"));
-	for (char *const *a = r->argv; a && *a; a++)
-		json_object_array_add(arr, jstr(*a, strlen(*a)));
-	json_object_object_add(root, "command", arr);
-	json_object_object_add(root, "clock", json_object_new_string("CLOCK_MONOTONIC"));
-	add_u64(root, "base_ns", r->base_ns);
-	json_object_object_add(root, "lost_events", loss_object(r));
-	add_u64(root, "end_ns", r->end_ns);
-	add_u64(root, "unterminated_spans", r->totals->unterminated);
-	add_u64(root, "started_before_recording", r->totals->started_before);
-	add_u64(root, "uncertain_spans", r->totals->uncertain);
-	text = strdup(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-								   JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(root);
-	return text;
+	jw_init_buf(&w, &b);
+	jw_obj_begin(&w);
+	put_str(&w, "generator", "leanprofiler");
+	write_command(&w, r);
+	put_str(&w, "clock", "CLOCK_MONOTONIC");
+	put_u64(&w, "base_ns", r->base_ns);
+	write_loss(&w, r);
+	put_u64(&w, "end_ns", r->end_ns);
+	put_u64(&w, "unterminated_spans", r->totals->unterminated);
+	put_u64(&w, "started_before_recording", r->totals->started_before);
+	put_u64(&w, "uncertain_spans", r->totals->uncertain);
+	jw_obj_end(&w);
+	if (jw_error(&w) || lp_buf_putc(&b, '\0')) {
+		lp_buf_free(&b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b.p;
 }

@@ -14,6 +14,15 @@
 #include "strtab.h"
 
 #define LP_TABLE_NAME_COLS 40 /* the Name column; longer names end in "…" */
+/*
+ * Rows the table shows by default (--rows), the first by self time: a
+ * screenful. Rows past them are the rest of the time, which a reader looks
+ * up in the summary JSON (which keeps every row) rather than scrolls for.
+ */
+#define LP_TABLE_ROWS_DEFAULT 40
+/* The texts of overflow rows (their "folded" member, not the text, marks them). */
+#define LP_OVERFLOW_META_TEXT "(other metadata)"
+#define LP_OVERFLOW_NAME_TEXT "(other names)"
 #define LP_SUMMARY_SCHEMA "leanprofiler-summary/1"
 /* --summary-only: durations kept per row for an exact P95, then a histogram. */
 #define LP_SUMMARY_ONLY_DURATIONS 65536
@@ -89,13 +98,18 @@ struct lp_report {
 	const char *binary;     /* all-processes: the binary */
 	const struct lp_report_process *procs;
 	size_t nprocs;
+	struct lp_fold_stats fold; /* the cap on groups and what went past it */
+	size_t table_rows;         /* rows the table shows, the first ones; 0: all */
 };
 
 /* The header lines, a blank line and the table. */
 void lp_report_table(FILE *out, const struct lp_report *r);
-/* The summary JSON text (json-c), caller frees; NULL and errno on failure. */
-char *lp_report_summary_json(const struct lp_report *r);
-/* The small object stored as the trace's otherData. */
+/*
+ * Writes the summary JSON to f as it goes (nothing is built in memory: rows
+ * may be many); 0 or -errno (a write error of f).
+ */
+int lp_report_summary_json(FILE *f, const struct lp_report *r);
+/* The small object stored as the trace's otherData; caller frees; NULL and errno on failure. */
 char *lp_report_other_data_json(const struct lp_report *r);
 
 #endif

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "stats.h"
+#include "hll.h"
 #include "map.h"
 
 #include <errno.h>
@@ -12,13 +13,29 @@ struct lp_stats {
 	size_t n, cap;
 	size_t exact_limit; /* 0: every duration is kept */
 	size_t approximate; /* groups that moved to a histogram */
+	size_t max_groups;  /* groups of their own allowed */
+	size_t kept;        /* groups of their own */
+	size_t overflow_rows;
 	struct lp_map index; /* (name, meta) -> v1: group index + 1 */
-	struct lp_group *last; /* the group of the previous span: loops repeat one */
+	/*
+	 * Names with a group of their own -> v1: their overflow group's index
+	 * + 1 (0: none yet). At most max_groups entries, as index.
+	 */
+	struct lp_map names;
+	struct lp_group *other_names; /* LP_OVERFLOW_NAME, once needed */
+	struct lp_hll *folded;        /* every (name, meta) folded, once needed */
+	/* The previous span's (name, meta) and group: loops repeat one. */
+	uint32_t last_name, last_meta;
+	struct lp_group *last;
 };
 
 struct lp_stats *lp_stats_new(void)
 {
-	return calloc(1, sizeof(struct lp_stats));
+	struct lp_stats *s = calloc(1, sizeof(struct lp_stats));
+
+	if (s)
+		s->max_groups = LP_GROUPS_MAX;
+	return s;
 }
 
 void lp_stats_free(struct lp_stats *s)
@@ -28,38 +45,114 @@ void lp_stats_free(struct lp_stats *s)
 	for (size_t i = 0; i < s->n; i++) {
 		free(s->groups[i]->durs);
 		lp_hist_free(s->groups[i]->hist);
+		lp_hll_free(s->groups[i]->folded);
 		free(s->groups[i]);
 	}
 	free(s->groups);
 	lp_map_free(&s->index);
+	lp_map_free(&s->names);
+	lp_hll_free(s->folded);
 	free(s);
 }
 
-static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t meta)
+void lp_stats_set_max_groups(struct lp_stats *s, size_t max)
 {
-	struct lp_map_ent *e;
-	struct lp_group **groups, *g;
+	s->max_groups = max;
+}
 
-	if (s->last && s->last->name == name && s->last->meta == meta)
-		return s->last;
-	e = lp_map_find(&s->index, name, meta, true);
-	if (!e)
-		return NULL;
-	if (e->v1)
-		return s->last = s->groups[e->v1 - 1];
-	groups = lp_grow(s->groups, &s->cap, s->n + 1, sizeof(*groups));
+/* A new group at the end of groups[]; NULL on ENOMEM. */
+static struct lp_group *new_group(struct lp_stats *s, uint32_t name, uint32_t meta,
+				  enum lp_overflow overflow)
+{
+	struct lp_group **groups = lp_grow(s->groups, &s->cap, s->n + 1, sizeof(*groups));
+	struct lp_group *g;
+
 	if (!groups)
 		return NULL;
 	s->groups = groups;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return NULL;
+	if (overflow) {
+		g->folded = lp_hll_new(LP_FOLDED_ROW_HLL_BITS);
+		if (!g->folded) {
+			free(g);
+			return NULL;
+		}
+		s->overflow_rows++;
+	}
 	g->name = name;
 	g->meta = meta;
+	g->overflow = overflow;
 	g->min_ns = UINT64_MAX;
-	s->groups[s->n] = g;
-	e->v1 = (uint32_t)++s->n;
-	return s->last = g;
+	s->groups[s->n++] = g;
+	return g;
+}
+
+/* A group of its own for (name, meta), whose index entry e is new. */
+static struct lp_group *own_group(struct lp_stats *s, struct lp_map_ent *e, uint32_t name,
+				  uint32_t meta)
+{
+	struct lp_group *g = new_group(s, name, meta, LP_OVERFLOW_NONE);
+
+	if (!g)
+		return NULL;
+	e->v1 = (uint32_t)s->n;
+	s->kept++;
+	/* Its name has a group now: its folded spans go to an overflow group of its own. */
+	return lp_map_find(&s->names, name, 0, true) ? g : NULL;
+}
+
+/* The overflow group a span of (name, meta) without a group goes to. */
+static struct lp_group *fold(struct lp_stats *s, uint32_t name, uint32_t meta)
+{
+	struct lp_map_ent *e = lp_map_find(&s->names, name, 0, false);
+	uint64_t hash = lp_hash64((uint64_t)name << 32 | meta);
+	struct lp_group *g;
+
+	if (!s->folded && !(s->folded = lp_hll_new(LP_FOLDED_HLL_BITS)))
+		return NULL;
+	if (e && !e->v1) {
+		if (!new_group(s, name, 0, LP_OVERFLOW_META))
+			return NULL;
+		e->v1 = (uint32_t)s->n; /* e stays valid: names is not added to */
+	}
+	if (e) {
+		g = s->groups[e->v1 - 1];
+	} else {
+		if (!s->other_names && !(s->other_names = new_group(s, 0, 0, LP_OVERFLOW_NAME)))
+			return NULL;
+		g = s->other_names;
+	}
+	lp_hll_add(s->folded, hash);
+	lp_hll_add(g->folded, hash);
+	return g;
+}
+
+static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t meta)
+{
+	bool room = s->kept < s->max_groups;
+	struct lp_map_ent *e;
+	struct lp_group *g;
+
+	if (s->last && s->last_name == name && s->last_meta == meta)
+		return s->last;
+	/* Past the cap, a (name, meta) without a group gets no index entry either. */
+	e = lp_map_find(&s->index, name, meta, room);
+	if (room && !e)
+		return NULL;
+	if (e && e->v1)
+		g = s->groups[e->v1 - 1];
+	else if (room)
+		g = own_group(s, e, name, meta);
+	else
+		g = fold(s, name, meta);
+	if (g) {
+		s->last = g;
+		s->last_name = name;
+		s->last_meta = meta;
+	}
+	return g;
 }
 
 void lp_stats_set_exact_limit(struct lp_stats *s, size_t max)
@@ -88,11 +181,20 @@ static int to_histogram(struct lp_stats *s, struct lp_group *g)
 	return 0;
 }
 
+/* Durations g keeps before its histogram; 0: all. An overflow group's are always bounded. */
+static size_t exact_limit(const struct lp_stats *s, const struct lp_group *g)
+{
+	if (g->overflow && (!s->exact_limit || s->exact_limit > LP_OVERFLOW_DURATIONS))
+		return LP_OVERFLOW_DURATIONS;
+	return s->exact_limit;
+}
+
 static int add_duration(struct lp_stats *s, struct lp_group *g, uint64_t d)
 {
+	size_t limit = exact_limit(s, g);
 	uint64_t *durs;
 
-	if (!g->hist && s->exact_limit && g->ndurs >= s->exact_limit && to_histogram(s, g))
+	if (!g->hist && limit && g->ndurs >= limit && to_histogram(s, g))
 		return -ENOMEM;
 	if (g->hist)
 		return lp_hist_add(g->hist, d);
@@ -232,12 +334,16 @@ size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out)
 	*out = s->groups;
 	if (s->n == 0)
 		return 0; /* groups may be NULL, which qsort() must not see */
-	/* Sorting reorders groups[]: the index must follow. */
+	/* Sorting reorders groups[]: the indexes must follow. */
 	qsort(s->groups, s->n, sizeof(*s->groups), cmp_group);
 	for (size_t i = 0; i < s->n; i++) {
-		struct lp_map_ent *e = lp_map_find(&s->index, s->groups[i]->name,
-						   s->groups[i]->meta, false);
+		const struct lp_group *g = s->groups[i];
+		struct lp_map_ent *e = NULL;
 
+		if (g->overflow == LP_OVERFLOW_NONE)
+			e = lp_map_find(&s->index, g->name, g->meta, false);
+		else if (g->overflow == LP_OVERFLOW_META)
+			e = lp_map_find(&s->names, g->name, 0, false);
 		if (e)
 			e->v1 = (uint32_t)i + 1;
 	}
@@ -253,6 +359,22 @@ bool lp_group_p95_exact(const struct lp_group *g)
 size_t lp_stats_approximate(const struct lp_stats *s)
 {
 	return s->approximate;
+}
+
+void lp_stats_folding(const struct lp_stats *s, struct lp_fold_stats *out)
+{
+	*out = (struct lp_fold_stats){ .max = s->max_groups, .kept = s->kept,
+				       .overflow_rows = s->overflow_rows };
+	for (size_t i = 0; i < s->n; i++)
+		if (s->groups[i]->overflow)
+			out->folded_spans += s->groups[i]->calls;
+	if (s->folded)
+		out->folded_distinct = lp_hll_estimate(s->folded);
+}
+
+uint64_t lp_group_folded_distinct(const struct lp_group *g)
+{
+	return g->folded ? lp_hll_estimate(g->folded) : 0;
 }
 
 /* Chunk 0 counts 0..255 one by one; chunk c >= 1 the octave [2^(c+7), 2^(c+8)). */

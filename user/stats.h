@@ -5,6 +5,12 @@
  * unless a limit of kept durations is set (--summary-only: memory must not grow
  * with the number of spans): past it a group's durations move into a
  * log-linear histogram whose P95 is within LP_HIST_REL_ERROR of the exact one.
+ *
+ * The groups are capped (--max-groups): memory must not grow with the number
+ * of distinct texts either. Past the cap, a span whose name and metadata have
+ * no group is folded into an overflow group: its name's (when the name has a
+ * group of its own), else the one of all other names. Every span lands in
+ * some group: totals do not change.
  */
 #ifndef LP_STATS_H
 #define LP_STATS_H
@@ -22,6 +28,37 @@
 #define LP_HIST_REL_ERROR (1.0 / (2 << LP_HIST_SUB_BITS))
 #define LP_HIST_OCTAVES (64 - LP_HIST_SUB_BITS)    /* chunk 0 holds the exact small values */
 #define LP_HIST_CHUNK (1u << (LP_HIST_SUB_BITS + 1)) /* counters per chunk (chunk 0: 0..255) */
+
+/*
+ * Groups of their own by default. Why 10000: the distinct (name, metadata)
+ * pairs someone reads as rows are tens to hundreds (the demo has 3, a
+ * PostgreSQL session a dozen phases and one row per distinct query text);
+ * what goes past thousands is an id, a timestamp or a whole text put in the
+ * metadata, which no one reads row by row, and which made a 10 s PostgreSQL
+ * recording 98k rows, 489 MB of RSS and a 57 MB summary. 10000 groups cost
+ * the profiler 3.3 MB (334 bytes each, their texts aside) and the summary
+ * 3.3 MB of JSON (13 MB with 500-byte metadata), and leave rare names room
+ * before anything is folded.
+ */
+#define LP_GROUPS_MAX 10000
+#define LP_GROUPS_MAX_LIMIT 10000000 /* the most --max-groups accepts */
+/* Durations an overflow group keeps for an exact P95, then a histogram: as --summary-only's. */
+#define LP_OVERFLOW_DURATIONS 65536
+/*
+ * The distinct groups folded are counted in a HyperLogLog (user/hll.h): in
+ * all, 4 KiB, exact up to 512, then within 1.6% (one standard error); per
+ * overflow group, 256 bytes, exact up to 32, then within 6.5%.
+ */
+#define LP_FOLDED_HLL_BITS 12
+#define LP_FOLDED_ROW_HLL_BITS 8
+
+struct lp_hll;
+
+enum lp_overflow {
+	LP_OVERFLOW_NONE = 0, /* a group of its own (name, metadata) */
+	LP_OVERFLOW_META,     /* its name's spans whose metadata had no group */
+	LP_OVERFLOW_NAME,     /* the spans of names that had no group */
+};
 
 struct lp_hist {
 	uint64_t *chunk[LP_HIST_OCTAVES]; /* allocated when a value first falls in it */
@@ -42,6 +79,21 @@ struct lp_group {
 	bool sorted;  /* p95 is up to date */
 	uint64_t p95; /* of durs, once computed */
 	struct lp_hist *hist; /* set once the group passed the limit: durs is then empty */
+	/*
+	 * An overflow group: its meta (and, for LP_OVERFLOW_NAME, its name)
+	 * is 0 and says nothing; folded estimates the distinct groups in it.
+	 */
+	enum lp_overflow overflow;
+	struct lp_hll *folded;
+};
+
+/* The cap on groups and what went past it. */
+struct lp_fold_stats {
+	size_t max;           /* groups of their own allowed */
+	size_t kept;          /* groups of their own */
+	size_t overflow_rows; /* overflow groups */
+	uint64_t folded_spans; /* spans in overflow groups */
+	uint64_t folded_distinct; /* distinct (name, metadata) folded, estimated */
 };
 
 struct lp_stats;
@@ -53,7 +105,15 @@ void lp_stats_free(struct lp_stats *s);
  * switches to the histogram. Set before the first lp_stats_add().
  */
 void lp_stats_set_exact_limit(struct lp_stats *s, size_t max);
+/*
+ * At most max groups of their own (LP_GROUPS_MAX unless set; 0: every span
+ * is folded). Set before the first lp_stats_add().
+ */
+void lp_stats_set_max_groups(struct lp_stats *s, size_t max);
 int lp_stats_add(struct lp_stats *s, const struct lp_span *span);
+void lp_stats_folding(const struct lp_stats *s, struct lp_fold_stats *out);
+/* An overflow group's estimate of the distinct groups folded into it (0 for others). */
+uint64_t lp_group_folded_distinct(const struct lp_group *g);
 /* Groups sorted by self time, largest first (ties: total, then calls). */
 size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out);
 /* Nearest-rank percentile (0 < p <= 100) of v; sorts v. 0 when n == 0. */

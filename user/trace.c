@@ -41,15 +41,7 @@ static const char *const reserved_keys[] = { "counter", "self_counter", "untermi
 /* The items of a metadata text as args members, "k":"v","k2":"v2", into m. */
 static void write_meta_items(struct jw *m, const char *meta, size_t len)
 {
-	struct lp_meta_item items[LP_META_MAX_ITEMS];
-	struct lp_meta_key keys[LP_META_MAX_ITEMS];
-	size_t n = lp_meta_parse(meta, len, items, ARRAY_SIZE(items));
-
-	lp_meta_keys(items, n, reserved_keys, keys);
-	for (size_t i = 0; i < n; i++) {
-		jw_key(m, keys[i].s, keys[i].len);
-		jw_str(m, items[i].val, items[i].val_len);
-	}
+	lp_meta_write(m, meta, len, reserved_keys);
 }
 
 void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_span *s)

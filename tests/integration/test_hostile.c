@@ -258,8 +258,8 @@ static void expect_within(const char *what, const char *s, size_t limit)
 
 static int record_hostile(void **state)
 {
-	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", NULL, "--",
-			 fmt("%s/tests/targets/hostile", build), NULL };
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "--rows", "all", "-o", NULL,
+			 "--", fmt("%s/tests/targets/hostile", build), NULL };
 	struct stat st;
 
 	(void)state;
@@ -272,7 +272,7 @@ static int record_hostile(void **state)
 			fprintf(stderr, "tests/consumer/setup.sh failed: %s", s.err ? s.err : "");
 	}
 	rec.out_dir = fmt("%s/out", tmpdir);
-	argv[3] = rec.out_dir;
+	argv[5] = rec.out_dir; /* every row in the table: each hostile text is checked there */
 	rec.trace_path = fmt("%s/leanprofiler-trace.json", rec.out_dir);
 	rec.summary_path = fmt("%s/leanprofiler-summary.json", rec.out_dir);
 	if (run(&rec.r, argv)) {

@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <poll.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,7 @@ static const char *build = "build";
 static char tmpdir[] = "/tmp/lp-itest-XXXXXX";
 
 #include "itest.h"
+#include "stats.h" /* LP_GROUPS_MAX */
 
 static json_object *find_row(json_object *summary, const char *name, const char *meta)
 {
@@ -394,6 +396,9 @@ static void test_failures(void **state)
 		{ 125, "cannot attach to PID 999999999: no such process\n" },
 		{ 125, "invalid --duration '0'" },
 		{ 125, "invalid PID 'x'" },
+		{ 125, "invalid --max-groups '0': a number from 1 to 10000000" },
+		{ 125, "invalid --max-groups '1e3'" },
+		{ 125, "invalid --rows '-1': a number from 1, or all" },
 	};
 	char *cases[][10] = {
 		{ lp, "record", "-o", out, "--", "/nonexistent/command", NULL },
@@ -408,6 +413,9 @@ static void test_failures(void **state)
 		{ lp, "record", "-p", "999999999", NULL },
 		{ lp, "record", "-p", "1", "--duration", "0", NULL },
 		{ lp, "record", "-p", "x", NULL },
+		{ lp, "record", "--max-groups", "0", "--", "/bin/true", NULL },
+		{ lp, "record", "--max-groups", "1e3", "--", "/bin/true", NULL },
+		{ lp, "record", "--rows", "-1", "--", "/bin/true", NULL },
 	};
 	struct run r;
 	FILE *f = fopen(notexec, "w");
@@ -564,6 +572,175 @@ static void test_summary_only(void **state)
 			get(json_object_array_get_idx(rows, i), "p95_exact")));
 	json_object_put(sum);
 	run_free(&r);
+}
+
+/* The row of (name, meta; NULL: any) that is not an overflow row; NULL when none. */
+static json_object *own_row(json_object *summary, const char *name, const char *meta)
+{
+	json_object *rows = get(summary, "rows");
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+
+		if (json_object_is_type(get(row, "folded"), json_type_null) &&
+		    !strcmp(json_object_get_string(get(row, "name")), name) &&
+		    (!meta || !strcmp(json_object_get_string(get(row, "meta_text")), meta)))
+			return row;
+	}
+	return NULL;
+}
+
+/* The overflow rows of a summary: of kind ("metadata" or "names"); their number. */
+static size_t overflow_rows(json_object *summary, const char *kind, json_object **last)
+{
+	json_object *rows = get(summary, "rows");
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *f = get(row, "folded");
+
+		if (!json_object_is_type(f, json_type_null) &&
+		    !strcmp(json_object_get_string(get(f, "kind")), kind)) {
+			*last = row;
+			n++;
+		}
+	}
+	return n;
+}
+
+static int64_t i64(json_object *o, const char *key)
+{
+	return json_object_get_int64(get(o, key));
+}
+
+/*
+ * --max-groups: N spans each with metadata of its own (a query log) keep 100
+ * rows and fold the rest into the name's overflow row; N names of their own
+ * fold into the row of other names. The table is short and says why; nothing
+ * is lost.
+ */
+static void test_max_groups(void **state)
+{
+	enum { N = 3000, MAX = 100 };
+	char *out = fmt("%s/groups", tmpdir), n[16], *lp = fmt("%s/leanprofiler", build);
+	char *target = fmt("%s/tests/targets/distinct", build);
+	char *argv[] = { lp, "record", "--summary-only", "--max-groups", "100", "-o", out, "--",
+			 target, n, "meta", NULL };
+	json_object *sum, *groups, *row = NULL;
+	struct run r;
+
+	(void)state;
+	snprintf(n, sizeof(n), "%d", N);
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	assert_int_equal(i64(get(sum, "lost_events"), "total"), 0);
+	assert_int_equal(i64(sum, "events"), N);
+	assert_true(json_object_array_length(get(sum, "rows")) <= 2 * MAX);
+	assert_int_equal(json_object_array_length(get(sum, "rows")), MAX + 1);
+	groups = get(sum, "groups");
+	assert_int_equal(i64(groups, "max"), MAX);
+	assert_int_equal(i64(groups, "kept"), MAX);
+	assert_int_equal(i64(groups, "overflow_rows"), 1);
+	assert_int_equal(i64(groups, "folded_spans"), N - MAX);
+	/* Within 3 standard errors (1.6% each: stats.h). */
+	assert_true(llabs(i64(groups, "folded_distinct_estimate") - (N - MAX)) <= (N - MAX) / 20);
+	assert_int_equal(overflow_rows(sum, "metadata", &row), 1);
+	assert_string_equal(json_object_get_string(get(row, "name")), "distinct.query");
+	assert_int_equal(i64(row, "calls"), N - MAX);
+	assert_int_equal(overflow_rows(sum, "names", &row), 0);
+	/* The first 100 texts have their rows (the first spans fill the cap). */
+	assert_non_null(own_row(sum, "distinct.query", "i=0"));
+	assert_non_null(own_row(sum, "distinct.query", "i=99"));
+	assert_null(own_row(sum, "distinct.query", "i=100"));
+	json_object_put(sum);
+	/* The table: 40 rows, then how many more there are and what was folded. */
+	assert_non_null(strstr(r.out, "\nNot shown: 61 more rows; --rows N shows N rows, --rows all "
+				      "every one (the summary JSON has them all)\n"));
+	assert_non_null(strstr(r.out, fmt("\nFolded: %d spans of ~", N - MAX)));
+	assert_non_null(strstr(r.out, "past --max-groups 100 are in 1 row marked folded"));
+	assert_non_null(strstr(r.out, "distinct.query [(other metadata)] "));
+	{
+		size_t rows = 0;
+
+		for (const char *p = r.out; (p = strstr(p, "\ndistinct.query ")); p++)
+			rows++;
+		assert_int_equal(rows, 40);
+	}
+	run_free(&r);
+
+	/* Names of their own: the first 100, then the row of other names. */
+	argv[10] = "names";
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	assert_int_equal(i64(get(sum, "lost_events"), "total"), 0);
+	assert_int_equal(json_object_array_length(get(sum, "rows")), MAX + 1);
+	assert_int_equal(i64(get(sum, "groups"), "folded_spans"), N - MAX);
+	assert_int_equal(overflow_rows(sum, "names", &row), 1);
+	assert_string_equal(json_object_get_string(get(row, "name")), "(other names)");
+	assert_int_equal(i64(row, "calls"), N - MAX);
+	assert_int_equal(overflow_rows(sum, "metadata", &row), 0);
+	assert_non_null(own_row(sum, "distinct.99", NULL));
+	assert_null(own_row(sum, "distinct.100", NULL));
+	json_object_put(sum);
+	assert_non_null(strstr(r.out, "\n(other names)  "));
+	run_free(&r);
+}
+
+/*
+ * Issue 11, finding 5: a target naming 1M spans differently, each with 500
+ * bytes of metadata of its own, under --summary-only. At 193dd28 (no cap, the
+ * summary built as one json-c tree) the profiler peaked at 8.7 GB of RSS and
+ * wrote a 1.46 GB summary. Now 10000 rows are kept and the summary is
+ * streamed: ~640 MB (nearly all the string table, which keeps every distinct
+ * text until it learns to collect them) and ~13 MB. The bounds leave room
+ * for the string table; tighten them once it collects.
+ */
+#define MANY_NAMES "1000000"
+#define MANY_NAMES_RSS_MAX_KIB (1024 * 1024) /* 1 GiB */
+#define MANY_NAMES_SUMMARY_MAX (32 << 20)
+
+static void test_many_names_memory(void **state)
+{
+	char *out = fmt("%s/many-names", tmpdir), *sum_path = fmt("%s/leanprofiler-summary.json", out);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "--summary-only", "-o", out, "--",
+			 fmt("%s/tests/targets/distinct", build), MANY_NAMES, "names", "500", NULL };
+	char *stdout_path = fmt("%s/many.out", tmpdir), *text;
+	json_object *sum, *groups;
+	struct rusage ru;
+	struct stat sb;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = spawn_to(argv, stdout_path, fmt("%s/many.err", tmpdir));
+	/* The profiler's own peak (and its reaped target's, a few MB). */
+	assert_int_equal(wait4(pid, &status, 0, &ru), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(stat(sum_path, &sb), 0);
+	print_message("1M names x 500-byte metadata: peak RSS %ld KiB, summary %lld bytes\n",
+		      ru.ru_maxrss, (long long)sb.st_size);
+	assert_true(ru.ru_maxrss < MANY_NAMES_RSS_MAX_KIB);
+	assert_true(sb.st_size < MANY_NAMES_SUMMARY_MAX);
+	sum = load_json(sum_path);
+	groups = get(sum, "groups");
+	/* Every span the kernel delivered or counted lost, and every one in a row. */
+	assert_int_equal(i64(get(sum, "events_received"), "enter") +
+				 i64(get(sum, "lost_events"), "enter"),
+			 atoi(MANY_NAMES));
+	assert_int_equal(i64(groups, "kept"), LP_GROUPS_MAX);
+	assert_int_equal(i64(groups, "overflow_rows"), 1);
+	assert_int_equal(i64(groups, "kept") + i64(groups, "folded_spans"), i64(sum, "events"));
+	/* The load was what it means to be, whatever the ring buffer lost. */
+	assert_true(i64(groups, "folded_spans") > 100000);
+	assert_int_equal(json_object_array_length(get(sum, "rows")), LP_GROUPS_MAX + 1);
+	json_object_put(sum);
+	text = slurp(stdout_path, NULL);
+	assert_non_null(strstr(text, "\nNot shown: 9961 more rows; "));
+	assert_non_null(strstr(text, "\nFolded: "));
+	free(text);
 }
 
 /*
@@ -753,6 +930,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_failures),
 		cmocka_unit_test(test_losses_counted_exactly),
 		cmocka_unit_test(test_summary_only),
+		cmocka_unit_test(test_max_groups),
+		cmocka_unit_test(test_many_names_memory),
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_second_signal_stops_recording),

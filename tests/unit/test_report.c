@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "summary_tree.h"
 #include "unit.h"
 
 #define ELLIPSIS "\xe2\x80\xa6"
@@ -129,6 +130,7 @@ static void seed_run(struct fx *fx)
 	fx->r.res.valid = true;
 	fx->r.res.scope = "process tree";
 	fx->r.res.peak_rss_kib = 59528;
+	fx->r.res.has_peak_rss = true;
 	fx->r.res.voluntary_switches = 4;
 	fx->r.res.involuntary_switches = 2;
 }
@@ -246,21 +248,43 @@ static void test_table_optional_lines(void **state)
 	assert_memory_equal(fx->out + fx->out_len - hl - 1, header_line, hl);
 }
 
-/* Parses the summary: valid UTF-8, strict JSON. */
-static json_object *summary(struct fx *fx)
+/* The summary JSON as lp_report_summary_json() writes it, NUL-terminated. */
+static char *summary_text(const struct lp_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	assert_int_equal(lp_report_summary_json(f, r), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(text);
+	assert_int_equal(strlen(text), len);
+	return text;
+}
+
+/* Valid UTF-8, strict JSON: the parsed object. */
+static json_object *parse_strict(const char *text)
 {
 	struct json_tokener *tok = json_tokener_new();
-	char *text = lp_report_summary_json(&fx->r);
+	json_object *o;
 
-	assert_non_null(text);
 	assert_true(ut_valid_utf8(text, strlen(text)));
 	assert_non_null(tok);
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	fx->root = json_tokener_parse_ex(tok, text, (int)strlen(text));
-	if (!fx->root)
-		fail_msg("summary is not JSON: %s\n%s",
-			 json_tokener_error_desc(json_tokener_get_error(tok)), text);
+	o = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	if (!o)
+		fail_msg("not JSON: %s\n%s", json_tokener_error_desc(json_tokener_get_error(tok)),
+			 text);
 	json_tokener_free(tok);
+	return o;
+}
+
+static json_object *summary(struct fx *fx)
+{
+	char *text = summary_text(&fx->r);
+
+	fx->root = parse_strict(text);
 	free(text);
 	return fx->root;
 }
@@ -528,8 +552,7 @@ static void test_approximate_p95_and_profiler_usage(void **state)
 	assert_non_null(line);
 	assert_null(memchr(line, '~', (size_t)(strchr(line + 1, '\n') - line)));
 
-	text = lp_report_summary_json(&fx->r);
-	assert_non_null(text);
+	text = summary_text(&fx->r);
 	o = json_tokener_parse(text);
 	assert_non_null(o);
 	rows = json_object_object_get(o, "rows");
@@ -563,8 +586,7 @@ static void test_span_pairs_reported(void **state)
 	render_table(fx);
 	assert_non_null(strstr(fx->out, "Span pairs: 3 keyed exits without an open span, 0 entries "
 					 "past 255 tracks, 7 past depth 1024, 1 malformed records\n"));
-	text = lp_report_summary_json(&fx->r);
-	assert_non_null(text);
+	text = summary_text(&fx->r);
 	o = json_tokener_parse(text);
 	sp = json_object_object_get(o, "span_pairs");
 	assert_non_null(sp);
@@ -582,6 +604,282 @@ static void test_span_pairs_reported(void **state)
 	assert_null(strstr(fx->out, "Span pairs:"));
 }
 
+/*
+ * A report with every optional part: hostile texts, counters and none, an
+ * approximate P95, processes, threads, span pairs, resources, BPF time.
+ */
+static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
+		      struct lp_report_process procs[2], char **argv)
+{
+	static const char hostile[] = "n\xff\"\n\x01\\/ \xe2\x80\xae";
+	static const char meta[] = "k\xc0=v\xed\xa0\x80, \x7f=\\\\, =empty key, ,nul=x\0y, k\0z=1";
+	const uint64_t huge = 9007199254740993ULL;
+
+	lp_stats_set_exact_limit(fx->stats, 8);
+	seed_run(fx);
+	add(fx, id(fx, "huge"), id(fx, "k=1, k=2, solo, counter=3"), huge, huge, false, 0, 0,
+	    LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN | LP_SPAN_STARTED_BEFORE);
+	for (uint64_t i = 40; i >= 1; i--)
+		add(fx, id(fx, "many"), 0, i * 1000 + 7, 10, i % 2, i, 2 * i, 0);
+	add(fx, id_n(fx, hostile, sizeof(hostile) - 1), id_n(fx, meta, sizeof(meta) - 1), 3, 1,
+	    false, 0, 0, 0);
+	add(fx, id(fx, "zero"), 0, 0, 0, false, 0, 0, 0);
+	finish_groups(fx);
+	fx->threads[0] = (struct lp_report_thread){ .pid = 7, .tid = 8, .name = id(fx, "w\x1b"),
+						    .spans = 8, .recorded_ns = 123456789,
+						    .lost = 3, .max_depth = 2 };
+	fx->threads[1] = (struct lp_report_thread){ .pid = 7, .tid = 0x40000009,
+						    .name = id(fx, "w (9) keyed spans 0") };
+	fx->r.threads = fx->threads;
+	fx->r.nthreads = 2;
+	procs[0] = (struct lp_report_process){ .pid = 7, .ppid = 1, .comm = id(fx, "lean"),
+					       .origin = "launched", .alive = false };
+	procs[1] = (struct lp_report_process){ .pid = 4294967295u, .ppid = 7,
+					       .comm = id(fx, "su\xff"), .origin = "forked",
+					       .alive = true, .privileged = true };
+	fx->r.procs = procs;
+	fx->r.nprocs = 2;
+	fx->r.argv = argv;
+	fx->r.pid = -5;
+	fx->r.exit_status = -1;
+	fx->r.mode = "all-processes";
+	fx->r.binary = "/usr/bin/\xffodd";
+	fx->r.end_reason = "signal";
+	fx->r.base_ns = 11;
+	fx->r.end_ns = UINT64_MAX;
+	fx->r.trace_path = "out/\"trace\".json";
+	fx->r.loss = (struct lp_loss){ 1, 2, 3, 4, 5, 6 };
+	fx->r.malformed = 4;
+	fx->r.truncated = 5;
+	fx->r.unreadable = 6;
+	fx->r.enters = 100;
+	fx->r.exits = 99;
+	fx->r.buffer_bytes = 16 << 20;
+	fx->r.self = (struct lp_resources){ .valid = true, .user_ns = 1, .system_ns = 2,
+					    .peak_rss_kib = 3 };
+	fx->r.bpf_runs = 10;
+	fx->r.bpf_run_ns = 3170;
+	fx->r.follow = (struct lp_follow){ 1, 2, 3, 4 };
+	*ps = (struct lp_pairs_stats){ .unmatched_keyed = 3, .too_deep = 7, .bad_tid = 1,
+				       .reentry_closed = 2, .too_many_tracks = 9, .bad_spec = 2 };
+	fx->r.pairs = ps;
+	fx->r.nspecs = 4;
+}
+
+/*
+ * The streamed summary against the json-c tree of 193dd28 (summary_tree.h):
+ * the same members in the same order, the same values, the same number
+ * texts, null where null and absent where absent, once the members that came
+ * later are taken out ("groups", each row's "folded", null on these rows).
+ * Whitespace aside, json-c writes both the same way.
+ */
+static void assert_same_as_tree(struct fx *fx)
+{
+	char *text = summary_text(&fx->r), *tree = tree_summary_json(&fx->r);
+	json_object *streamed = parse_strict(text), *old = parse_strict(tree), *rows;
+	int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
+	char *a, *b;
+
+	assert_int_equal(u64(get(streamed, "groups"), "kept"), fx->r.fold.kept);
+	json_object_object_del(streamed, "groups");
+	rows = get(streamed, "rows");
+	assert_int_equal(json_object_array_length(rows), fx->r.ngroups);
+	for (size_t i = 0; i < fx->r.ngroups; i++) {
+		json_object *row = json_object_array_get_idx(rows, i);
+
+		assert_true(json_object_is_type(get(row, "folded"), json_type_null));
+		json_object_object_del(row, "folded");
+	}
+	a = strdup(json_object_to_json_string_ext(streamed, flags));
+	b = strdup(json_object_to_json_string_ext(old, flags));
+	assert_string_equal(a, b);
+	/* One row per line: a summary of many rows reads with grep and less. */
+	size_t lines = 0;
+
+	for (const char *p = text; (p = strstr(p, "\n{\"name\":")); p++)
+		lines++;
+	assert_int_equal(lines, fx->r.ngroups);
+	free(a);
+	free(b);
+	json_object_put(streamed);
+	json_object_put(old);
+	free(text);
+	free(tree);
+}
+
+static void test_summary_streamed_as_tree(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_pairs_stats ps;
+	struct lp_report_process procs[2];
+	char *argv[] = { "lean", "--run", "bad\xff" "arg", "", NULL };
+
+	/* Empty: no rows, processes, threads, command, resources, trace. */
+	finish_groups(fx);
+	fx->r.counter_name = "x\"y";
+	assert_same_as_tree(fx);
+	fx->r.counter_name = "Lean heartbeats";
+
+	seed_rich(fx, &ps, procs, argv);
+	fx->r.fold = (struct lp_fold_stats){ .max = LP_GROUPS_MAX, .kept = fx->r.ngroups };
+	assert_same_as_tree(fx);
+	assert_int_equal(lp_stats_approximate(fx->stats), 1);
+	/* Without the optional parts and with resources. */
+	fx->r.pairs = NULL;
+	fx->r.binary = NULL;
+	fx->r.mode = NULL;
+	fx->r.end_reason = NULL;
+	fx->r.trace_path = NULL;
+	fx->r.bpf_runs = 0;
+	fx->r.self.valid = false;
+	fx->r.res = (struct lp_resources){ .valid = true, .scope = "process tree", .user_ns = 5,
+					   .peak_rss_kib = 59528, .has_peak_rss = true,
+					   .voluntary_switches = 4 };
+	fx->totals.recorded_ns = 0; /* self_percent 0.0 */
+	assert_same_as_tree(fx);
+	/* A peak RSS not measured is null, never 0; the table says so. */
+	fx->r.res.has_peak_rss = false;
+	assert_same_as_tree(fx);
+	free(fx->out);
+	fx->out = NULL;
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "peak RSS not measured,"));
+}
+
+/* "m=I" as a string id. */
+static uint32_t meta_no(struct fx *fx, int i)
+{
+	char m[16];
+
+	snprintf(m, sizeof(m), "m=%d", i);
+	return id(fx, m);
+}
+
+/*
+ * Past the cap: a per-name overflow row, the row of other names, each marked
+ * in the table (a note past the columns a name can reach) and in the JSON
+ * ("folded"); spans a target named as the overflow rows' texts keep rows of
+ * their own and are not marked.
+ */
+static void test_overflow_rows(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = id(fx, "a"), b = id(fx, "b");
+	uint32_t fake_name = id(fx, LP_OVERFLOW_NAME_TEXT), fake_meta = id(fx, LP_OVERFLOW_META_TEXT);
+	json_object *root, *rows, *groups;
+	size_t marked = 0, fakes = 0;
+	char *line;
+
+	lp_stats_set_max_groups(fx->stats, 4);
+	add(fx, a, id(fx, "m=1"), 1000, 1000, false, 0, 0, 0);
+	add(fx, b, 0, 1000, 1000, false, 0, 0, 0);
+	add(fx, fake_name, 0, 10, 10, false, 0, 0, 0);
+	add(fx, a, fake_meta, 10, 10, false, 0, 0, 0);
+	/* The cap is reached: a's new metadata, then names without a row. */
+	for (int i = 2; i < 12; i++)
+		add(fx, a, meta_no(fx, i), 500000, 400000, false, 0, 0, 0);
+	add(fx, id(fx, "c"), 0, 300000, 300000, false, 0, 0, LP_SPAN_UNCERTAIN);
+	add(fx, id(fx, "d"), id(fx, "m=1"), 300000, 300000, false, 0, 0, 0);
+	/* Right after a folded span of a: its forged twin, by the same (name, meta) path. */
+	add(fx, a, fake_meta, 10, 10, false, 0, 0, 0);
+	add(fx, fake_name, 0, 10, 10, false, 0, 0, 0);
+	finish_groups(fx);
+	lp_stats_folding(fx->stats, &fx->r.fold);
+	fx->totals.spans = 18;
+	fx->totals.threads = 1;
+	fx->totals.recorded_ns = 6000000;
+	assert_int_equal(fx->r.ngroups, 6);
+	assert_int_equal(fx->r.fold.kept, 4);
+	assert_int_equal(fx->r.fold.overflow_rows, 2);
+	assert_int_equal(fx->r.fold.folded_spans, 12);
+	assert_int_equal(fx->r.fold.folded_distinct, 12);
+
+	render_table(fx);
+	line = strstr(fx->out, "\na [" LP_OVERFLOW_META_TEXT "] ");
+	assert_non_null(line);
+	assert_non_null(
+		strstr(line, "     10 500.00 us 500.00 us        -  66.7%  (folded: ~10 groups)\n"));
+	line = strstr(fx->out, "\n" LP_OVERFLOW_NAME_TEXT "  ");
+	assert_non_null(line);
+	assert_non_null(strstr(line, "  (uncertain)  (folded: ~2 groups)\n"));
+	for (line = strstr(fx->out, "(folded: "); line; line = strstr(line + 1, "(folded: "))
+		marked++;
+	assert_int_equal(marked, 2);
+	assert_non_null(strstr(fx->out, "Folded: 12 spans of ~12 groups (a name and its metadata) "
+					"past --max-groups 4 are in 2 rows marked folded; a larger "
+					"--max-groups keeps more groups apart\n"));
+
+	root = summary(fx);
+	groups = get(root, "groups");
+	assert_int_equal(u64(groups, "max"), 4);
+	assert_int_equal(u64(groups, "kept"), 4);
+	assert_int_equal(u64(groups, "overflow_rows"), 2);
+	assert_int_equal(u64(groups, "folded_spans"), 12);
+	assert_int_equal(u64(groups, "folded_distinct_estimate"), 12);
+	rows = get(root, "rows");
+	assert_int_equal(json_object_array_length(rows), 6);
+	for (size_t i = 0; i < 6; i++) {
+		json_object *row = json_object_array_get_idx(rows, i), *folded = get(row, "folded");
+		const char *name = str(row, "name"), *meta = str(row, "meta_text");
+
+		if (!strcmp(name, LP_OVERFLOW_NAME_TEXT) && !json_object_is_type(folded, json_type_null)) {
+			assert_string_equal(str(folded, "kind"), "names");
+			assert_int_equal(u64(folded, "distinct_estimate"), 2);
+			assert_int_equal(u64(row, "calls"), 2);
+			assert_int_equal(u64(row, "uncertain"), 1);
+			assert_string_equal(meta, "");
+		} else if (!strcmp(meta, LP_OVERFLOW_META_TEXT) &&
+			   !json_object_is_type(folded, json_type_null)) {
+			assert_string_equal(name, "a");
+			assert_string_equal(str(folded, "kind"), "metadata");
+			assert_int_equal(u64(folded, "distinct_estimate"), 10);
+			assert_int_equal(u64(row, "calls"), 10);
+			assert_int_equal(u64(row, "self_ns"), 4000000);
+			assert_int_equal(json_object_object_length(get(row, "meta")), 0);
+		} else if (!strcmp(name, LP_OVERFLOW_NAME_TEXT) || !strcmp(meta, LP_OVERFLOW_META_TEXT)) {
+			/* The target's own: a row each, both spans in it, not folded. */
+			assert_int_equal(u64(row, "calls"), 2);
+			fakes++;
+		} else {
+			assert_true(json_object_is_type(folded, json_type_null));
+		}
+	}
+	assert_int_equal(fakes, 2);
+}
+
+/* The table shows the first rows and says how to see the rest; the JSON keeps all. */
+static void test_table_rows_limit(void **state)
+{
+	struct fx *fx = *state;
+	char name[16];
+
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "row%d", i);
+		add(fx, id(fx, name), 0, 1000 * (uint64_t)(i + 1), 1000 * (uint64_t)(i + 1), false, 0,
+		    0, 0);
+	}
+	finish_groups(fx);
+	fx->totals.recorded_ns = 15000;
+	fx->r.table_rows = 2;
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "\nrow4 "));
+	assert_non_null(strstr(fx->out, "\nrow3 "));
+	assert_null(strstr(fx->out, "\nrow2 "));
+	assert_non_null(strstr(fx->out, "\nNot shown: 3 more rows; --rows N shows N rows, --rows all "
+					"every one (the summary JSON has them all)\n"));
+	assert_null(strstr(fx->out, "Folded:"));
+	assert_int_equal(json_object_array_length(get(summary(fx), "rows")), 5);
+	/* As many rows as there are, or 0 (all): no such line. */
+	for (size_t rows = 0; rows <= 5; rows += 5) {
+		free(fx->out);
+		fx->out = NULL;
+		fx->r.table_rows = rows;
+		render_table(fx);
+		assert_non_null(strstr(fx->out, "\nrow0 "));
+		assert_null(strstr(fx->out, "Not shown:"));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -595,6 +893,9 @@ int main(void)
 		T(test_summary_hostile_text),
 		T(test_summary_long_duplicate_key_utf8),
 		T(test_other_data_json),
+		T(test_summary_streamed_as_tree),
+		T(test_overflow_rows),
+		T(test_table_rows_limit),
 #undef T
 	};
 

@@ -6,9 +6,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hll.h"
 #include "stats.h"
 #include "unit.h"
 
@@ -99,6 +101,7 @@ static void add(struct lp_stats *st, struct lp_span s)
 	assert_int_equal(lp_stats_add(st, &s), 0);
 }
 
+/* The group of its own of (name, meta); NULL when none. */
 static struct lp_group *find(struct lp_stats *st, uint32_t name, uint32_t meta)
 {
 	struct lp_group **g;
@@ -106,7 +109,7 @@ static struct lp_group *find(struct lp_stats *st, uint32_t name, uint32_t meta)
 	struct lp_group *found = NULL;
 
 	for (size_t i = 0; i < n; i++) {
-		if (g[i]->name == name && g[i]->meta == meta) {
+		if (!g[i]->overflow && g[i]->name == name && g[i]->meta == meta) {
 			assert_null(found); /* one group per (name, meta) */
 			found = g[i];
 		}
@@ -375,6 +378,230 @@ static void test_exact_limit(void **state)
 	lp_stats_free(st);
 }
 
+/* The overflow group of kind (and, for LP_OVERFLOW_META, of name); NULL when none. */
+static struct lp_group *overflow(struct lp_stats *st, enum lp_overflow kind, uint32_t name)
+{
+	struct lp_group **g;
+	size_t n = lp_stats_sorted(st, &g);
+	struct lp_group *found = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (g[i]->overflow == kind && (kind != LP_OVERFLOW_META || g[i]->name == name)) {
+			assert_null(found); /* one per name, one for all other names */
+			found = g[i];
+		}
+	}
+	return found;
+}
+
+/* Sums over every group: what the spans added must all be there. */
+static void assert_totals(struct lp_stats *st, uint64_t calls, uint64_t total, uint64_t self)
+{
+	struct lp_group **g;
+	size_t n = lp_stats_sorted(st, &g);
+	uint64_t c = 0, t = 0, sf = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		c += g[i]->calls;
+		t += g[i]->total_ns;
+		sf += g[i]->self_ns;
+	}
+	assert_int_equal(c, calls);
+	assert_int_equal(t, total);
+	assert_int_equal(sf, self);
+}
+
+/*
+ * 10^5 distinct metadata values of one name (a query log with the SQL as
+ * metadata): the cap holds, the rest is one overflow row of that name, the
+ * totals are those of every span, the folded count is estimated within its
+ * documented error.
+ */
+static void test_cap_many_metadata(void **state)
+{
+	enum { N = 100000, MAX = 1000 };
+	struct lp_stats *st = lp_stats_new();
+	struct lp_fold_stats f;
+	struct lp_group **g, *o;
+	uint64_t total = 0, self = 0;
+	size_t n;
+
+	assert_non_null(st);
+	lp_stats_set_max_groups(st, MAX);
+	for (uint32_t i = 0; i < N; i++) {
+		add(st, span(1, 2 + i, 1000 + i, 500 + i));
+		total += 1000 + i;
+		self += 500 + i;
+	}
+	n = lp_stats_sorted(st, &g);
+	assert_int_equal(n, MAX + 1);
+	lp_stats_folding(st, &f);
+	assert_int_equal(f.max, MAX);
+	assert_int_equal(f.kept, MAX);
+	assert_int_equal(f.overflow_rows, 1);
+	assert_int_equal(f.folded_spans, N - MAX);
+	assert_true(fabs((double)f.folded_distinct - (N - MAX)) <=
+		    3 * lp_hll_std_error(LP_FOLDED_HLL_BITS) * (N - MAX));
+	o = overflow(st, LP_OVERFLOW_META, 1);
+	assert_non_null(o);
+	assert_int_equal(o->calls, N - MAX);
+	assert_int_equal(o->meta, 0);
+	assert_int_equal(o->min_ns, 1000 + MAX);
+	assert_int_equal(o->max_ns, 1000 + N - 1);
+	assert_true(fabs((double)lp_group_folded_distinct(o) - (N - MAX)) <=
+		    3 * lp_hll_std_error(LP_FOLDED_ROW_HLL_BITS) * (N - MAX));
+	/* Its durations are bounded (a histogram past LP_OVERFLOW_DURATIONS): */
+	assert_true(N - MAX > LP_OVERFLOW_DURATIONS);
+	assert_false(lp_group_p95_exact(o));
+	assert_null(o->durs);
+	/* ... while the rows of their own, without --summary-only, stay exact. */
+	for (size_t i = 0; i < n; i++)
+		assert_true(g[i] == o || lp_group_p95_exact(g[i]));
+	assert_totals(st, N, total, self);
+	/* The same (name, meta) again: its own row, or the overflow row, as before. */
+	add(st, span(1, 2, 1, 1));
+	add(st, span(1, 2 + N - 1, 1, 1));
+	assert_int_equal(find(st, 1, 2)->calls, 2);
+	assert_int_equal(overflow(st, LP_OVERFLOW_META, 1)->calls, N - MAX + 1);
+	assert_int_equal(lp_stats_sorted(st, &g), MAX + 1);
+	lp_stats_free(st);
+}
+
+/*
+ * Many names, many metadata: a name with a row folds into its own overflow
+ * row, a name without one into the single row of other names; rows stay
+ * within 2 x max + 1 whatever comes.
+ */
+static void test_overflow_per_name_and_global(void **state)
+{
+	enum { MAX = 50 };
+	struct lp_stats *st = lp_stats_new();
+	struct lp_fold_stats f;
+	struct lp_group **g, *o;
+	uint64_t calls = 0, total = 0;
+	size_t n;
+
+	assert_non_null(st);
+	lp_stats_set_max_groups(st, MAX);
+	/* 50 names with one row each fill the cap. */
+	for (uint32_t name = 1; name <= MAX; name++, calls++) {
+		add(st, span(name, 0, name, name));
+		total += name;
+	}
+	/* Each of them with 20 new metadata values, and 1000 new names with 3 each. */
+	for (uint32_t name = 1; name <= MAX; name++)
+		for (uint32_t meta = 1; meta <= 20; meta++, calls++, total += 7)
+			add(st, span(name, meta, 7, 7));
+	for (uint32_t name = 1000; name < 2000; name++)
+		for (uint32_t meta = 0; meta < 3; meta++, calls++, total += 3)
+			add(st, span(name, meta, 3, 3));
+	n = lp_stats_sorted(st, &g);
+	assert_int_equal(n, 2 * MAX + 1);
+	lp_stats_folding(st, &f);
+	assert_int_equal(f.kept, MAX);
+	assert_int_equal(f.overflow_rows, MAX + 1);
+	assert_int_equal(f.folded_spans, MAX * 20 + 3000);
+	assert_true(fabs((double)f.folded_distinct - f.folded_spans) <=
+		    3 * lp_hll_std_error(LP_FOLDED_HLL_BITS) * (double)f.folded_spans);
+	for (uint32_t name = 1; name <= MAX; name++) {
+		o = overflow(st, LP_OVERFLOW_META, name);
+		assert_non_null(o);
+		assert_int_equal(o->calls, 20);
+		assert_int_equal(lp_group_folded_distinct(o), 20); /* exact below 32 */
+		assert_int_equal(find(st, name, 0)->calls, 1);
+	}
+	o = overflow(st, LP_OVERFLOW_NAME, 0);
+	assert_non_null(o);
+	assert_int_equal(o->calls, 3000);
+	assert_int_equal(o->name, 0);
+	assert_true(fabs((double)lp_group_folded_distinct(o) - 3000) <=
+		    3 * lp_hll_std_error(LP_FOLDED_ROW_HLL_BITS) * 3000);
+	assert_null(overflow(st, LP_OVERFLOW_META, 1000)); /* a name without a row has none */
+	assert_totals(st, calls, total, total);
+	lp_stats_free(st);
+}
+
+/*
+ * A span whose (name, meta) is an overflow row's ids (meta 0 of a name with
+ * an overflow row, the ids 0/0 of the row of other names) is not merged into
+ * it: overflow rows are found by their flag, never by ids. Right after a
+ * folded span too (the previous span's group is remembered).
+ */
+static void test_overflow_not_forged_by_ids(void **state)
+{
+	struct lp_stats *st = lp_stats_new();
+	struct lp_group *o;
+
+	assert_non_null(st);
+	lp_stats_set_max_groups(st, 3);
+	add(st, span(1, 5, 10, 10));
+	add(st, span(0, 0, 10, 10)); /* the ids the row of other names holds */
+	add(st, span(2, 5, 10, 10));
+	add(st, span(1, 6, 100, 100)); /* folded: name 1's overflow row (name 1, meta 0) */
+	add(st, span(1, 0, 1000, 1000)); /* (1, 0) has no row: folded too, not a match by ids */
+	add(st, span(3, 0, 100, 100));   /* folded: other names */
+	add(st, span(0, 0, 10, 10));     /* its own row, right after a fold into ids 0/0 */
+	o = overflow(st, LP_OVERFLOW_META, 1);
+	assert_int_equal(o->calls, 2);
+	assert_int_equal(lp_group_folded_distinct(o), 2);
+	o = overflow(st, LP_OVERFLOW_NAME, 0);
+	assert_int_equal(o->calls, 1);
+	{
+		struct lp_group **g;
+		size_t n = lp_stats_sorted(st, &g), own = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (!g[i]->overflow && g[i]->name == 0 && g[i]->meta == 0)
+				own += g[i]->calls;
+		assert_int_equal(own, 2);
+		assert_int_equal(n, 5);
+	}
+	lp_stats_free(st);
+}
+
+/* max 0: every span is folded, into the row of other names; the default is LP_GROUPS_MAX. */
+static void test_max_groups_edges(void **state)
+{
+	struct lp_stats *st = lp_stats_new();
+	struct lp_fold_stats f;
+	struct lp_group **g;
+
+	assert_non_null(st);
+	lp_stats_folding(st, &f);
+	assert_int_equal(f.max, LP_GROUPS_MAX);
+	assert_int_equal(f.folded_distinct, 0);
+	lp_stats_set_max_groups(st, 0);
+	for (uint32_t i = 0; i < 10; i++)
+		add(st, span(i % 2, i, 1, 1));
+	assert_int_equal(lp_stats_sorted(st, &g), 1);
+	assert_int_equal(g[0]->overflow, LP_OVERFLOW_NAME);
+	assert_int_equal(g[0]->calls, 10);
+	lp_stats_folding(st, &f);
+	assert_int_equal(f.kept, 0);
+	assert_int_equal(f.folded_spans, 10);
+	assert_int_equal(f.folded_distinct, 10);
+	lp_stats_free(st);
+}
+
+/* --summary-only's smaller limit applies to overflow rows too. */
+static void test_overflow_durations_limit(void **state)
+{
+	struct lp_stats *st = lp_stats_new();
+	struct lp_group *o;
+
+	assert_non_null(st);
+	lp_stats_set_max_groups(st, 1);
+	lp_stats_set_exact_limit(st, 10);
+	add(st, span(1, 1, 5, 5));
+	for (uint32_t i = 0; i < 11; i++)
+		add(st, span(1, 2 + i, 5 + i, 5));
+	o = overflow(st, LP_OVERFLOW_META, 1);
+	assert_int_equal(o->calls, 11);
+	assert_false(lp_group_p95_exact(o));
+	assert_true(lp_group_p95_exact(find(st, 1, 1)));
+	lp_stats_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +614,11 @@ int main(void)
 		cmocka_unit_test(test_p95_selection_matches_sort),
 		cmocka_unit_test(test_histogram_error_bound),
 		cmocka_unit_test(test_exact_limit),
+		cmocka_unit_test(test_cap_many_metadata),
+		cmocka_unit_test(test_overflow_per_name_and_global),
+		cmocka_unit_test(test_overflow_not_forged_by_ids),
+		cmocka_unit_test(test_max_groups_edges),
+		cmocka_unit_test(test_overflow_durations_limit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
