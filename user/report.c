@@ -33,7 +33,7 @@ static void name_cell(const struct lp_report *r, const struct lp_group *g, char 
 		lp_text_display(&b, s, len);
 	if (g->overflow == LP_OVERFLOW_META) {
 		lp_buf_put(&b, " [" LP_OVERFLOW_META_TEXT "]", strlen(LP_OVERFLOW_META_TEXT) + 3);
-	} else if (g->meta) {
+	} else if (g->meta && g->meta != LP_META_UNKNOWN) {
 		s = strtab_str(r->st, g->meta, &len);
 		lp_buf_put(&b, " [", 2);
 		lp_text_display(&b, s, len);
@@ -49,7 +49,10 @@ static void name_cell(const struct lp_report *r, const struct lp_group *g, char 
 /* What follows a row's figures, past the columns a target's text can reach. */
 static void row_notes(const struct lp_group *g, char *out, size_t sz)
 {
-	int n = snprintf(out, sz, "%s", g->uncertain ? "  (uncertain)" : "");
+	int n = snprintf(out, sz, "%s%s", g->uncertain ? "  (uncertain)" : "",
+			 g->meta == LP_META_UNKNOWN && !g->overflow
+				 ? "  (began before recording: metadata not known)"
+				 : "");
 
 	if (g->overflow && n >= 0 && (size_t)n < sz)
 		snprintf(out + n, sz - (size_t)n, "  (folded: ~%" PRIu64 " groups)",
@@ -412,13 +415,19 @@ static void write_groups(struct jw *w, const struct lp_report *r)
  */
 static void write_row_names(struct jw *w, const struct strtab *st, const struct lp_group *g)
 {
-	size_t len;
-	const char *meta = strtab_str(st, g->meta, &len);
+	size_t len = 0;
+	const char *meta = g->meta == LP_META_UNKNOWN ? "" : strtab_str(st, g->meta, &len);
 
 	if (g->overflow == LP_OVERFLOW_NAME)
 		put_str(w, "name", LP_OVERFLOW_NAME_TEXT);
 	else
 		put_id(w, "name", st, g->name);
+	/* Spans that began before recording: their metadata is not known, not empty. */
+	if (g->meta == LP_META_UNKNOWN && !g->overflow) {
+		put_null(w, "meta_text");
+		put_null(w, "meta");
+		return;
+	}
 	if (g->overflow == LP_OVERFLOW_META)
 		put_str(w, "meta_text", LP_OVERFLOW_META_TEXT);
 	else

@@ -211,7 +211,8 @@ static int add_duration(struct lp_stats *s, struct lp_group *g, uint64_t d)
 
 int lp_stats_add(struct lp_stats *s, const struct lp_span *span)
 {
-	struct lp_group *g = get_group(s, span->name, span->meta);
+	bool unknown = !span->meta && (span->flags & LP_SPAN_STARTED_BEFORE);
+	struct lp_group *g = get_group(s, span->name, unknown ? LP_META_UNKNOWN : span->meta);
 
 	if (!g || add_duration(s, g, span->total_ns))
 		return -ENOMEM;

@@ -54,6 +54,14 @@
 
 struct lp_hll;
 
+/*
+ * The metadata of a span rebuilt at attach (LP_SPAN_STARTED_BEFORE): it was
+ * passed at the enter, before recording began, and is not known. Such spans
+ * get a row of their own, marked, never the row of spans without metadata.
+ * Not a string id (ids stay far below).
+ */
+#define LP_META_UNKNOWN UINT32_MAX
+
 enum lp_overflow {
 	LP_OVERFLOW_NONE = 0, /* a group of its own (name, metadata) */
 	LP_OVERFLOW_META,     /* its name's spans whose metadata had no group */

@@ -761,6 +761,54 @@ static uint32_t meta_no(struct fx *fx, int i)
  * ("folded"); spans a target named as the overflow rows' texts keep rows of
  * their own and are not marked.
  */
+/*
+ * A span rebuilt at attach has no metadata we know (it was passed at the
+ * enter): its row is its own and says so, never the row of spans that
+ * passed no metadata, nor one that looks like it.
+ */
+static void test_started_before_metadata_unknown(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t w = id(fx, "worker.outer");
+	json_object *root, *rows;
+	size_t unknown = 0, empty = 0;
+
+	add(fx, w, id(fx, "worker=1"), 5000000, 5000000, false, 0, 0, 0);
+	add(fx, w, 0, 1000000, 1000000, false, 0, 0, 0);
+	add(fx, w, 0, 3000000, 3000000, false, 0, 0, LP_SPAN_STARTED_BEFORE);
+	finish_groups(fx);
+	fx->totals.spans = 3;
+	fx->totals.threads = 1;
+	fx->totals.recorded_ns = 9000000;
+	assert_int_equal(fx->r.ngroups, 3);
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "  (began before recording: metadata not known)\n"));
+	/* Two rows named "worker.outer" alone: one without metadata, one with it unknown. */
+	assert_non_null(strstr(strstr(fx->out, "\nworker.outer   ") + 1, "\nworker.outer   "));
+	root = summary(fx);
+	rows = json_object_object_get(root, "rows");
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *mt = NULL;
+
+		assert_true(json_object_object_get_ex(r, "meta_text", &mt));
+		if (!mt) {
+			unknown++;
+			assert_int_equal(json_object_get_int64(json_object_object_get(r, "calls")), 1);
+			assert_int_equal(json_object_get_int64(
+						 json_object_object_get(r, "started_before_recording")),
+					 1);
+			assert_null(json_object_object_get(r, "meta"));
+		} else if (!strcmp(json_object_get_string(mt), "")) {
+			empty++;
+			assert_int_equal(json_object_get_int64(
+						 json_object_object_get(r, "started_before_recording")),
+					 0);
+		}
+	}
+	assert_int_equal(unknown, 1);
+	assert_int_equal(empty, 1);
+}
+
 static void test_overflow_rows(void **state)
 {
 	struct fx *fx = *state;
@@ -895,6 +943,7 @@ int main(void)
 		T(test_other_data_json),
 		T(test_summary_streamed_as_tree),
 		T(test_overflow_rows),
+		T(test_started_before_metadata_unknown),
 		T(test_table_rows_limit),
 #undef T
 	};
