@@ -198,14 +198,17 @@ static struct lp_map_ent *thread_state(struct lp_decoder *d, uint32_t pid, uint3
 {
 	uint64_t key = ((uint64_t)pid << 32) | tid;
 	struct recent_thread *c = &d->recent_th[tid % RECENT_THREADS];
-	size_t n = d->threads.n;
+	size_t cap = d->threads.cap;
 	struct lp_map_ent *e;
 
 	if (c->e && c->key == key)
 		return c->e;
 	e = lp_map_find(&d->threads, key, 0, true);
-	/* A new entry may have moved every other one. */
-	if (d->threads.n != n)
+	/*
+	 * Growing moved every entry; the map grows before it looks, so also on
+	 * finding a thread it has (a cache miss when it is half full).
+	 */
+	if (d->threads.cap != cap)
 		memset(d->recent_th, 0, sizeof(d->recent_th));
 	if (e)
 		*c = (struct recent_thread){ key, e };
