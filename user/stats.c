@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "stats.h"
 #include "map.h"
+#include "strtab.h"
 
 #include <errno.h>
 #include <math.h>
@@ -57,9 +58,18 @@ static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t me
 	g->name = name;
 	g->meta = meta;
 	g->min_ns = UINT64_MAX;
+	g->order = s->n;
 	s->groups[s->n] = g;
 	e->v1 = (uint32_t)++s->n;
 	return s->last = g;
+}
+
+void lp_stats_mark(const struct lp_stats *s, struct strtab *st)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		strtab_mark(st, s->groups[i]->name);
+		strtab_mark(st, s->groups[i]->meta);
+	}
 }
 
 void lp_stats_set_exact_limit(struct lp_stats *s, size_t max)
@@ -224,7 +234,8 @@ static int cmp_group(const void *a, const void *b)
 		return x->total_ns > y->total_ns ? -1 : 1;
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	/* Not by id: a collected text's id goes to another, so the order would depend on when. */
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out)
