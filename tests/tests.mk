@@ -27,8 +27,10 @@ $(OUT)/tests/integration/%: tests/integration/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< -lcmocka -ljson-c -lm -o $@
 
-# The same unit tests built with AddressSanitizer and UndefinedBehaviorSanitizer.
-SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# The same unit tests built with AddressSanitizer and UndefinedBehaviorSanitizer, and with
+# collected texts poisoned (user/strtab.h LP_STRTAB_POISON).
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
+	-DLP_STRTAB_POISON
 SAN_CORE_OBJS := $(patsubst $(OUT)/user/%,$(OUT)/san/user/%,$(CORE_OBJS))
 SAN_UNIT_TESTS := $(patsubst $(OUT)/tests/unit/%,$(OUT)/san/tests/unit/%,$(UNIT_TESTS))
 

@@ -77,6 +77,33 @@ const struct lp_decode_stats *lp_decoder_stats(const struct lp_decoder *d)
 	return &d->stats;
 }
 
+/* Every id a map value holds, stored as id + 1 (0: none). */
+static void mark_map(const struct lp_map *m, struct strtab *st)
+{
+	for (size_t i = 0; i < m->cap; i++) {
+		if (!m->e[i].used)
+			continue;
+		if (m->e[i].v1)
+			strtab_mark(st, (uint32_t)(m->e[i].v1 - 1));
+		if (m->e[i].v2)
+			strtab_mark(st, (uint32_t)(m->e[i].v2 - 1));
+	}
+}
+
+void lp_decoder_mark(const struct lp_decoder *d, struct strtab *st)
+{
+	strtab_mark(st, d->id_null);
+	strtab_mark(st, d->id_unreadable);
+	strtab_mark(st, d->id_unknown);
+	/* literals: the text in v1 (v2 stays 0); names: comm in v1, pcomm in v2. */
+	mark_map(&d->literals, st);
+	mark_map(&d->names, st);
+	/* The cache follows the map, but is read first: its ids must be the map's, alive. */
+	for (size_t i = 0; i < RECENT_LITERALS; i++)
+		if (d->recent_lit[i].id1)
+			strtab_mark(st, d->recent_lit[i].id1 - 1);
+}
+
 /* True when s[0..len) starts a UTF-8 sequence that continues past len. */
 static bool cut_sequence(const unsigned char *s, size_t len)
 {

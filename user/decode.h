@@ -79,6 +79,8 @@ void lp_decoder_free(struct lp_decoder *d);
 /* 0, or the sink's / allocation's -errno. Malformed records are counted, not errors. */
 int lp_decode(struct lp_decoder *d, const void *data, size_t size);
 const struct lp_decode_stats *lp_decoder_stats(const struct lp_decoder *d);
+/* Marks every string id the decoder keeps (strtab.h: a collection under way). */
+void lp_decoder_mark(const struct lp_decoder *d, struct strtab *st);
 /* Recording of file's markers began at since_ns (its gate opened). */
 int lp_decoder_file_since(struct lp_decoder *d, uint32_t file, uint64_t since_ns);
 /* Names from the thread's first record; false when none arrived. */

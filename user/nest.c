@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include "nest.h"
 #include "map.h"
+#include "strtab.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -370,6 +371,19 @@ void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
 	for (size_t i = 0; i < n->nthreads; i++)
 		if (n->threads[i].depth)
 			close_above(n, &n->threads[i], 0, end_ns + 1);
+}
+
+void lp_nest_mark(const struct lp_nest *n, struct strtab *st)
+{
+	/* Open spans only: a frame above depth is gone, a closed span the sink's. */
+	for (size_t i = 0; i < n->nthreads; i++) {
+		const struct thread *th = &n->threads[i];
+
+		for (size_t d = 0; d < th->depth; d++) {
+			strtab_mark(st, th->stack[d].name);
+			strtab_mark(st, th->stack[d].meta);
+		}
+	}
 }
 
 const struct lp_nest_totals *lp_nest_totals(const struct lp_nest *n)

@@ -77,6 +77,7 @@ struct lp_thread_info {
 };
 
 struct lp_nest;
+struct strtab;
 
 struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink);
 void lp_nest_free(struct lp_nest *n);
@@ -114,6 +115,8 @@ void lp_nest_process_end(struct lp_nest *n, uint32_t pid, uint64_t end_ns);
  * earlier per level, so their ends stay strictly inside their parent's).
  */
 void lp_nest_finish(struct lp_nest *n, uint64_t end_ns);
+/* Marks the names and metadata of the open spans (strtab.h: a collection under way). */
+void lp_nest_mark(const struct lp_nest *n, struct strtab *st);
 const struct lp_nest_totals *lp_nest_totals(const struct lp_nest *n);
 /* Threads in order of first appearance. */
 size_t lp_nest_threads(const struct lp_nest *n, const struct lp_thread_info **out);

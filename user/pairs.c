@@ -73,6 +73,15 @@ const struct lp_pairs_stats *lp_pairs_stats(const struct lp_pairs *p)
 	return &p->stats;
 }
 
+void lp_pairs_mark(const struct lp_pairs *p, struct strtab *st)
+{
+	strtab_mark(st, p->id_unknown);
+	/* Open spans: their exits give their names to the nesting builder. */
+	for (size_t i = 0; i < p->nthreads; i++)
+		for (size_t j = 0; j < p->threads[i].n; j++)
+			strtab_mark(st, p->threads[i].open[j].name);
+}
+
 static struct thread *thread_of(struct lp_pairs *p, uint32_t pid, uint32_t tid, bool create)
 {
 	struct lp_map_ent *e = lp_map_find(&p->index, pid, tid, create);

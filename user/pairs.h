@@ -66,5 +66,7 @@ void lp_pairs_thread_end(struct lp_pairs *p, uint32_t pid, uint32_t tid, uint64_
 /* The process exec'ed or ended: everything of it is forgotten (the builder closes it). */
 void lp_pairs_process_end(struct lp_pairs *p, uint32_t pid);
 const struct lp_pairs_stats *lp_pairs_stats(const struct lp_pairs *p);
+/* Marks the names of the open spans (strtab.h: a collection under way). */
+void lp_pairs_mark(const struct lp_pairs *p, struct strtab *st);
 
 #endif

@@ -364,6 +364,39 @@ static int on_record(void *ctx, const void *data, size_t size)
 	return 0; /* keep draining: a record we could not use is still consumed */
 }
 
+static void text_freed(void *ctx, uint32_t id)
+{
+	struct recorder *r = ctx;
+
+	if (r->trace_open)
+		lp_trace_forget(&r->trace, id);
+}
+
+/*
+ * Frees the texts nothing holds any more once enough new ones came in
+ * (strtab_gc_due()). Called between batches: no record is half decoded, so
+ * every id in use is in a holder that marks it (docs/internals.md, "Texts").
+ */
+static void collect_texts(struct recorder *r)
+{
+	struct strtab_gc_result res;
+
+	if (!strtab_gc_due(r->st))
+		return;
+	strtab_gc_begin(r->st);
+	lp_decoder_mark(r->dec, r->st);
+	lp_pairs_mark(r->pairs, r->st);
+	lp_nest_mark(r->nest, r->st);
+	lp_stats_mark(r->stats, r->st);
+	for (size_t i = 0; i < r->nprocs; i++)
+		strtab_mark(r->st, r->procs[i].comm);
+	strtab_gc_end(r->st, text_freed, r, &res);
+	if (r->trace_open)
+		lp_trace_compact(&r->trace);
+	lp_info("texts: %u freed (%zu KiB), %u kept (%zu KiB)", res.freed_ids,
+		res.freed_bytes >> 10, res.live_ids, res.live_bytes >> 10);
+}
+
 static char *path_join(const char *dir, const char *name)
 {
 	char *p;
@@ -481,6 +514,7 @@ static int run_loop(struct recorder *r, struct loop *l)
 		err = lp_session_consume(r->s);
 		if (err)
 			break;
+		collect_texts(r);
 		if (r->nrescan)
 			rescan_queued(r);
 		if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd >= 0)

@@ -2,6 +2,7 @@
 #include "stats.h"
 #include "hll.h"
 #include "map.h"
+#include "strtab.h"
 
 #include <errno.h>
 #include <math.h>
@@ -85,6 +86,7 @@ static struct lp_group *new_group(struct lp_stats *s, uint32_t name, uint32_t me
 	g->meta = meta;
 	g->overflow = overflow;
 	g->min_ns = UINT64_MAX;
+	g->order = s->n;
 	s->groups[s->n++] = g;
 	return g;
 }
@@ -153,6 +155,17 @@ static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t me
 		s->last_meta = meta;
 	}
 	return g;
+}
+
+void lp_stats_mark(struct lp_stats *s, struct strtab *st)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		strtab_mark(st, s->groups[i]->name);
+		if (s->groups[i]->meta != LP_META_UNKNOWN)
+			strtab_mark(st, s->groups[i]->meta);
+	}
+	/* A folded span's ids are held by no group: they may name another text next. */
+	s->last = NULL;
 }
 
 void lp_stats_set_exact_limit(struct lp_stats *s, size_t max)
@@ -327,7 +340,8 @@ static int cmp_group(const void *a, const void *b)
 		return x->total_ns > y->total_ns ? -1 : 1;
 	if (x->calls != y->calls)
 		return x->calls > y->calls ? -1 : 1;
-	return x->name < y->name ? -1 : x->name > y->name;
+	/* Not by id: a collected text's id goes to another, so the order would depend on when. */
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
 size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out)

@@ -87,6 +87,7 @@ struct lp_group {
 	bool sorted;  /* p95 is up to date */
 	uint64_t p95; /* of durs, once computed */
 	struct lp_hist *hist; /* set once the group passed the limit: durs is then empty */
+	size_t order; /* the groups before it: ties sort by it (ids are reused, so not by name id) */
 	/*
 	 * An overflow group: its meta (and, for LP_OVERFLOW_NAME, its name)
 	 * is 0 and says nothing; folded estimates the distinct groups in it.
@@ -118,11 +119,13 @@ void lp_stats_set_exact_limit(struct lp_stats *s, size_t max);
  * is folded). Set before the first lp_stats_add().
  */
 void lp_stats_set_max_groups(struct lp_stats *s, size_t max);
+/* Marks every group's name and metadata (strtab.h: a collection under way). */
+void lp_stats_mark(struct lp_stats *s, struct strtab *st);
 int lp_stats_add(struct lp_stats *s, const struct lp_span *span);
 void lp_stats_folding(const struct lp_stats *s, struct lp_fold_stats *out);
 /* An overflow group's estimate of the distinct groups folded into it (0 for others). */
 uint64_t lp_group_folded_distinct(const struct lp_group *g);
-/* Groups sorted by self time, largest first (ties: total, then calls). */
+/* Groups sorted by self time, largest first (ties: total, then calls, then first made). */
 size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out);
 /* Nearest-rank percentile (0 < p <= 100) of v; sorts v. 0 when n == 0. */
 uint64_t lp_percentile(uint64_t *v, size_t n, double p);

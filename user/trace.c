@@ -142,6 +142,59 @@ static const struct lp_trace_frag *frag(struct lp_trace *t, uint32_t id, bool is
 	return c;
 }
 
+/* The fragment of id in cache (cap entries) goes. */
+static void forget(struct lp_trace *t, struct lp_trace_frag *cache, size_t cap, uint32_t id)
+{
+	if (id >= cap || !cache[id].len1)
+		return;
+	t->frags_dead += cache[id].len1 - 1;
+	cache[id].len1 = 0;
+}
+
+void lp_trace_forget(struct lp_trace *t, uint32_t id)
+{
+	forget(t, t->names, t->names_cap, id);
+	forget(t, t->metas, t->metas_cap, id);
+}
+
+/* Appends the fragments of cache to to, which has room, and points them there. */
+static void move_frags(const struct lp_buf *from, struct lp_buf *to, struct lp_trace_frag *cache,
+		       size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!cache[i].len1)
+			continue;
+		memcpy(to->p + to->len, from->p + cache[i].off, cache[i].len1 - 1);
+		cache[i].off = to->len;
+		to->len += cache[i].len1 - 1;
+	}
+}
+
+void lp_trace_compact(struct lp_trace *t)
+{
+	size_t used = t->frags.len - t->frags_dead;
+	struct lp_buf b = { 0 };
+
+	if (!t->frags_dead)
+		return;
+	t->frags_dead = 0;
+	b.p = lp_grow(NULL, &b.cap, used + 1, 1);
+	if (!b.p) {
+		/* No room for a copy: every fragment is built again when next used. */
+		for (size_t i = 0; i < t->names_cap; i++)
+			t->names[i].len1 = 0;
+		for (size_t i = 0; i < t->metas_cap; i++)
+			t->metas[i].len1 = 0;
+		lp_buf_free(&t->frags);
+		return;
+	}
+	move_frags(&t->frags, &b, t->names, t->names_cap);
+	move_frags(&t->frags, &b, t->metas, t->metas_cap);
+	b.p[b.len] = '\0';
+	lp_buf_free(&t->frags);
+	t->frags = b;
+}
+
 static char *put(char *p, const char *s, size_t len)
 {
 	memcpy(p, s, len);
@@ -244,6 +297,7 @@ static void release(struct lp_trace *t)
 	free(t->metas);
 	t->names = t->metas = NULL;
 	t->names_cap = t->metas_cap = 0;
+	t->frags_dead = 0;
 }
 
 int lp_trace_close(struct lp_trace *t, const char *other_data_json)

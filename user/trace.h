@@ -33,6 +33,7 @@ struct lp_trace {
 	struct lp_buf frags;
 	struct lp_trace_frag *names, *metas;
 	size_t names_cap, metas_cap;
+	size_t frags_dead; /* bytes of frags whose ids were forgotten (lp_trace_forget) */
 };
 
 /* The trace file name in directory dirfd (lp_outfile_openat). 0 or -errno. */
@@ -43,6 +44,13 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 void lp_trace_span(struct lp_trace *t, const struct lp_span *s);
 /* A process_name (tid = pid) or thread_name metadata event; name is a string id. */
 void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid, uint32_t name);
+/*
+ * Text id was freed (strtab_gc_end()'s on_freed): its fragments go, since the
+ * id may name another text next.
+ */
+void lp_trace_forget(struct lp_trace *t, uint32_t id);
+/* The fragments of forgotten ids leave frags: it holds only live texts' after. */
+void lp_trace_compact(struct lp_trace *t);
 /* Ends the file with otherData (a JSON object text from the caller) and renames it into place. */
 int lp_trace_close(struct lp_trace *t, const char *other_data_json);
 /* Removes the temporary file, frees what the writer holds (lp_trace_close does too). */

@@ -6,7 +6,9 @@
 # Included by tests/tests.mk; uses the Makefile's OUT, CLANG, CPPFLAGS and CORE_SRCS.
 FUZZ_CC ?= $(CLANG)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FUZZ_SAN)
+# LP_STRTAB_POISON: collected texts are poisoned, a freed id marked again aborts (user/strtab.h).
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FUZZ_SAN) \
+	-DLP_STRTAB_POISON
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/obj/%.o,$(CORE_SRCS))
 FUZZERS := $(OUT)/fuzz/fuzz_decode $(OUT)/fuzz/fuzz_meta
 

@@ -19,7 +19,10 @@
  *           (record.c announces launched / attached processes this way)
  *     op 2  the last record again, arg times; an event's seq and ts_ns go up by
  *           1 each time (deep nesting, many calls)
- *     op 3  the last record again from arg threads (its tid, tid + 1, ...), then
+ *     op 3  collect the texts nothing holds now (as record.c's collect_texts),
+ *           and from now on after every arg-th record (arg 0: only now); at
+ *           most MAX_COLLECTIONS per input
+ *     op 4  the last record again from arg threads (its tid, tid + 1, ...), then
  *           from the same threads again, the first then the last down (tables
  *           grow while known threads come back)
  *     other ops are ignored.
@@ -40,7 +43,10 @@
  * TRACE_PARSE_MAX_SPANS spans only for UTF-8, for speed); the table is valid
  * UTF-8 with no control character but '\n'; every metadata item keeps its own
  * JSON key in the trace and the summary, as meta.h promises (LP_FUZZ_UNIQUE_KEYS=0
- * in the environment turns that check off). LP_FUZZ_DUMP=1 prints the table, the
+ * in the environment turns that check off); after collections, every span's name
+ * and metadata read as the texts its enter had (a shadow copy), and so do the
+ * processes' names, and every id in use is live (built with LP_STRTAB_POISON:
+ * marking an id freed earlier aborts, a freed id reads as poison). LP_FUZZ_DUMP=1 prints the table, the
  * summary and the trace of each input to stderr (to read a reproducer).
  */
 #define _GNU_SOURCE
@@ -55,6 +61,7 @@
 #include "decode.h"
 #include "fuzz_common.h"
 #include "jsonw.h"
+#include "map.h"
 #include "meta.h"
 #include "nest.h"
 #include "pairs.h"
@@ -68,6 +75,11 @@
 #define MAX_DECODES 1500
 /* Groups of their own: small, so that inputs reach the overflow rows. */
 #define MAX_GROUPS 8
+/*
+ * Each collection walks every open span, row and literal: after every one of
+ * 1500 records 1000 deep, that would be most of a run's time.
+ */
+#define MAX_COLLECTIONS 100
 /* Traces of more spans are checked for UTF-8 only: parsing is most of a run's time. */
 #define TRACE_PARSE_MAX_SPANS 256
 /* Bytes of the trace kept to check; past that only counted (long names, many spans). */
@@ -96,6 +108,16 @@ static const char *const SPECS[] = {
 #define NSPECS (sizeof(SPECS) / sizeof(SPECS[0]))
 static struct lp_spec specs[NSPECS];
 
+/* An enter's ids and what they read as then: its span must read the same. */
+struct shadow {
+	uint32_t pid, tid, name, meta;
+	uint64_t ts_ns;
+	char *text[2]; /* name, meta */
+	size_t len[2];
+	uint32_t next; /* the next one of the same key, + 1 */
+	bool closed;
+};
+
 /* A span of a keyed track, to check that the track nests strictly. */
 struct track_span {
 	uint32_t pid, tid, depth;
@@ -114,7 +136,14 @@ struct fuzz {
 	bool have_base;
 	uint64_t max_ts;
 	struct lp_report_process procs[MAX_PROCS];
+	char *proc_comm[MAX_PROCS]; /* the text of procs[i].comm when it was set */
 	size_t nprocs;
+	/* Collections (op 3): after every gc_every-th record (0: none), counted in gc_count. */
+	unsigned gc_every, gc_count;
+	unsigned collections;
+	struct shadow *shadows; /* one per enter */
+	size_t nshadows, shadows_cap;
+	struct lp_map shadow_index; /* (pid, tid, ts_ns) mixed, name -> v1: first shadow + 1 */
 	/* What the sink saw, to check the nesting totals against. */
 	uint64_t spans, unterminated, uncertain, started_before, counter_self;
 	unsigned __int128 top_total;
@@ -188,10 +217,91 @@ static size_t args_keys(struct fuzz *f, const struct lp_span *s)
 	       !!(s->flags & LP_SPAN_UNCERTAIN);
 }
 
+static char *copy_text(const struct strtab *st, uint32_t id, size_t *len)
+{
+	const char *t = strtab_str(st, id, len);
+	char *c = malloc(*len + 1);
+
+	FUZZ_CHECK(c, "out of memory");
+	memcpy(c, t, *len + 1);
+	return c;
+}
+
+static uint64_t shadow_key(uint32_t pid, uint32_t tid, uint64_t ts_ns)
+{
+	return ts_ns ^ lp_hash64((uint64_t)pid << 32 | tid);
+}
+
+/* An enter: what its name and metadata read as now. */
+static void shadow_enter(struct fuzz *f, const struct lp_event *ev)
+{
+	struct lp_map_ent *e = lp_map_find(&f->shadow_index,
+					   shadow_key(ev->pid, ev->tid, ev->ts_ns), ev->name, true);
+	struct shadow *sh;
+
+	FUZZ_CHECK(e, "out of memory");
+	if (f->nshadows == f->shadows_cap) {
+		f->shadows_cap = f->shadows_cap ? 2 * f->shadows_cap : 256;
+		f->shadows = realloc(f->shadows, f->shadows_cap * sizeof(*f->shadows));
+		FUZZ_CHECK(f->shadows, "out of memory");
+	}
+	sh = &f->shadows[f->nshadows];
+	*sh = (struct shadow){ .pid = ev->pid, .tid = ev->tid, .name = ev->name, .meta = ev->meta,
+			       .ts_ns = ev->ts_ns, .next = (uint32_t)e->v1 };
+	sh->text[0] = copy_text(f->st, ev->name, &sh->len[0]);
+	sh->text[1] = copy_text(f->st, ev->meta, &sh->len[1]);
+	e->v1 = ++f->nshadows;
+}
+
+static bool same_text(const struct strtab *st, uint32_t id, const char *text, size_t len)
+{
+	size_t n;
+	const char *t = strtab_str(st, id, &n);
+
+	return n == len && memcmp(t, text, n) == 0;
+}
+
+/* The span of an enter reads as the enter did, however many collections came between. */
+static void shadow_check(struct fuzz *f, const struct lp_span *s)
+{
+	struct lp_map_ent *e;
+
+	if (s->flags & LP_SPAN_STARTED_BEFORE)
+		return; /* rebuilt from its exit, just now */
+	e = lp_map_find(&f->shadow_index, shadow_key(s->pid, s->tid, s->start_ns), s->name, false);
+	for (uint32_t i = e ? (uint32_t)e->v1 : 0; i; i = f->shadows[i - 1].next) {
+		struct shadow *sh = &f->shadows[i - 1];
+
+		if (sh->closed || sh->pid != s->pid || sh->tid != s->tid ||
+		    sh->ts_ns != s->start_ns || sh->meta != s->meta)
+			continue;
+		FUZZ_CHECK(same_text(f->st, s->name, sh->text[0], sh->len[0]) &&
+				   same_text(f->st, s->meta, sh->text[1], sh->len[1]),
+			   "span of ids %u, %u reads \"%s\" [%s], its enter read \"%s\" [%s]",
+			   s->name, s->meta, strtab_str(f->st, s->name, NULL),
+			   strtab_str(f->st, s->meta, NULL), sh->text[0], sh->text[1]);
+		sh->closed = true;
+		return;
+	}
+	FUZZ_CHECK(false, "span of pid %u tid %u at %llu: no enter", s->pid, s->tid,
+		   (unsigned long long)s->start_ns);
+}
+
+static void shadow_free(struct fuzz *f)
+{
+	for (size_t i = 0; i < f->nshadows; i++) {
+		free(f->shadows[i].text[0]);
+		free(f->shadows[i].text[1]);
+	}
+	free(f->shadows);
+	lp_map_free(&f->shadow_index);
+	for (size_t i = 0; i < f->nprocs; i++)
+		free(f->proc_comm[i]);
+}
+
 static void on_span(void *ctx, const struct lp_span *s)
 {
 	struct fuzz *f = ctx;
-	uint32_t nstr = strtab_count(f->st);
 
 	FUZZ_CHECK(s->end_ns >= s->start_ns, "end %llu < start %llu",
 		   (unsigned long long)s->end_ns, (unsigned long long)s->start_ns);
@@ -203,8 +313,9 @@ static void on_span(void *ctx, const struct lp_span *s)
 	FUZZ_CHECK(s->counter_self <= s->counter_total, "self counter %llu > total %llu",
 		   (unsigned long long)s->counter_self, (unsigned long long)s->counter_total);
 	FUZZ_CHECK(s->depth < LP_NEST_MAX_DEPTH, "depth %u", s->depth);
-	FUZZ_CHECK(s->name < nstr && s->meta < nstr, "string ids %u, %u of %u", s->name, s->meta,
-		   nstr);
+	FUZZ_CHECK(strtab_is_live(f->st, s->name) && strtab_is_live(f->st, s->meta),
+		   "string ids %u, %u not in use", s->name, s->meta);
+	shadow_check(f, s);
 	FUZZ_CHECK(!(s->flags & ~(unsigned)(LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN |
 					   LP_SPAN_STARTED_BEFORE)),
 		   "flags %#x", s->flags);
@@ -292,6 +403,8 @@ static int on_event(void *ctx, const struct lp_event *ev)
 	}
 	if (ev->ts_ns > f->max_ts)
 		f->max_ts = ev->ts_ns;
+	if (ev->type == LP_EVENT_ENTER)
+		shadow_enter(f, ev);
 	return lp_nest_event(f->nest, ev);
 }
 
@@ -330,13 +443,24 @@ static struct lp_report_process *find_proc(struct fuzz *f, uint32_t pid)
 	return NULL;
 }
 
+/* Process p takes the name of string id comm. */
+static void set_proc_comm(struct fuzz *f, struct lp_report_process *p, uint32_t comm)
+{
+	size_t len, i = (size_t)(p - f->procs);
+
+	p->comm = comm;
+	free(f->proc_comm[i]);
+	f->proc_comm[i] = copy_text(f->st, comm, &len);
+}
+
 static void add_proc(struct fuzz *f, const struct lp_task_event *te, const char *origin)
 {
-	if (f->nprocs < MAX_PROCS)
-		f->procs[f->nprocs++] = (struct lp_report_process){
-			.pid = te->pid, .ppid = te->ppid, .origin = origin, .comm = te->comm,
-			.alive = true,
-		};
+	if (f->nprocs >= MAX_PROCS)
+		return;
+	f->procs[f->nprocs] = (struct lp_report_process){
+		.pid = te->pid, .ppid = te->ppid, .origin = origin, .alive = true,
+	};
+	set_proc_comm(f, &f->procs[f->nprocs++], te->comm);
 }
 
 /* record.c's on_task, without the rescans. */
@@ -346,7 +470,7 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 	struct lp_report_process *p;
 	int err = 0;
 
-	FUZZ_CHECK(te->comm < strtab_count(f->st), "comm id %u", te->comm);
+	FUZZ_CHECK(strtab_is_live(f->st, te->comm), "comm id %u not in use", te->comm);
 	if (te->ts_ns > f->max_ts)
 		f->max_ts = te->ts_ns;
 	input_ts(f, te->ts_ns);
@@ -369,7 +493,7 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, false);
 		p = find_proc(f, te->pid);
 		if (p)
-			p->comm = te->comm;
+			set_proc_comm(f, p, te->comm);
 		break;
 	case LP_TASK_EXIT:
 		lp_pairs_thread_end(f->pairs, te->pid, te->tid, te->ts_ns);
@@ -420,12 +544,41 @@ static uint64_t get_le(const uint8_t *p, size_t n)
 	return v;
 }
 
+static void text_freed(void *ctx, uint32_t id)
+{
+	struct fuzz *f = ctx;
+
+	lp_trace_forget(&f->trace, id);
+}
+
+/* record.c's collect_texts, whether due or not; then every id held is live. */
+static void collect(struct fuzz *f)
+{
+	f->collections++;
+	strtab_gc_begin(f->st);
+	lp_decoder_mark(f->dec, f->st);
+	lp_pairs_mark(f->pairs, f->st);
+	lp_nest_mark(f->nest, f->st);
+	lp_stats_mark(f->stats, f->st);
+	for (size_t i = 0; i < f->nprocs; i++)
+		strtab_mark(f->st, f->procs[i].comm);
+	strtab_gc_end(f->st, text_freed, f, NULL);
+	lp_trace_compact(&f->trace);
+	for (size_t i = 0; i < f->nprocs; i++)
+		/* A comm has no NUL inside (the decoder takes it with strnlen). */
+		FUZZ_CHECK(same_text(f->st, f->procs[i].comm, f->proc_comm[i],
+				     strlen(f->proc_comm[i])),
+			   "process %u's name changed", f->procs[i].pid);
+}
+
 static void decode_one(struct fuzz *f, const void *rec, size_t size)
 {
 	int err = lp_decode(f->dec, rec, size);
 
 	/* Only allocation failures may come back; the sink's are those too. */
 	FUZZ_CHECK(err == 0 || err == -ENOMEM, "lp_decode: %d", err);
+	if (f->gc_every && ++f->gc_count % f->gc_every == 0 && f->collections < MAX_COLLECTIONS)
+		collect(f);
 }
 
 static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
@@ -464,6 +617,11 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 							 get_le(data + 4, 8), arg & 1) == 0,
 				   "lp_nest_process_begin");
 			data += 12, size -= 12;
+		} else if (op == 3) {
+			if (f->collections < MAX_COLLECTIONS)
+				collect(f);
+			f->gc_every = arg;
+			f->gc_count = 0;
 		} else if (op == 2 && last) {
 			bool event = last_size >= sizeof(struct lp_rec_event) &&
 				     (last[0] == LP_REC_ENTER || last[0] == LP_REC_EXIT) && !last[1];
@@ -484,7 +642,7 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 				}
 				decode_one(f, last, last_size);
 			}
-		} else if (op == 3 && last && last_size >= sizeof(struct lp_rec_hdr)) {
+		} else if (op == 4 && last && last_size >= sizeof(struct lp_rec_hdr)) {
 			/*
 			 * The last record from arg threads in turn, twice: the
 			 * thread tables grow while known threads keep coming.
@@ -661,6 +819,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	run_records(&f, data, size);
 	lp_nest_finish(f.nest, f.max_ts);
 	check_tracks(&f);
+	/* What the outputs read from here on must have been marked. */
+	if (f.collections)
+		collect(&f);
 
 	/* The nesting totals agree with what the sink was given. */
 	t = lp_nest_totals(f.nest);
@@ -802,6 +963,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(threads);
 	free(f.want_keys);
 	free(f.tracks);
+	shadow_free(&f);
 	lp_trace_abort(&f.trace); /* no file: frees the writer's caches */
 	lp_decoder_free(f.dec);
 	lp_pairs_free(f.pairs);

@@ -93,7 +93,12 @@ def repeat(times):
 
 
 def threads(count):
-    return struct.pack('<H', 0x8003 | (count << 4))
+    return struct.pack('<H', 0x8004 | (count << 4))
+
+
+def collect(every):
+    """Collect the texts nothing holds now, then after every `every`-th record (0: only now)."""
+    return struct.pack('<H', 0x8003 | (every << 4))
 
 
 def decode_seeds():
@@ -316,6 +321,29 @@ def decode_seeds():
         task(TEXIT, 10, 1001, 3000),
         event(ENTER, 10, 1001, 0, 4000, name_text=b'w', flags=NO_META),
         threads(64),
+    ])
+    # Collections: after every record, through literals re-sent after an exec, nested
+    # runtime texts, thread and process names, keyed and unkeyed span pairs.
+    s['collect_each'] = collect(1) + s['nested_literals'] + s['inline_texts'] + s['tasks']
+    s['collect_pairs'] = collect(1) + s['pairs_keyed'] + s['pairs_query']
+    s['collect_exec'] = b''.join([
+        process(140, 100, False),
+        string(140, 0x1000, b'before.exec'),
+        string(140, 0x2000, b'meta=before', meta=True),
+        event(ENTER, 140, 140, 0, 110, 0x1000, 0x2000, NAME_LIT | META_LIT),
+        event(ENTER, 140, 140, 1, 111, name_text=b'runtime.1', meta_text=b'k=1'),
+        collect(0),
+        event(EXIT, 140, 140, 2, 112, name_text=b'runtime.1'),
+        event(ENTER, 140, 140, 3, 113, name_text=b'runtime.2', meta_text=b'k=2'),
+        collect(2),
+        task(EXEC, 140, 140, 120, comm=b'new.image'),
+        string(140, 0x1000, b'after.exec'),
+        string(140, 0x2000, b'meta=after', meta=True),
+        event(ENTER, 140, 140, 4, 130, 0x1000, 0x2000, NAME_LIT | META_LIT),
+        event(ENTER, 140, 140, 5, 131, name_text=b'runtime.1', meta_text=b'k=1'),
+        repeat(20),
+        event(EXIT, 140, 140, 26, 200, 0x1000, 0, NAME_LIT),
+        task(TEXIT, 140, 140, 300, flags=GROUP_DEAD),
     ])
     return s
 

@@ -629,6 +629,33 @@ static void test_thread_id_reused(void **state)
 	assert_int_equal(lost_before(fx, 4), 1);
 }
 
+/*
+ * The thread map grew when it was half full, even to find a thread it had:
+ * the cache in front of it must not keep pointers into the old entries (a use
+ * after free, which ASan sees, and a seq read from freed memory).
+ */
+static void test_thread_cache_survives_growth(void **state)
+{
+	struct fx *fx = *state;
+	static const uint32_t tids[] = { 1, 32 };
+
+	/* 32 threads: half of the map's first 64 entries; the last one is cached. */
+	for (uint32_t tid = 1; tid <= 32; tid++)
+		send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+						 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META,
+						 .tid = tid, .seq = 0, .name = 1, .name_len = 1,
+						 .text = "x", .text_len = 1 });
+	/* 1 is not cached: the map grows. Then 32, cached before that. */
+	for (size_t i = 0; i < ARRAY_SIZE(tids); i++)
+		send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+						 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META,
+						 .tid = tids[i], .seq = 1, .name = 1, .name_len = 1,
+						 .text = "x", .text_len = 1 });
+	assert_int_equal(fx->nev, 34);
+	for (size_t i = 0; i < fx->nev; i++)
+		assert_int_equal(fx->ev[i].lost_before, 0);
+}
+
 static void test_thread_record(void **state)
 {
 	struct fx *fx = *state;
@@ -988,6 +1015,7 @@ int main(void)
 		T(test_seq_wraparound),
 		T(test_many_threads_interleaved),
 		T(test_thread_id_reused),
+		T(test_thread_cache_survives_growth),
 		T(test_thread_record),
 		cmocka_unit_test_setup_teardown(test_literal_new_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libs_paused, setup_libs, teardown),

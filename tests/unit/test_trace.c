@@ -459,30 +459,43 @@ static void ref_span(struct jw *w, const struct strtab *st, uint64_t base_ns,
 	jw_obj_end(w);
 }
 
+/* The reference trace's opening, into a memory stream that fills *buf, *len. */
+static FILE *ref_open(struct jw *w, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+
+	assert_non_null(f);
+	jw_init(w, f);
+	jw_obj_begin(w);
+	jw_key(w, "displayTimeUnit", 15);
+	jw_cstr(w, "ns");
+	jw_key(w, "traceEvents", 11);
+	jw_arr_begin(w);
+	return f;
+}
+
+static void ref_close(struct jw *w, FILE *f, const char *other)
+{
+	jw_newline(w);
+	jw_arr_end(w);
+	fputs(",\"otherData\":", f);
+	fputs(other, f);
+	jw_obj_end(w);
+	jw_newline(w);
+	assert_int_equal(jw_error(w), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
 static char *ref_trace(const struct strtab *st, uint64_t base_ns, const struct lp_span *spans,
 		       size_t n, const char *other, size_t *len)
 {
 	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
 	struct jw w;
+	FILE *f = ref_open(&w, &buf, len);
 
-	assert_non_null(f);
-	jw_init(&w, f);
-	jw_obj_begin(&w);
-	jw_key(&w, "displayTimeUnit", 15);
-	jw_cstr(&w, "ns");
-	jw_key(&w, "traceEvents", 11);
-	jw_arr_begin(&w);
 	for (size_t i = 0; i < n; i++)
 		ref_span(&w, st, base_ns, &spans[i]);
-	jw_newline(&w);
-	jw_arr_end(&w);
-	fputs(",\"otherData\":", f);
-	fputs(other, f);
-	jw_obj_end(&w);
-	jw_newline(&w);
-	assert_int_equal(jw_error(&w), 0);
-	assert_int_equal(fclose(f), 0);
+	ref_close(&w, f, other);
 	return buf;
 }
 
@@ -559,6 +572,76 @@ static void test_cached_equals_uncached(void **state)
 	free(want);
 }
 
+static void trace_forget(void *ctx, uint32_t id)
+{
+	lp_trace_forget(ctx, id);
+}
+
+/*
+ * Texts collected while the trace is written (user/strtab.h): the fragments of
+ * freed ids go, so a reused id writes its new text, never the old one's
+ * fragment; the fragments buffer keeps only live texts' and stays bounded.
+ * Compared with the uncached writer, span by span, with the texts as they were
+ * when each span was written.
+ */
+static void test_forget_and_compact(void **state)
+{
+	enum { ROUNDS = 40, TEXTS = 30 };
+	struct fx *fx = *state;
+	uint32_t names[TEXTS], metas[TEXTS];
+	size_t want_len, most = 0, reused = 0;
+	char *want = NULL, text[96];
+	struct jw w;
+	FILE *f = ref_open(&w, &want, &want_len);
+	struct lp_trace t;
+	uint64_t ts = 0;
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	for (int r = 0; r < ROUNDS; r++) {
+		struct strtab_gc_result res;
+
+		/* Texts of this round; the odd ones are kept from the round before. */
+		for (int i = 0; i < TEXTS; i++) {
+			if (r > 0 && i % 2)
+				continue;
+			snprintf(text, sizeof(text), "round %d name %d \"q\"", r, i);
+			names[i] = id(fx, text);
+			snprintf(text, sizeof(text), "round=%d, i=%d, k=v, k=w", r, i);
+			metas[i] = id(fx, text);
+		}
+		for (int i = 0; i < TEXTS; i++) {
+			struct lp_span s = { .pid = 1, .tid = 2, .name = names[i],
+					     .meta = metas[(i + r) % TEXTS], .start_ns = ts += 10,
+					     .total_ns = 5, .flags = (unsigned)i & 7 };
+
+			lp_trace_span(&t, &s);
+			ref_span(&w, fx->st, 0, &s);
+		}
+		strtab_gc_begin(fx->st);
+		for (int i = 1; i < TEXTS; i += 2) {
+			strtab_mark(fx->st, names[i]);
+			strtab_mark(fx->st, metas[i]);
+		}
+		strtab_gc_end(fx->st, trace_forget, &t, &res);
+		/* The even ones go, and their ids are the next round's. */
+		assert_int_equal(res.freed_ids, TEXTS);
+		reused += r > 0 && names[0] < 2 * TEXTS + 1;
+		lp_trace_compact(&t);
+		assert_int_equal(t.frags_dead, 0);
+		if (t.frags.len > most)
+			most = t.frags.len;
+	}
+	assert_int_equal(reused, ROUNDS - 1);
+	/* What the live texts' fragments take: those of one round. */
+	assert_true(most < TEXTS * 2 * 60);
+	assert_int_equal(lp_trace_close(&t, "{}"), 0);
+	ref_close(&w, f, "{}");
+	load(fx);
+	assert_int_equal(fx->len, want_len);
+	assert_memory_equal(fx->text, want, want_len);
+	free(want);
+}
+
 /* A full disk: ENOSPC from lp_trace_close, no file left behind, not even the temporary one. */
 static void test_disk_full(void **state)
 {
@@ -609,6 +692,7 @@ int main(void)
 		T(test_mode_follows_umask),
 		T(test_open_fails_cleanly),
 		T(test_cached_equals_uncached),
+		T(test_forget_and_compact),
 		T(test_disk_full),
 #undef T
 	};
