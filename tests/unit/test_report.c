@@ -129,6 +129,7 @@ static void seed_run(struct fx *fx)
 	fx->r.res.valid = true;
 	fx->r.res.scope = "process tree";
 	fx->r.res.peak_rss_kib = 59528;
+	fx->r.res.has_peak_rss = true;
 	fx->r.res.voluntary_switches = 4;
 	fx->r.res.involuntary_switches = 2;
 }
