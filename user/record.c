@@ -48,6 +48,7 @@ struct recorder {
 	struct lp_decoder *dec;
 	struct lp_nest *nest;
 	struct lp_stats *stats;
+	struct lp_paths *paths;
 	struct lp_pairs *pairs; /* span-pair specs */
 	struct lp_session *s;
 	struct lp_trace trace;
@@ -85,6 +86,7 @@ static void on_span(void *ctx, const struct lp_span *s)
 	struct recorder *r = ctx;
 
 	set_err(r, lp_stats_add(r->stats, s));
+	set_err(r, lp_paths_add(r->paths, s));
 	if (r->trace_open)
 		lp_trace_span(&r->trace, s);
 }
@@ -896,6 +898,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	res->stage = LP_STAGE_SETUP;
 	r.st = strtab_new();
 	r.stats = lp_stats_new();
+	r.paths = lp_paths_new();
 	if (r.stats && o->summary_only)
 		lp_stats_set_exact_limit(r.stats, LP_SUMMARY_ONLY_DURATIONS);
 	r.nest = r.st ? lp_nest_new(&nsink) : NULL;
@@ -903,7 +906,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	r.pairs = r.st ? lp_pairs_new(o->specs, o->nspecs, r.st, &psink) : NULL;
 	trace_path = path_join(o->out_dir, "leanprofiler-trace.json");
 	summary_path = path_join(o->out_dir, "leanprofiler-summary.json");
-	if (!r.st || !r.stats || !r.nest || !r.dec || !r.pairs || !trace_path || !summary_path) {
+	if (!r.st || !r.stats || !r.paths || !r.nest || !r.dec || !r.pairs || !trace_path || !summary_path) {
 		err = -ENOMEM;
 		lp_err("out of memory");
 		goto cleanup;
@@ -1102,6 +1105,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.threads = threads;
 	rep.ngroups = lp_stats_sorted(r.stats, &groups);
 	rep.groups = groups;
+	rep.paths = r.paths;
 	if (l.child && !left_running)
 		lp_usage_from_rusage(&c.ru, &rep.res);
 	else if (o->mode == LP_MODE_ATTACH)
@@ -1186,6 +1190,7 @@ cleanup:
 	lp_pairs_free(r.pairs);
 	lp_nest_free(r.nest);
 	lp_stats_free(r.stats);
+	lp_paths_free(r.paths);
 	strtab_free(r.st);
 	free(trace_path);
 	free(summary_path);

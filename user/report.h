@@ -7,9 +7,11 @@
 #ifndef LP_REPORT_H
 #define LP_REPORT_H
 
+#include <json-c/json.h>
 #include <stdio.h>
 
 #include "pairs.h"
+#include "paths.h"
 #include "stats.h"
 #include "strtab.h"
 
@@ -89,12 +91,15 @@ struct lp_report {
 	const char *binary;     /* all-processes: the binary */
 	const struct lp_report_process *procs;
 	size_t nprocs;
+	const struct lp_paths *paths; /* the call paths; NULL: none (the summary has no "paths") */
 };
 
 /* The header lines, a blank line and the table. */
 void lp_report_table(FILE *out, const struct lp_report *r);
 /* The summary JSON text (json-c), caller frees; NULL and errno on failure. */
 char *lp_report_summary_json(const struct lp_report *r);
+/* A JSON string of untrusted bytes, made valid UTF-8 first (json-c would pass them through). */
+json_object *lp_json_text(const char *s, size_t len);
 /* The small object stored as the trace's otherData. */
 char *lp_report_other_data_json(const struct lp_report *r);
 
