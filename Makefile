@@ -17,7 +17,7 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP
 	$(CLANG_BPF_SYS_INCLUDES)
 
 # The libbpf-free core: the unit tests link it directly.
-CORE_SRCS := common map strtab text jsonw meta nest hll stats decode trace report outfile spec presets probelist pairs
+CORE_SRCS := common map strtab text jsonw meta nest hll stats decode trace report outfile spec presets probelist pairs paths summary_read cmd_report diff
 CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
 TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt proc creds outdir usage list)
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))

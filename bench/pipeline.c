@@ -2,7 +2,8 @@
 /*
  * The consumer's capacity without BPF (issue 5, "writer and builder"): a
  * recorded stream in the real wire format (bpf/wire.h), built in memory, run
- * through the pipeline of user/record.c: decode -> nest -> stats (+ trace).
+ * through the pipeline of user/record.c: decode -> nest -> stats and call
+ * paths (+ trace).
  *
  *   build/bench/pipeline [SPANS] [ROUNDS] [DIR]   (defaults 2000000, 3, $TMPDIR or /tmp)
  *   LP_PIPELINE_KEEP=1: keep the last trace (to check it) instead of removing it.
@@ -32,6 +33,7 @@
 #include "../bpf/wire.h"
 #include "decode.h"
 #include "nest.h"
+#include "paths.h"
 #include "stats.h"
 #include "strtab.h"
 #include "trace.h"
@@ -196,6 +198,7 @@ struct run {
 	struct lp_decoder *dec;
 	struct lp_nest *nest;
 	struct lp_stats *stats;
+	struct lp_paths *paths;
 	struct lp_trace trace;
 	bool trace_open;
 	int err;
@@ -207,6 +210,7 @@ static void on_span(void *ctx, const struct lp_span *s)
 	struct run *r = ctx;
 	int err = lp_stats_add(r->stats, s);
 
+	err = err ? err : lp_paths_add(r->paths, s);
 	if (err && !r->err)
 		r->err = err;
 	if (r->trace_open)
@@ -256,9 +260,10 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 	c0 = cpu();
 	r.st = strtab_new();
 	r.stats = lp_stats_new();
+	r.paths = lp_paths_new();
 	r.nest = lp_nest_new(&nsink);
 	r.dec = r.st ? lp_decoder_new(r.st, &dsink) : NULL;
-	if (!r.st || !r.stats || !r.nest || !r.dec)
+	if (!r.st || !r.stats || !r.paths || !r.nest || !r.dec)
 		die("setting up", ENOMEM);
 	if (path) {
 		err = lp_trace_open(&r.trace, path, r.st, 1000000000);
@@ -310,6 +315,7 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 	lp_decoder_free(r.dec);
 	lp_nest_free(r.nest);
 	lp_stats_free(r.stats);
+	lp_paths_free(r.paths);
 	strtab_free(r.st);
 	return sm;
 }

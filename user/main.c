@@ -10,7 +10,9 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "cmd_report.h"
 #include "common.h"
+#include "diff.h"
 #include "list.h"
 #include "presets.h"
 #include "proc.h"
@@ -394,12 +396,264 @@ static int cmd_list(int argc, char **argv)
 	return err ? LP_EXIT_FAILURE : 0;
 }
 
+static const char report_doc[] =
+	"Print a recording again from its summary, without recording again: the table "
+	"'record' printed (its rows sorted and cut with --sort, --top, --min-total), the "
+	"threads, the call tree or folded stacks. PATH is a recording's directory or either "
+	"of its files (default: the current directory). Needs no privileges.\n\n"
+	"Exit status: 0, or 125 when the recording cannot be read (one line says why)."
+	"\vExamples:\n"
+	"  leanprofiler report build\n"
+	"  leanprofiler report --sort total --top 10 /tmp/prof\n"
+	"  leanprofiler report --tree --min-total 1ms /tmp/prof\n"
+	"  leanprofiler report --folded /tmp/prof | flamegraph.pl > profile.svg\n";
+
+enum { OPT_SORT = 1100, OPT_TOP, OPT_MIN_TOTAL, OPT_THREADS, OPT_TREE, OPT_FOLDED };
+
+static const struct argp_option report_options[] = {
+	{ "sort", OPT_SORT, "KEY", 0,
+	  "Order the rows by self (the table's order), total, calls, mean, p95 or name; "
+	  "--threads: by calls or name instead of recorded time", 0 },
+	{ "top", OPT_TOP, "N", 0, "Only the first N rows (--threads: threads; --tree: children "
+				  "of each path)", 0 },
+	{ "min-total", OPT_MIN_TOTAL, "DURATION", 0,
+	  "Only rows (--tree: paths) with at least DURATION of total time, e.g. 5ms, 200us", 0 },
+	{ "threads", OPT_THREADS, NULL, 0, "One row per thread: spans and recorded time", 0 },
+	{ "tree", OPT_TREE, NULL, 0,
+	  "The call tree: total, self and calls per call path, indented", 0 },
+	{ "folded", OPT_FOLDED, NULL, 0,
+	  "Folded stacks, 'root;child;leaf SELF_NS' per path (flamegraph.pl, inferno, "
+	  "speedscope)", 0 },
+	{ "verbose", 'v', NULL, 0, "Also the Profiler line (what recording cost leanprofiler)", 0 },
+	{ 0 },
+};
+
+struct report_args {
+	struct lp_view_opts v;
+	const char *path;
+	bool views;     /* a view was chosen */
+	bool min_total; /* --min-total was given (0 too) */
+};
+
+#define report_usage_error(state, fmt, ...)                                             \
+	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler report --help'",   \
+		     ##__VA_ARGS__)
+
+static void report_view(struct argp_state *state, struct report_args *a, enum lp_view v)
+{
+	if (a->views)
+		report_usage_error(state, "--threads, --tree and --folded exclude each other");
+	a->views = true;
+	a->v.view = v;
+}
+
+/* Which options each view takes: the folded stacks are every path, for other tools. */
+static void report_check(struct argp_state *state, const struct report_args *a)
+{
+	bool min_total = a->min_total;
+
+	enum lp_view v = a->v.view;
+	enum lp_sort k = a->v.sort;
+
+	if (v == LP_VIEW_FOLDED && (k != LP_SORT_RECORDED || a->v.top || min_total))
+		report_usage_error(state, "--folded prints every path: no --sort, --top or "
+					  "--min-total");
+	if (v == LP_VIEW_TREE && k != LP_SORT_RECORDED)
+		report_usage_error(state, "--tree orders children by total time: no --sort");
+	if (v == LP_VIEW_THREADS && k != LP_SORT_RECORDED && k != LP_SORT_CALLS &&
+	    k != LP_SORT_NAME)
+		report_usage_error(state, "--threads sorts by recorded time (the default), calls "
+					  "or name");
+	if (v == LP_VIEW_THREADS && min_total)
+		report_usage_error(state, "--threads has no --min-total");
+}
+
+static error_t report_parse(int key, char *arg, struct argp_state *state)
+{
+	struct report_args *a = state->input;
+	char *end;
+	unsigned long long n;
+
+	switch (key) {
+	case OPT_SORT:
+		if (lp_sort_parse(arg, &a->v.sort))
+			report_usage_error(state, "invalid --sort '%s': self, total, calls, mean, "
+						  "p95 or name", arg);
+		break;
+	case OPT_TOP:
+		errno = 0;
+		n = strtoull(arg, &end, 10);
+		if (errno || *end || end == arg || n == 0 || n > SIZE_MAX || arg[0] == '-')
+			report_usage_error(state, "invalid --top '%s': a number of rows, 1 or more",
+					   arg);
+		a->v.top = (size_t)n;
+		break;
+	case OPT_MIN_TOTAL:
+		if (lp_duration_parse(arg, &a->v.min_total_ns))
+			report_usage_error(state, "invalid --min-total '%s': a duration with its "
+						  "unit, e.g. 5ms, 200us, 1.5s", arg);
+		a->min_total = true;
+		break;
+	case OPT_THREADS:
+		report_view(state, a, LP_VIEW_THREADS);
+		break;
+	case OPT_TREE:
+		report_view(state, a, LP_VIEW_TREE);
+		break;
+	case OPT_FOLDED:
+		report_view(state, a, LP_VIEW_FOLDED);
+		break;
+	case 'v':
+		a->v.verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (a->path)
+			report_usage_error(state, "one recording at a time (to compare two: "
+						  "'leanprofiler diff BASE NEW')");
+		a->path = arg;
+		break;
+	case ARGP_KEY_END:
+		report_check(state, a);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* Exit status: 0, or 125 when the recording cannot be read or printed. */
+static int cmd_report(int argc, char **argv)
+{
+	static const struct argp argp = { report_options, report_parse, "[PATH]", report_doc,
+					  NULL, NULL, NULL };
+	struct report_args a = { 0 };
+	struct lp_summary s;
+	int err;
+
+	argv[0] = "leanprofiler report";
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return LP_EXIT_FAILURE;
+	if (lp_summary_read(a.path ? a.path : ".", &s))
+		return LP_EXIT_FAILURE; /* said */
+	err = lp_view_print(stdout, &s, &a.v);
+	lp_summary_free(&s);
+	if (fflush(stdout) && !err) {
+		lp_err("cannot write the report: %s", strerror(errno));
+		err = -EIO;
+	}
+	return err ? LP_EXIT_FAILURE : 0;
+}
+
+/* diff's own exit status: a regression, for CI (its failures are LP_EXIT_FAILURE). */
+#define LP_EXIT_REGRESSION 1
+
+#define LP_STR_(x) #x
+#define LP_STR(x) LP_STR_(x) /* the text of a macro's value, for help texts */
+
+static const char diff_doc[] =
+	"Compare two recordings (directories or summary files): every row, matched by name and "
+	"metadata, with its calls, self, total, mean and P95 on each side and the change in "
+	"percent, sorted by the change of self time; rows of one side only are marked added "
+	"or removed. Then one line per regression: a row whose self time or P95 grew by more "
+	"than the threshold, with at least " LP_STR(LP_DIFF_MIN_CALLS) " calls on each side, "
+	"and whose calls are slower by a one-sided Mann-Whitney rank test on their histograms "
+	"(z >= " LP_STR(LP_DIFF_Z) "; self times for self time, durations for P95).\n\n"
+	"Exit status: 0 without regression, 1 with one or more, 125 when a recording cannot be "
+	"read."
+	"\vExamples:\n"
+	"  leanprofiler diff /tmp/before /tmp/after\n"
+	"  leanprofiler diff --threshold 5 --json base/leanprofiler-summary.json new\n";
+
+enum { OPT_THRESHOLD = 1200, OPT_JSON };
+
+static const struct argp_option diff_options[] = {
+	{ "threshold", OPT_THRESHOLD, "PCT", 0,
+	  "A row regressed when its self time or P95 grew by more than PCT percent (and its "
+	  "calls are slower by the rank test); default " LP_STR(LP_DIFF_THRESHOLD), 0 },
+	{ "json", OPT_JSON, NULL, 0, "The comparison as JSON (schema leanprofiler-diff/1)", 0 },
+	{ 0 },
+};
+
+struct diff_args {
+	struct lp_diff_opts o;
+	const char *paths[2];
+	int n;
+};
+
+#define diff_usage_error(state, fmt, ...)                                               \
+	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler diff --help'",     \
+		     ##__VA_ARGS__)
+
+static error_t diff_parse(int key, char *arg, struct argp_state *state)
+{
+	struct diff_args *a = state->input;
+	char *end;
+
+	switch (key) {
+	case OPT_THRESHOLD:
+		errno = 0;
+		a->o.threshold = strtod(arg, &end);
+		if (errno || *end || end == arg || !(a->o.threshold >= 0) ||
+		    a->o.threshold > 1e6)
+			diff_usage_error(state, "invalid --threshold '%s': a percentage, 0 or more",
+					 arg);
+		break;
+	case OPT_JSON:
+		a->o.json = true;
+		break;
+	case ARGP_KEY_ARG:
+		if (a->n == 2)
+			diff_usage_error(state, "two recordings: BASE and NEW");
+		a->paths[a->n++] = arg;
+		break;
+	case ARGP_KEY_END:
+		if (a->n != 2)
+			diff_usage_error(state, "two recordings: BASE and NEW");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+	static const struct argp argp = { diff_options, diff_parse, "BASE NEW", diff_doc, NULL,
+					  NULL, NULL };
+	struct diff_args a = { .o = { .threshold = LP_DIFF_THRESHOLD } };
+	struct lp_summary base, now;
+	size_t regressions = 0;
+	int err;
+
+	argv[0] = "leanprofiler diff";
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return LP_EXIT_FAILURE;
+	if (lp_summary_read(a.paths[0], &base))
+		return LP_EXIT_FAILURE; /* said */
+	if (lp_summary_read(a.paths[1], &now)) {
+		lp_summary_free(&base);
+		return LP_EXIT_FAILURE;
+	}
+	err = lp_diff_print(stdout, &base, &now, &a.o, &regressions);
+	lp_summary_free(&base);
+	lp_summary_free(&now);
+	if (fflush(stdout) && !err) {
+		lp_err("cannot write the comparison: %s", strerror(errno));
+		err = -EIO;
+	}
+	if (err)
+		return LP_EXIT_FAILURE;
+	return regressions ? LP_EXIT_REGRESSION : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
 	{ "record", cmd_record, "record spans: of a command it launches, a running process, or a binary" },
+	{ "report", cmd_report, "print a recording's table again, its threads, call tree or folded stacks" },
+	{ "diff", cmd_diff, "compare two recordings; exit 1 when a row became slower" },
 	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
 };
 

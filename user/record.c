@@ -48,6 +48,7 @@ struct recorder {
 	struct lp_decoder *dec;
 	struct lp_nest *nest;
 	struct lp_stats *stats;
+	struct lp_paths *paths;
 	struct lp_pairs *pairs; /* span-pair specs */
 	struct lp_session *s;
 	struct lp_trace trace;
@@ -85,6 +86,7 @@ static void on_span(void *ctx, const struct lp_span *s)
 	struct recorder *r = ctx;
 
 	set_err(r, lp_stats_add(r->stats, s));
+	set_err(r, lp_paths_add(r->paths, s));
 	if (r->trace_open)
 		lp_trace_span(&r->trace, s);
 }
@@ -388,6 +390,7 @@ static void collect_texts(struct recorder *r)
 	lp_pairs_mark(r->pairs, r->st);
 	lp_nest_mark(r->nest, r->st);
 	lp_stats_mark(r->stats, r->st);
+	lp_paths_mark(r->paths, r->st);
 	for (size_t i = 0; i < r->nprocs; i++)
 		strtab_mark(r->st, r->procs[i].comm);
 	strtab_gc_end(r->st, text_freed, r, &res);
@@ -921,6 +924,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	res->stage = LP_STAGE_SETUP;
 	r.st = strtab_new();
 	r.stats = lp_stats_new();
+	r.paths = lp_paths_new();
 	if (r.stats && o->summary_only)
 		lp_stats_set_exact_limit(r.stats, LP_SUMMARY_ONLY_DURATIONS);
 	if (r.stats)
@@ -930,7 +934,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	r.pairs = r.st ? lp_pairs_new(o->specs, o->nspecs, r.st, &psink) : NULL;
 	trace_path = path_join(o->out_dir, "leanprofiler-trace.json");
 	summary_path = path_join(o->out_dir, "leanprofiler-summary.json");
-	if (!r.st || !r.stats || !r.nest || !r.dec || !r.pairs || !trace_path || !summary_path) {
+	if (!r.st || !r.stats || !r.paths || !r.nest || !r.dec || !r.pairs || !trace_path || !summary_path) {
 		err = -ENOMEM;
 		lp_err("out of memory");
 		goto cleanup;
@@ -1131,6 +1135,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	rep.groups = groups;
 	lp_stats_folding(r.stats, &rep.fold);
 	rep.table_rows = o->table_rows;
+	rep.paths = r.paths;
 	if (l.child && !left_running)
 		lp_usage_from_rusage(&c.ru, &rep.res);
 	else if (o->mode == LP_MODE_ATTACH)
@@ -1215,6 +1220,7 @@ cleanup:
 	lp_pairs_free(r.pairs);
 	lp_nest_free(r.nest);
 	lp_stats_free(r.stats);
+	lp_paths_free(r.paths);
 	strtab_free(r.st);
 	free(trace_path);
 	free(summary_path);

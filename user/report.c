@@ -360,6 +360,7 @@ static void write_usage(struct jw *w, const struct lp_report *r)
 			put_null(w, "peak_rss_kib");
 		put_u64(w, "voluntary_context_switches", r->res.voluntary_switches);
 		put_u64(w, "involuntary_context_switches", r->res.involuntary_switches);
+		put_bool(w, "until_exit", r->res.exited);
 	}
 	jw_obj_end(w);
 	member(w, "profiler");
@@ -452,6 +453,42 @@ static void write_folded(struct jw *w, const struct lp_group *g)
 	jw_obj_end(w);
 }
 
+static void write_buckets(struct jw *w, const char *k, const struct lp_shist *h)
+{
+	key(w, k);
+	jw_arr_begin(w);
+	for (uint32_t i = 0; i < h->n; i++) {
+		jw_arr_begin(w);
+		jw_u64(w, h->b[i].index);
+		jw_u64(w, h->b[i].count);
+		jw_arr_end(w);
+	}
+	jw_arr_end(w);
+}
+
+/*
+ * The row's calls bucketed (lp_hist_index()), by duration and by self time:
+ * {"sub_bits":7,"buckets":[[index,count],...],"self_buckets":[...]}, what
+ * `diff` compares call by call. null when memory ran short.
+ */
+static void write_hist(struct jw *w, const struct lp_group *g)
+{
+	struct lp_shist total = { 0 }, self = { 0 };
+
+	key(w, "hist");
+	if (lp_group_hist(g, &total) || lp_group_self_hist(g, &self)) {
+		jw_null(w);
+	} else {
+		jw_obj_begin(w);
+		put_u64(w, "sub_bits", LP_HIST_SUB_BITS);
+		write_buckets(w, "buckets", &total);
+		write_buckets(w, "self_buckets", &self);
+		jw_obj_end(w);
+	}
+	lp_shist_free(&total);
+	lp_shist_free(&self);
+}
+
 static void write_row(struct jw *w, const struct lp_report *r, struct lp_group *g)
 {
 	uint64_t recorded = r->totals->recorded_ns;
@@ -477,6 +514,7 @@ static void write_row(struct jw *w, const struct lp_report *r, struct lp_group *
 	put_u64(w, "started_before_recording", g->started_before);
 	put_u64(w, "uncertain", g->uncertain);
 	write_folded(w, g);
+	write_hist(w, g);
 	jw_obj_end(w);
 }
 
@@ -541,6 +579,18 @@ int lp_report_summary_json(FILE *f, const struct lp_report *r)
 	if (r->trace_path)
 		put_str(&w, "trace", r->trace_path);
 	jw_obj_end(&w);
+	/* What the table showed that no figure says: `report` prints the same table. */
+	member(&w, "table");
+	jw_obj_begin(&w);
+	put_bool(&w, "profiler_line", r->self.valid && r->show_self);
+	put_u64(&w, "rows", r->table_rows);
+	jw_obj_end(&w);
+	if (r->paths) {
+		member(&w, "paths");
+		err = lp_paths_write(r->paths, r->st, &w);
+		if (err)
+			return err;
+	}
 	jw_break(&w);
 	jw_obj_end(&w);
 	jw_newline(&w);

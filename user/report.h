@@ -7,9 +7,11 @@
 #ifndef LP_REPORT_H
 #define LP_REPORT_H
 
+#include <json-c/json.h>
 #include <stdio.h>
 
 #include "pairs.h"
+#include "paths.h"
 #include "stats.h"
 #include "strtab.h"
 
@@ -100,6 +102,7 @@ struct lp_report {
 	size_t nprocs;
 	struct lp_fold_stats fold; /* the cap on groups and what went past it */
 	size_t table_rows;         /* rows the table shows, the first ones; 0: all */
+	const struct lp_paths *paths; /* the call paths; NULL: none (the summary has no "paths") */
 };
 
 /* The header lines, a blank line and the table. */

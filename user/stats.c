@@ -47,6 +47,8 @@ void lp_stats_free(struct lp_stats *s)
 		free(s->groups[i]->durs);
 		lp_hist_free(s->groups[i]->hist);
 		lp_hll_free(s->groups[i]->folded);
+		lp_shist_free(&s->groups[i]->self_hist);
+		lp_hist_free(s->groups[i]->self_dense);
 		free(s->groups[i]);
 	}
 	free(s->groups);
@@ -222,12 +224,38 @@ static int add_duration(struct lp_stats *s, struct lp_group *g, uint64_t d)
 	return 0;
 }
 
+static int hist_add_index(struct lp_hist *h, unsigned index, uint64_t count);
+
+/* Sparse while the group's self times fall in few buckets, dense after. */
+static int add_self(struct lp_group *g, uint64_t self)
+{
+	unsigned index = lp_hist_index(self);
+
+	if (!g->self_dense && g->self_hist.n >= LP_SELF_SPARSE_MAX) {
+		struct lp_hist *h = calloc(1, sizeof(*h));
+
+		for (uint32_t i = 0; h && i < g->self_hist.n; i++) {
+			if (hist_add_index(h, g->self_hist.b[i].index, g->self_hist.b[i].count)) {
+				lp_hist_free(h);
+				h = NULL;
+			}
+		}
+		if (!h)
+			return -ENOMEM;
+		lp_shist_free(&g->self_hist);
+		g->self_dense = h;
+	}
+	if (g->self_dense)
+		return hist_add_index(g->self_dense, index, 1);
+	return lp_shist_add(&g->self_hist, index, 1);
+}
+
 int lp_stats_add(struct lp_stats *s, const struct lp_span *span)
 {
 	bool unknown = !span->meta && (span->flags & LP_SPAN_STARTED_BEFORE);
 	struct lp_group *g = get_group(s, span->name, unknown ? LP_META_UNKNOWN : span->meta);
 
-	if (!g || add_duration(s, g, span->total_ns))
+	if (!g || add_duration(s, g, span->total_ns) || add_self(g, span->self_ns))
 		return -ENOMEM;
 	g->calls++;
 	g->total_ns += span->total_ns;
@@ -317,6 +345,8 @@ uint64_t lp_group_p95(struct lp_group *g)
 {
 	size_t rank;
 
+	if (g->p95_fixed)
+		return g->p95;
 	if (g->hist)
 		return lp_hist_percentile(g->hist, 95.0, g->min_ns, g->max_ns);
 	if (g->ndurs == 0)
@@ -389,7 +419,16 @@ void lp_stats_folding(const struct lp_stats *s, struct lp_fold_stats *out)
 
 uint64_t lp_group_folded_distinct(const struct lp_group *g)
 {
-	return g->folded ? lp_hll_estimate(g->folded) : 0;
+	return g->folded ? lp_hll_estimate(g->folded) : g->folded_estimate;
+}
+
+const char *lp_group_meta_text(const struct strtab *st, const struct lp_group *g, size_t *len)
+{
+	if (g->meta == LP_META_UNKNOWN) {
+		*len = 0;
+		return "";
+	}
+	return strtab_str(st, g->meta, len);
 }
 
 /* Chunk 0 counts 0..255 one by one; chunk c >= 1 the octave [2^(c+7), 2^(c+8)). */
@@ -405,6 +444,35 @@ static void hist_slot(uint64_t v, unsigned *chunk, unsigned *slot)
 	e = 63 - (unsigned)__builtin_clzll(v);
 	*chunk = e - LP_HIST_SUB_BITS;
 	*slot = (unsigned)(v >> (e - LP_HIST_SUB_BITS)) - (1u << LP_HIST_SUB_BITS);
+}
+
+/* Chunk and slot of a bucket index (lp_hist_index). */
+static void index_slot(unsigned index, unsigned *chunk, unsigned *slot)
+{
+	if (index < LP_HIST_CHUNK) {
+		*chunk = 0;
+		*slot = index;
+		return;
+	}
+	*chunk = (index - LP_HIST_CHUNK) / (1u << LP_HIST_SUB_BITS) + 1;
+	*slot = (index - LP_HIST_CHUNK) % (1u << LP_HIST_SUB_BITS);
+}
+
+static int hist_add_index(struct lp_hist *h, unsigned index, uint64_t count)
+{
+	unsigned c, i;
+
+	index_slot(index, &c, &i);
+	if (!h->chunk[c]) {
+		size_t n = c ? 1u << LP_HIST_SUB_BITS : LP_HIST_CHUNK;
+
+		h->chunk[c] = calloc(n, sizeof(uint64_t));
+		if (!h->chunk[c])
+			return -ENOMEM;
+	}
+	h->chunk[c][i] += count;
+	h->n += count;
+	return 0;
 }
 
 int lp_hist_add(struct lp_hist *h, uint64_t v)
@@ -464,4 +532,101 @@ void lp_hist_free(struct lp_hist *h)
 	for (unsigned c = 0; c < LP_HIST_OCTAVES; c++)
 		free(h->chunk[c]);
 	free(h);
+}
+
+unsigned lp_hist_index(uint64_t v)
+{
+	unsigned c, i;
+
+	hist_slot(v, &c, &i);
+	return c ? LP_HIST_CHUNK + (c - 1) * (1u << LP_HIST_SUB_BITS) + i : i;
+}
+
+uint64_t lp_hist_bucket_low(unsigned index)
+{
+	unsigned k, c;
+
+	if (index < LP_HIST_CHUNK)
+		return index;
+	k = index - LP_HIST_CHUNK;
+	c = k / (1u << LP_HIST_SUB_BITS) + 1;
+	return ((uint64_t)(k % (1u << LP_HIST_SUB_BITS)) + (1u << LP_HIST_SUB_BITS)) << c;
+}
+
+int lp_shist_add(struct lp_shist *h, unsigned index, uint64_t count)
+{
+	uint32_t lo = 0, hi = h->n;
+
+	if (index >= LP_HIST_INDEXES)
+		return -EINVAL;
+	/* Durations repeat and grow: the last bucket first. */
+	if (h->n && h->b[h->n - 1].index <= index)
+		lo = h->b[h->n - 1].index == index ? h->n - 1 : h->n;
+	else
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			if (h->b[mid].index < index)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+	if (lo == h->n || h->b[lo].index != index) {
+		if (h->n == h->cap) {
+			/* From 2 buckets, not lp_grow's 16: most groups of a big recording are small. */
+			uint32_t cap = h->cap ? h->cap * 2 : 2;
+			struct lp_hist_bucket *b = realloc(h->b, cap * sizeof(*b));
+
+			if (!b)
+				return -ENOMEM;
+			h->b = b;
+			h->cap = cap;
+		}
+		memmove(&h->b[lo + 1], &h->b[lo], (h->n - lo) * sizeof(*h->b));
+		h->b[lo] = (struct lp_hist_bucket){ .index = index };
+		h->n++;
+	}
+	h->b[lo].count += count;
+	h->total += count;
+	return 0;
+}
+
+void lp_shist_free(struct lp_shist *h)
+{
+	free(h->b);
+	*h = (struct lp_shist){ 0 };
+}
+
+/* Adds h's buckets to out. */
+static int hist_to_sparse(const struct lp_hist *h, struct lp_shist *out)
+{
+	int err = 0;
+
+	for (unsigned c = 0; !err && h && c < LP_HIST_OCTAVES; c++) {
+		unsigned n = c ? 1u << LP_HIST_SUB_BITS : LP_HIST_CHUNK;
+		unsigned base = c ? LP_HIST_CHUNK + (c - 1) * (1u << LP_HIST_SUB_BITS) : 0;
+
+		for (unsigned i = 0; !err && h->chunk[c] && i < n; i++)
+			if (h->chunk[c][i])
+				err = lp_shist_add(out, base + i, h->chunk[c][i]);
+	}
+	return err;
+}
+
+int lp_group_hist(const struct lp_group *g, struct lp_shist *out)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < g->ndurs; i++)
+		err = lp_shist_add(out, lp_hist_index(g->durs[i]), 1);
+	return err ? err : hist_to_sparse(g->hist, out);
+}
+
+int lp_group_self_hist(const struct lp_group *g, struct lp_shist *out)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; !err && i < g->self_hist.n; i++)
+		err = lp_shist_add(out, g->self_hist.b[i].index, g->self_hist.b[i].count);
+	return err ? err : hist_to_sparse(g->self_dense, out);
 }

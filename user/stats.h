@@ -73,6 +73,35 @@ struct lp_hist {
 	uint64_t n;
 };
 
+/*
+ * One index per bucket of that scale, as the summary writes them: an index
+ * below LP_HIST_CHUNK is the value itself (ns); above, with k = index -
+ * LP_HIST_CHUNK, the bucket holds [(128 + k % 128) << (k / 128 + 1), the next
+ * bucket's low) (lp_hist_bucket_low).
+ */
+#define LP_HIST_INDEXES (LP_HIST_CHUNK + (LP_HIST_OCTAVES - 1) * (1u << LP_HIST_SUB_BITS))
+/*
+ * A group's self-time buckets kept sparse (16 bytes each) up to this many,
+ * then in a struct lp_hist (1-2 KiB per octave used): past 32 distinct
+ * buckets, a sorted insert costs more than the memory saves.
+ */
+#define LP_SELF_SPARSE_MAX 32
+
+/*
+ * The same buckets, only those that are used, sorted by index: a group with
+ * few calls costs a few bytes, not a chunk of 128 counters per octave.
+ */
+struct lp_hist_bucket {
+	uint32_t index;
+	uint64_t count;
+};
+
+struct lp_shist {
+	struct lp_hist_bucket *b;
+	uint32_t n, cap;
+	uint64_t total; /* sum of the counts */
+};
+
 struct lp_group {
 	uint32_t name, meta;
 	uint64_t calls;
@@ -94,6 +123,17 @@ struct lp_group {
 	 */
 	enum lp_overflow overflow;
 	struct lp_hll *folded;
+	/*
+	 * Self time of every call, bucketed (whatever the limit): `diff` asks
+	 * whether a row's self time grew call by call, not only in sum. Sparse
+	 * while it has few buckets (a group of a few calls stays small), then in
+	 * self_dense (adding stays O(1) for groups of many calls).
+	 */
+	struct lp_shist self_hist;
+	struct lp_hist *self_dense;
+	/* Read back from a summary (report, diff): p95 is its P95 as written there. */
+	bool p95_fixed;
+	uint64_t folded_estimate; /* read back: an overflow row's distinct groups, as written */
 };
 
 /* The cap on groups and what went past it. */
@@ -125,6 +165,8 @@ int lp_stats_add(struct lp_stats *s, const struct lp_span *span);
 void lp_stats_folding(const struct lp_stats *s, struct lp_fold_stats *out);
 /* An overflow group's estimate of the distinct groups folded into it (0 for others). */
 uint64_t lp_group_folded_distinct(const struct lp_group *g);
+/* The group's metadata text: "" when there is none, and when it is not known (LP_META_UNKNOWN). */
+const char *lp_group_meta_text(const struct strtab *st, const struct lp_group *g, size_t *len);
 /* Groups sorted by self time, largest first (ties: total, then calls, then first made). */
 size_t lp_stats_sorted(struct lp_stats *s, struct lp_group ***out);
 /* Nearest-rank percentile (0 < p <= 100) of v; sorts v. 0 when n == 0. */
@@ -135,10 +177,25 @@ bool lp_group_p95_exact(const struct lp_group *g);
 /* Groups whose P95 comes from a histogram. */
 size_t lp_stats_approximate(const struct lp_stats *s);
 
+/*
+ * The group's call durations (inclusive) bucketed into out (empty, caller
+ * frees with lp_shist_free): from its exact durations or its histogram.
+ */
+int lp_group_hist(const struct lp_group *g, struct lp_shist *out);
+/* The same for the calls' self times. */
+int lp_group_self_hist(const struct lp_group *g, struct lp_shist *out);
+
 /* The histogram on its own (tests measure its error against exact ranks). */
 int lp_hist_add(struct lp_hist *h, uint64_t v);
 /* Nearest-rank percentile, the midpoint of its bucket clamped to [lo, hi]. */
 uint64_t lp_hist_percentile(const struct lp_hist *h, double p, uint64_t lo, uint64_t hi);
 void lp_hist_free(struct lp_hist *h);
+
+/* The bucket index of v, and the smallest value of bucket index. */
+unsigned lp_hist_index(uint64_t v);
+uint64_t lp_hist_bucket_low(unsigned index);
+/* Adds count values to bucket index (< LP_HIST_INDEXES). 0 or -ENOMEM / -EINVAL. */
+int lp_shist_add(struct lp_shist *h, unsigned index, uint64_t count);
+void lp_shist_free(struct lp_shist *h);
 
 #endif

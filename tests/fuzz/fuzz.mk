@@ -2,6 +2,7 @@
 #   build/fuzz/fuzz_decode  records -> decoder (-> span pairs) -> nesting -> stats, trace, table,
 #                           summary
 #   build/fuzz/fuzz_meta    metadata parser and the text functions
+#   build/fuzz/fuzz_summary a summary file read back: report's views, diff
 # clang only: -fsanitize=fuzzer needs clang's runtime (Debian: libclang-rt-14-dev).
 # Included by tests/tests.mk; uses the Makefile's OUT, CLANG, CPPFLAGS and CORE_SRCS.
 FUZZ_CC ?= $(CLANG)
@@ -10,7 +11,7 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fra
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FUZZ_SAN) \
 	-DLP_STRTAB_POISON
 FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/obj/%.o,$(CORE_SRCS))
-FUZZERS := $(OUT)/fuzz/fuzz_decode $(OUT)/fuzz/fuzz_meta
+FUZZERS := $(OUT)/fuzz/fuzz_decode $(OUT)/fuzz/fuzz_meta $(OUT)/fuzz/fuzz_summary
 
 # The core, instrumented for coverage (fuzzer-no-link: libFuzzer's main comes at the link).
 $(OUT)/fuzz/obj/%.o: user/%.c

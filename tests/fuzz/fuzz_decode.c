@@ -29,7 +29,8 @@
  * At most MAX_DECODES records are decoded per input, repeats included, to
  * keep runs fast.
  * At the end: lp_nest_finish, thread names, lp_stats_sorted, the table, the
- * summary JSON and the trace's closing, all checked.
+ * summary JSON and the trace's closing, all checked; the summary read back
+ * (user/summary_read.c) prints the same table.
  *
  * Invariants (abort() when broken): every span has end_ns >= start_ns,
  * total_ns == end_ns - start_ns, self_ns <= total_ns, counter_self <=
@@ -41,7 +42,8 @@
  * back, never overlap (a track nests strictly); the summary JSON and the
  * whole trace are valid UTF-8 and parse (json-c, strict; a trace of more than
  * TRACE_PARSE_MAX_SPANS spans only for UTF-8, for speed); the table is valid
- * UTF-8 with no control character but '\n'; every metadata item keeps its own
+ * UTF-8 with no control character but '\n'; the call paths (user/paths.c) hold
+ * every span once and all the self time; every metadata item keeps its own
  * JSON key in the trace and the summary, as meta.h promises (LP_FUZZ_UNIQUE_KEYS=0
  * in the environment turns that check off); after collections, every span's name
  * and metadata read as the texts its enter had (a shadow copy), and so do the
@@ -65,8 +67,10 @@
 #include "meta.h"
 #include "nest.h"
 #include "pairs.h"
+#include "paths.h"
 #include "report.h"
 #include "stats.h"
+#include "summary_read.h"
 #include "strtab.h"
 #include "trace.h"
 
@@ -130,6 +134,8 @@ struct fuzz {
 	struct lp_decoder *dec;
 	struct lp_pairs *pairs;
 	struct lp_stats *stats;
+	struct lp_paths *paths;
+	uint64_t self_sum; /* of every span: what the call paths must hold */
 	struct lp_trace trace; /* only .w, .st and .base_ns: written to memory */
 	char *trace_text; /* the trace's first TRACE_KEEP_MAX bytes (trace_buf) */
 	size_t trace_len, trace_total;
@@ -329,6 +335,8 @@ static void on_span(void *ctx, const struct lp_span *s)
 		f->top_total += s->total_ns;
 
 	FUZZ_CHECK(lp_stats_add(f->stats, s) == 0, "lp_stats_add failed");
+	FUZZ_CHECK(lp_paths_add(f->paths, s) == 0, "lp_paths_add failed");
+	f->self_sum += s->self_ns;
 	lp_trace_span(&f->trace, s);
 	if (f->nspans == f->spans_cap) {
 		f->spans_cap = f->spans_cap ? 2 * f->spans_cap : 256;
@@ -560,6 +568,7 @@ static void collect(struct fuzz *f)
 	lp_pairs_mark(f->pairs, f->st);
 	lp_nest_mark(f->nest, f->st);
 	lp_stats_mark(f->stats, f->st);
+	lp_paths_mark(f->paths, f->st);
 	for (size_t i = 0; i < f->nprocs; i++)
 		strtab_mark(f->st, f->procs[i].comm);
 	strtab_gc_end(f->st, text_freed, f, NULL);
@@ -660,15 +669,22 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 	free(last);
 }
 
-static void check_table(const struct lp_report *rep)
+static char *table_text(const struct lp_report *rep, size_t *len)
 {
 	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
+	FILE *m = open_memstream(&text, len);
 
 	FUZZ_CHECK(m, "open_memstream: %s", strerror(errno));
 	lp_report_table(m, rep);
 	fclose(m);
+	return text;
+}
+
+static void check_table(const struct lp_report *rep)
+{
+	size_t len = 0;
+	char *text = table_text(rep, &len);
+
 	if (dump)
 		fprintf(stderr, "%s\n", text);
 	FUZZ_CHECK(fz_valid_utf8(text, len), "table is not valid UTF-8");
@@ -681,6 +697,38 @@ static void check_table(const struct lp_report *rep)
 			   "C1 control in the table");
 	}
 	free(text);
+}
+
+/*
+ * The summary read back prints the table record printed, and its call paths
+ * hold every span and all their self time.
+ */
+static void check_read_back(struct fuzz *f, const struct lp_report *rep, const char *text,
+			    size_t len)
+{
+	struct lp_summary s;
+	char problem[LP_SUMMARY_PROBLEM_MAX], *want, *got;
+	size_t wl = 0, gl = 0;
+	uint64_t calls = 0, self = 0;
+
+	FUZZ_CHECK(lp_summary_parse(text, len, "fuzz.json", &s, problem, sizeof(problem)) == 0,
+		   "summary not read back: %s", problem);
+	want = table_text(rep, &wl);
+	got = table_text(&s.rep, &gl);
+	FUZZ_CHECK(wl == gl && !memcmp(want, got, wl), "table read back differs:\n%s\n%s", want,
+		   got);
+	FUZZ_CHECK(s.has_paths, "no paths");
+	for (size_t i = 0; i < s.nnodes; i++) {
+		calls += s.nodes[i].calls;
+		self += s.nodes[i].self_ns;
+	}
+	FUZZ_CHECK(calls == f->spans, "paths hold %llu calls of %llu spans",
+		   (unsigned long long)calls, (unsigned long long)f->spans);
+	FUZZ_CHECK(self == f->self_sum, "paths hold %llu ns of self time, spans %llu",
+		   (unsigned long long)self, (unsigned long long)f->self_sum);
+	free(want);
+	free(got);
+	lp_summary_free(&s);
 }
 
 static void check_summary(struct fuzz *f, const struct lp_report *rep)
@@ -720,6 +768,7 @@ static void check_summary(struct fuzz *f, const struct lp_report *rep)
 		}
 	}
 	json_object_put(o);
+	check_read_back(f, rep, text, len);
 	free(text);
 }
 
@@ -798,8 +847,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	f.st = strtab_new();
 	f.stats = lp_stats_new();
+	f.paths = lp_paths_new();
 	f.nest = lp_nest_new(&nsink);
-	FUZZ_CHECK(f.st && f.stats && f.nest, "out of memory");
+	FUZZ_CHECK(f.st && f.stats && f.paths && f.nest, "out of memory");
 	lp_stats_set_max_groups(f.stats, MAX_GROUPS);
 	f.dec = lp_decoder_new(f.st, &dsink);
 	f.pairs = lp_pairs_new(specs, NSPECS, f.st, &psink);
@@ -927,6 +977,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(rep.fold.kept <= MAX_GROUPS && rep.ngroups <= 2 * MAX_GROUPS + 1 &&
 			   rep.ngroups == rep.fold.kept + rep.fold.overflow_rows,
 		   "groups past the cap: %zu", rep.ngroups);
+	rep.paths = f.paths;
 	for (size_t i = 1; i < rep.ngroups; i++)
 		FUZZ_CHECK(groups[i - 1]->self_ns >= groups[i]->self_ns, "groups not sorted");
 	for (size_t i = 0; i < rep.ngroups; i++) {
@@ -969,6 +1020,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	lp_pairs_free(f.pairs);
 	lp_nest_free(f.nest);
 	lp_stats_free(f.stats);
+	lp_paths_free(f.paths);
 	strtab_free(f.st);
 	return 0;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Writes the seed corpus of the fuzzers into tests/fuzz/corpus/<fuzzer>/ (checked in;
-# rerun after changing bpf/wire.h or the input formats described at the top of
-# tests/fuzz/fuzz_decode.c and tests/fuzz/fuzz_meta.c).
+# rerun after changing bpf/wire.h, the summary JSON or the input formats described at the
+# top of tests/fuzz/fuzz_decode.c and tests/fuzz/fuzz_meta.c).
+import json
 import os
 import struct
 
@@ -371,6 +372,78 @@ def meta_seeds():
     return s
 
 
+def summary_row(name, meta, calls, self_ns, total_ns, p95, exact=True, hist=None):
+    return {'name': name, 'meta_text': meta, 'meta': {}, 'calls': calls, 'self_ns': self_ns,
+            'total_ns': total_ns, 'mean_ns': total_ns // calls, 'p95_ns': p95,
+            'p95_exact': exact, 'min_ns': p95 // 2, 'max_ns': p95, 'self_counter': None,
+            'total_counter': None, 'self_percent': 1.0, 'unterminated': 0,
+            'started_before_recording': 0, 'uncertain': 0,
+            'hist': hist or {'sub_bits': 7, 'buckets': [[2042, calls]],
+                             'self_buckets': [[2040, calls]]}}
+
+
+def summary_seeds():
+    """Summaries as record writes them (user/report.c), for fuzz_summary."""
+    base = {
+        'schema': 'leanprofiler-summary/1', 'command': ['/bin/x'], 'mode': 'launch', 'pid': 7,
+        'recording': {'start_ns': 1, 'end_ns': 30000000, 'end_reason': 'command exited'},
+        'processes': [], 'exit_status': 0, 'counter_name': 'Lean heartbeats', 'events': 7,
+        'threads': 2, 'window_ns': 18840000, 'recorded_thread_time_ns': 18840000,
+        'counter_total': 290, 'unterminated_spans': 1, 'started_before_recording': 0,
+        'uncertain_spans': 1, 'unmatched_exits': 2, 'too_deep_enters': 0, 'max_depth': 1024,
+        'events_received': {'enter': 7, 'exit': 7},
+        'lost_events': {'total': 3, 'enter': 1, 'exit': 2, 'string': 0, 'thread_record': 0,
+                        'no_task_storage': 0, 'process_records': 0},
+        'ring_buffer_bytes': 65536,
+        'input': {'malformed_records': 0, 'truncated_strings': 0, 'unreadable_strings': 0},
+        'resources': {'available': True, 'scope': 'launched', 'user_cpu_ns': 4000000,
+                      'system_cpu_ns': 1, 'peak_rss_kib': None,
+                      'voluntary_context_switches': 1, 'involuntary_context_switches': 2,
+                      'until_exit': False},
+        'profiler': {'available': True, 'user_cpu_ns': 1, 'system_cpu_ns': 2, 'peak_rss_kib': 3,
+                     'end_to_figures_ns': 4, 'bpf_program_runs': 10,
+                     'bpf_program_run_time_ns': 3170, 'processes_paused': 1,
+                     'paused_total_ns': 5, 'paused_max_ns': 5, 'files_attached_late': 0},
+        'span_pairs': {'specs': 1, 'reentry_closed': 0, 'unmatched_keyed_exits': 1,
+                       'too_many_tracks': 0, 'too_deep_entries': 0, 'malformed_records': 0},
+        'rows': [
+            summary_row('model.forward', 'phase=forward, module=encoder', 3, 12410000,
+                        12410000, 4170000),
+            summary_row('input.load', 'phase=input', 3, 6390000, 6390000, 2140000, False),
+            summary_row('example.nested-spans', '', 1, 41440, 18840000, 18840000),
+        ],
+        'thread_list': [{'pid': 7, 'tid': 7, 'name': 'nested', 'spans': 7,
+                         'recorded_ns': 18840000, 'lost_events': 3, 'max_depth': 2}],
+        'files': {'trace': 'build/leanprofiler-trace.json'},
+        'table': {'profiler_line': True},
+        'paths': {'max': 20000, 'kept': 3, 'folded_spans': 0, 'nodes': [
+            {'parent': -1, 'name': 'example.nested-spans', 'calls': 1, 'total_ns': 18840000,
+             'self_ns': 41440, 'folded': False},
+            {'parent': 0, 'name': 'model.forward', 'calls': 3, 'total_ns': 12410000,
+             'self_ns': 12410000, 'folded': False},
+            {'parent': 0, 'name': '(other paths)', 'calls': 3, 'total_ns': 6390000,
+             'self_ns': 6390000, 'folded': True},
+        ]},
+    }
+    s = {'nested': json.dumps(base, indent=1).encode()}
+    hostile = json.loads(json.dumps(base))
+    hostile['counter_name'] = 'beats\x1b]0;t\x07'
+    hostile['mode'] = 'attach'
+    hostile['resources']['until_exit'] = True
+    hostile['rows'][0]['name'] = 'a;b\n\u202e\x00\ufffd'
+    hostile['paths']['nodes'][1]['name'] = 'a;b\n\u202e\x00'
+    hostile['thread_list'][0]['name'] = '\x1b[2J'
+    s['hostile'] = json.dumps(hostile).encode()
+    old = json.loads(json.dumps(base))
+    for k in ('paths', 'table', 'span_pairs'):
+        del old[k]
+    for r in old['rows']:
+        del r['hist']
+    s['before_paths'] = json.dumps(old).encode()
+    s['newer'] = json.dumps(dict(base, schema='leanprofiler-summary/2')).encode()
+    return s
+
+
 def write(fuzzer, seeds):
     d = os.path.join(HERE, 'corpus', fuzzer)
     os.makedirs(d, exist_ok=True)
@@ -381,3 +454,4 @@ def write(fuzzer, seeds):
 
 write('fuzz_decode', decode_seeds())
 write('fuzz_meta', meta_seeds())
+write('fuzz_summary', summary_seeds())

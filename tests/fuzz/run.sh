@@ -77,6 +77,7 @@ fuzz() {
 
 fuzz fuzz_decode 8192
 fuzz fuzz_meta 2048
+fuzz fuzz_summary 16384
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

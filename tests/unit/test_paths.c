@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Call paths (user/paths.c) from span streams: the nesting builder's own
+ * output for random trees on threads whose events interleave, against a
+ * reference that knows every span's path from the events it sent; the cap on
+ * distinct paths; the summary's "paths" object.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nest.h"
+#include "paths.h"
+#include "strtab.h"
+#include "unit.h"
+
+#define THREADS 8
+#define NAMES 5
+#define MAX_OPEN 7
+
+/* The reference: every path ("a;b;c") with its calls, total and self. */
+struct ref_path {
+	char path[256];
+	uint64_t calls, total, self;
+};
+
+struct fx {
+	struct strtab *st;
+	struct lp_paths *p;
+	struct lp_nest *nest;
+	/* per test thread: the names it has open, as the test sent them */
+	uint32_t stack[THREADS][LP_NEST_MAX_DEPTH + 1];
+	size_t depth[THREADS];
+	struct ref_path *ref;
+	size_t nref, ref_cap;
+	uint64_t spans, self_sum;
+};
+
+/* The summary's "paths" object as lp_paths_write() writes it, parsed back. */
+static json_object *paths_json(struct fx *fx)
+{
+	struct lp_buf mem = { 0 };
+	struct jw w;
+	json_object *o;
+
+	jw_init_buf(&w, &mem);
+	if (lp_paths_write(fx->p, fx->st, &w) || jw_error(&w) || lp_buf_put(&mem, "", 1)) {
+		lp_buf_free(&mem);
+		return NULL;
+	}
+	o = json_tokener_parse(mem.p);
+	lp_buf_free(&mem);
+	return o;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state % n;
+}
+
+static uint32_t id(struct fx *fx, const char *s)
+{
+	uint32_t i = strtab_intern(fx->st, s, strlen(s));
+
+	assert_true(i != UINT32_MAX);
+	return i;
+}
+
+static void path_of(struct fx *fx, int t, size_t depth, char *out, size_t sz)
+{
+	size_t n = 0;
+
+	out[0] = '\0';
+	for (size_t d = 0; d <= depth; d++) {
+		size_t len;
+		const char *s = strtab_str(fx->st, fx->stack[t][d], &len);
+
+		n += (size_t)snprintf(out + n, sz - n, "%s%.*s", d ? ";" : "", (int)len, s);
+		assert_true(n < sz);
+	}
+}
+
+static struct ref_path *ref_find(struct fx *fx, const char *path)
+{
+	for (size_t i = 0; i < fx->nref; i++)
+		if (!strcmp(fx->ref[i].path, path))
+			return &fx->ref[i];
+	if (fx->nref == fx->ref_cap) {
+		fx->ref_cap = fx->ref_cap ? fx->ref_cap * 2 : 64;
+		fx->ref = realloc(fx->ref, fx->ref_cap * sizeof(*fx->ref));
+		assert_non_null(fx->ref);
+	}
+	memset(&fx->ref[fx->nref], 0, sizeof(*fx->ref));
+	snprintf(fx->ref[fx->nref].path, sizeof(fx->ref->path), "%s", path);
+	return &fx->ref[fx->nref++];
+}
+
+/* The nesting builder's sink: the span goes to paths.c, and to the reference by its path. */
+static void on_span(void *ctx, const struct lp_span *s)
+{
+	struct fx *fx = ctx;
+	int t = (int)s->tid - 100;
+	char path[256];
+	struct ref_path *r;
+
+	assert_true(t >= 0 && t < THREADS);
+	assert_int_equal(lp_paths_add(fx->p, s), 0);
+	/* The test's stack still holds the span: its exit is being handled. */
+	path_of(fx, t, s->depth, path, sizeof(path));
+	r = ref_find(fx, path);
+	r->calls++;
+	r->total += s->total_ns;
+	r->self += s->self_ns;
+	fx->spans++;
+	fx->self_sum += s->self_ns;
+}
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+	struct lp_nest_sink sink = { .span = on_span };
+
+	if (!fx)
+		return -1;
+	sink.ctx = fx;
+	fx->st = strtab_new();
+	fx->p = lp_paths_new();
+	fx->nest = lp_nest_new(&sink);
+	if (!fx->st || !fx->p || !fx->nest)
+		return -1;
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	lp_nest_free(fx->nest);
+	lp_paths_free(fx->p);
+	strtab_free(fx->st);
+	free(fx->ref);
+	free(fx);
+	return 0;
+}
+
+static void event(struct fx *fx, int t, enum lp_event_type type, uint32_t name, uint64_t ts)
+{
+	struct lp_event ev = {
+		.type = type, .pid = 7, .tid = 100 + (uint32_t)t, .ts_ns = ts, .name = name,
+	};
+
+	if (type == LP_EVENT_ENTER)
+		fx->stack[t][fx->depth[t]++] = name;
+	assert_int_equal(lp_nest_event(fx->nest, &ev), 0);
+	if (type == LP_EVENT_EXIT)
+		fx->depth[t]--;
+}
+
+/* "a;b;c" of node i of the finished tree. */
+static void node_path(struct fx *fx, const struct lp_path_node *nodes, long i, char *out,
+		      size_t sz)
+{
+	long chain[LP_NEST_MAX_DEPTH + 1];
+	size_t depth = 0, n = 0;
+
+	for (long k = i; k >= 0; k = nodes[k].parent)
+		chain[depth++] = k;
+	while (depth--) {
+		const struct lp_path_node *nd = &nodes[chain[depth]];
+		size_t len;
+		const char *s = nd->folded ? LP_PATHS_OTHER_NAME : strtab_str(fx->st, nd->name, &len);
+
+		if (nd->folded)
+			len = strlen(s);
+		assert_true(n + len + 2 < sz);
+		if (n)
+			out[n++] = ';';
+		memcpy(out + n, s, len);
+		n += len;
+	}
+	out[n] = '\0';
+}
+
+/* The tree equals the reference, path by path; the usual invariants hold. */
+static void check_against_ref(struct fx *fx)
+{
+	struct lp_path_node *nodes;
+	long n = lp_paths_nodes(fx->p, fx->st, &nodes);
+	uint64_t calls = 0, self = 0;
+
+	assert_true(n >= 0);
+	assert_int_equal((size_t)n, fx->nref);
+	assert_int_equal(lp_paths_kept(fx->p), fx->nref);
+	assert_int_equal(lp_paths_folded_spans(fx->p), 0);
+	for (long i = 0; i < n; i++) {
+		char path[256];
+		struct ref_path *r;
+		size_t before = fx->nref;
+
+		/* Pre-order, children by total time, largest first. */
+		assert_true(nodes[i].parent < i);
+		if (i > 0 && nodes[i].parent == nodes[i - 1].parent)
+			assert_true(nodes[i].total_ns <= nodes[i - 1].total_ns);
+		node_path(fx, nodes, i, path, sizeof(path));
+		r = ref_find(fx, path);
+		assert_int_equal(fx->nref, before); /* a path the reference knows */
+		assert_int_equal(nodes[i].calls, r->calls);
+		assert_int_equal(nodes[i].total_ns, r->total);
+		assert_int_equal(nodes[i].self_ns, r->self);
+		calls += nodes[i].calls;
+		self += nodes[i].self_ns;
+	}
+	assert_int_equal(calls, fx->spans);
+	assert_int_equal(self, fx->self_sum);
+	free(nodes);
+}
+
+/* Random trees on THREADS threads whose events interleave at random. */
+static void test_interleaved_threads(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t names[NAMES];
+	uint64_t ts = 1000;
+
+	for (int i = 0; i < NAMES; i++) {
+		char b[16];
+
+		snprintf(b, sizeof(b), "n%d", i);
+		names[i] = id(fx, b);
+	}
+	for (int step = 0; step < 20000; step++) {
+		int t = (int)rnd(THREADS);
+
+		ts += 1 + rnd(50);
+		if (fx->depth[t] && (fx->depth[t] == MAX_OPEN || rnd(2)))
+			event(fx, t, LP_EVENT_EXIT, fx->stack[t][fx->depth[t] - 1], ts);
+		else
+			event(fx, t, LP_EVENT_ENTER, names[rnd(NAMES)], ts);
+	}
+	for (int t = 0; t < THREADS; t++)
+		while (fx->depth[t])
+			event(fx, t, LP_EVENT_EXIT, fx->stack[t][fx->depth[t] - 1], ts += 10);
+	check_against_ref(fx);
+	/* Self time over the tree is the recorded thread time. */
+	assert_int_equal(fx->self_sum, lp_nest_totals(fx->nest)->recorded_ns);
+	assert_true(fx->nref > 100);
+}
+
+/*
+ * Spans closed without their exit (by an outer exit, at the end) and spans
+ * rebuilt from an exit that had no enter count like the others.
+ */
+static void test_unterminated_and_started_before(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = id(fx, "a"), b = id(fx, "b"), c = id(fx, "c"), before = id(fx, "before");
+	uint64_t self = 0;
+	struct lp_event ev = { .type = LP_EVENT_EXIT, .pid = 7, .tid = 101, .ts_ns = 500,
+			       .name = before };
+	struct lp_path_node *nodes;
+	long n;
+
+	assert_int_equal(lp_nest_process_begin(fx->nest, 7, 100, true), 0);
+	/* Thread 1 was inside "before" when recording began: a; b; exit of before. */
+	event(fx, 1, LP_EVENT_ENTER, a, 200);
+	event(fx, 1, LP_EVENT_EXIT, a, 300);
+	fx->stack[1][0] = before; /* the rebuilt span is at depth 0: its path is "before" */
+	fx->depth[1] = 1;
+	assert_int_equal(lp_nest_event(fx->nest, &ev), 0);
+	fx->depth[1] = 0;
+	/* Thread 0: a > b > c, then a's exit closes b and c unterminated; then a > b left open. */
+	event(fx, 0, LP_EVENT_ENTER, a, 1000);
+	event(fx, 0, LP_EVENT_ENTER, b, 1100);
+	event(fx, 0, LP_EVENT_ENTER, c, 1200);
+	/* nest closes c and b at a's exit: the reference sees them with a's stack. */
+	{
+		struct lp_event x = { .type = LP_EVENT_EXIT, .pid = 7, .tid = 100, .ts_ns = 1500,
+				      .name = a };
+
+		assert_int_equal(lp_nest_event(fx->nest, &x), 0);
+		fx->depth[0] = 0;
+	}
+	event(fx, 0, LP_EVENT_ENTER, a, 2000);
+	event(fx, 0, LP_EVENT_ENTER, b, 2100);
+	lp_nest_finish(fx->nest, 3000);
+	fx->depth[0] = 0;
+	check_against_ref(fx);
+	n = lp_paths_nodes(fx->p, fx->st, &nodes);
+	for (long i = 0; i < n; i++)
+		self += nodes[i].self_ns;
+	free(nodes);
+	assert_int_equal(self, lp_nest_totals(fx->nest)->recorded_ns);
+	assert_true(lp_nest_totals(fx->nest)->unterminated >= 4);
+	assert_int_equal(lp_nest_totals(fx->nest)->started_before, 1);
+}
+
+static struct lp_span span(uint32_t tid, uint32_t name, uint32_t depth, uint64_t total,
+			   uint64_t self)
+{
+	return (struct lp_span){ .pid = 1, .tid = tid, .name = name, .depth = depth,
+				 .total_ns = total, .self_ns = self };
+}
+
+struct count {
+	uint64_t calls, self, total_roots, folded_calls;
+	long nodes, folded_nodes;
+};
+
+static struct count count_tree(struct fx *fx)
+{
+	struct lp_path_node *nodes;
+	long n = lp_paths_nodes(fx->p, fx->st, &nodes);
+	struct count c = { .nodes = n };
+
+	assert_true(n >= 0);
+	for (long i = 0; i < n; i++) {
+		c.calls += nodes[i].calls;
+		c.self += nodes[i].self_ns;
+		c.folded_nodes += nodes[i].folded;
+		if (nodes[i].folded)
+			c.folded_calls += nodes[i].calls;
+		if (nodes[i].parent < 0)
+			c.total_roots += nodes[i].total_ns;
+	}
+	free(nodes);
+	return c;
+}
+
+/*
+ * Past LP_PATHS_MAX distinct paths, the new ones fold into "(other paths)"
+ * under their parent: no call and no time is lost, the tree stays bounded.
+ * The children wait in the open root's aggregate (capped too) before the root
+ * completes and they join the tree.
+ */
+static void test_cap(void **state)
+{
+	struct fx *fx = *state;
+	const uint32_t n = LP_PATHS_MAX + 500;
+	uint32_t root = id(fx, "root");
+	struct lp_span s;
+	struct count c;
+	uint64_t spans = 0;
+
+	for (uint32_t round = 0; round < 3; round++) {
+		/* One open root, with n children of distinct names (half of them new). */
+		for (uint32_t i = 0; i < n; i++) {
+			char b[16];
+
+			snprintf(b, sizeof(b), "c%u", i + round * (n / 2));
+			s = span(1, id(fx, b), 1, 10, 10);
+			assert_int_equal(lp_paths_add(fx->p, &s), 0);
+			spans++;
+		}
+		s = span(1, root, 0, 10ULL * n + 5, 5);
+		assert_int_equal(lp_paths_add(fx->p, &s), 0);
+		spans++;
+		c = count_tree(fx);
+		assert_int_equal(lp_paths_kept(fx->p), LP_PATHS_MAX);
+		assert_int_equal(c.folded_nodes, 1);
+		assert_int_equal(c.nodes, LP_PATHS_MAX + 1);
+		assert_int_equal(c.calls, spans);
+		assert_int_equal(c.self, (round + 1) * (10ULL * n + 5));
+		assert_int_equal(c.self, c.total_roots);
+		assert_int_equal(lp_paths_folded_spans(fx->p), c.folded_calls);
+		/* The root and LP_PATHS_MAX - 1 children fit. */
+		if (round == 0)
+			assert_int_equal(lp_paths_folded_spans(fx->p), n + 1 - LP_PATHS_MAX);
+	}
+}
+
+struct seen {
+	uint32_t id[8];
+	size_t n;
+};
+
+static void collect(void *ctx, uint32_t name_id)
+{
+	struct seen *seen = ctx;
+
+	assert_true(seen->n < 8);
+	seen->id[seen->n++] = name_id;
+}
+
+/* Depth past the nesting builder's limit is refused; the ids held are all named. */
+static void test_bad_depth_and_names(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_span s = span(1, id(fx, "x"), LP_NEST_MAX_DEPTH + 1, 1, 1);
+	uint32_t a = id(fx, "a"), b = id(fx, "b");
+	struct seen seen = { 0 };
+
+	assert_int_equal(lp_paths_add(fx->p, &s), -EINVAL);
+	s = span(1, b, 1, 1, 1); /* its parent is still open: held in the thread's aggregate */
+	assert_int_equal(lp_paths_add(fx->p, &s), 0);
+	s = span(2, a, 0, 1, 1);
+	assert_int_equal(lp_paths_add(fx->p, &s), 0);
+	lp_paths_each_name(fx->p, collect, &seen);
+	assert_int_equal(seen.n, 2);
+	assert_true((seen.id[0] == a && seen.id[1] == b) || (seen.id[0] == b && seen.id[1] == a));
+}
+
+/* The summary's object: pre-order, parent indexes, the cap and the counts. */
+static void test_json(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t r = id(fx, "r"), x = id(fx, "x"), y = id(fx, "y\x01z");
+	struct lp_span seq[] = {
+		span(1, x, 1, 10, 10), span(1, y, 1, 30, 20), span(1, x, 2, 10, 10),
+	};
+	json_object *o, *nodes, *nd;
+
+	/* r > (x, y > x): y's child completes before y. */
+	assert_int_equal(lp_paths_add(fx->p, &seq[0]), 0);
+	seq[2].depth = 2;
+	assert_int_equal(lp_paths_add(fx->p, &seq[2]), 0);
+	assert_int_equal(lp_paths_add(fx->p, &seq[1]), 0);
+	seq[0] = span(1, r, 0, 45, 5);
+	assert_int_equal(lp_paths_add(fx->p, &seq[0]), 0);
+	o = paths_json(fx);
+	assert_non_null(o);
+	assert_int_equal(json_object_get_int64(json_object_object_get(o, "max")), LP_PATHS_MAX);
+	assert_int_equal(json_object_get_int64(json_object_object_get(o, "kept")), 4);
+	assert_int_equal(json_object_get_int64(json_object_object_get(o, "folded_spans")), 0);
+	nodes = json_object_object_get(o, "nodes");
+	assert_int_equal(json_object_array_length(nodes), 4);
+	nd = json_object_array_get_idx(nodes, 0);
+	assert_string_equal(json_object_get_string(json_object_object_get(nd, "name")), "r");
+	assert_int_equal(json_object_get_int64(json_object_object_get(nd, "parent")), -1);
+	nd = json_object_array_get_idx(nodes, 1); /* y: the larger child first */
+	assert_string_equal(json_object_get_string(json_object_object_get(nd, "name")), "y\x01z");
+	assert_int_equal(json_object_get_int64(json_object_object_get(nd, "parent")), 0);
+	assert_int_equal(json_object_get_int64(json_object_object_get(nd, "self_ns")), 20);
+	nd = json_object_array_get_idx(nodes, 2);
+	assert_string_equal(json_object_get_string(json_object_object_get(nd, "name")), "x");
+	assert_int_equal(json_object_get_int64(json_object_object_get(nd, "parent")), 1);
+	nd = json_object_array_get_idx(nodes, 3);
+	assert_int_equal(json_object_get_int64(json_object_object_get(nd, "parent")), 0);
+	assert_false(json_object_get_boolean(json_object_object_get(nd, "folded")));
+	json_object_put(o);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_interleaved_threads), T(test_unterminated_and_started_before), T(test_cap),
+		T(test_bad_depth_and_names), T(test_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A recording read back from its summary (user/summary_read.c): the table
+ * printed from what was read equals the table printed while recording, for
+ * every kind of header line and row; bad input is refused; the report's views
+ * (user/cmd_report.c) and diff's rule and rank test (user/diff.c).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_report.h"
+#include "diff.h"
+#include "summary_read.h"
+#include "text.h"
+#include "unit.h"
+
+struct fx {
+	struct strtab *st;
+	struct lp_stats *stats;
+	struct lp_paths *paths;
+	struct lp_nest_totals totals;
+	struct lp_report r;
+	struct lp_summary s;
+	bool loaded;
+};
+
+static int setup(void **state)
+{
+	struct fx *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	fx->st = strtab_new();
+	fx->stats = lp_stats_new();
+	fx->paths = lp_paths_new();
+	if (!fx->st || !fx->stats || !fx->paths)
+		return -1;
+	fx->r.st = fx->st;
+	fx->r.totals = &fx->totals;
+	fx->r.counter_name = "Lean heartbeats";
+	fx->r.exit_status = 0;
+	fx->r.mode = "launch";
+	*state = fx;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *fx = *state;
+
+	if (fx->loaded)
+		lp_summary_free(&fx->s);
+	lp_paths_free(fx->paths);
+	lp_stats_free(fx->stats);
+	strtab_free(fx->st);
+	free(fx);
+	return 0;
+}
+
+static uint32_t id_n(struct fx *fx, const char *s, size_t len)
+{
+	uint32_t i = strtab_intern(fx->st, s, len);
+
+	assert_true(i != UINT32_MAX);
+	return i;
+}
+
+static uint32_t id(struct fx *fx, const char *s)
+{
+	return id_n(fx, s, strlen(s));
+}
+
+/* A span into the statistics, the paths and the header's totals. */
+static void add(struct fx *fx, uint32_t name, uint32_t meta, uint32_t depth, uint64_t total,
+		uint64_t self, bool counter, unsigned flags)
+{
+	struct lp_span s = {
+		.pid = 1, .tid = 1, .name = name, .meta = meta, .depth = depth,
+		.end_ns = total, .total_ns = total, .self_ns = self, .has_counter = counter,
+		.counter_self = counter ? 2 : 0, .counter_total = counter ? 3 : 0, .flags = flags,
+	};
+
+	assert_int_equal(lp_stats_add(fx->stats, &s), 0);
+	assert_int_equal(lp_paths_add(fx->paths, &s), 0);
+	fx->totals.spans++;
+	if (!depth)
+		fx->totals.recorded_ns += total;
+	fx->totals.counter_total += s.counter_self;
+}
+
+static char *table_of(const struct lp_report *r)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	lp_report_table(f, r);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+static char *view_of(const struct lp_summary *s, const struct lp_view_opts *o)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(lp_view_print(f, s, o), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_true(ut_valid_utf8(out, len));
+	return out;
+}
+
+/* The summary JSON of r, as record writes it (caller frees). */
+static char *summary_text(const struct lp_report *r)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	assert_non_null(m);
+	assert_int_equal(lp_report_summary_json(m, r), 0);
+	assert_int_equal(fclose(m), 0);
+	return text;
+}
+
+/* Writes the summary, reads it back, and checks both print the same table. */
+static void round_trip(struct fx *fx)
+{
+	char *text, *want, *got, problem[LP_SUMMARY_PROBLEM_MAX];
+
+	fx->r.ngroups = lp_stats_sorted(fx->stats, &fx->r.groups);
+	fx->r.paths = fx->paths;
+	text = summary_text(&fx->r);
+	assert_non_null(text);
+	if (fx->loaded)
+		lp_summary_free(&fx->s);
+	assert_int_equal(lp_summary_parse(text, strlen(text), "mem.json", &fx->s, problem,
+					  sizeof(problem)),
+			 0);
+	fx->loaded = true;
+	want = table_of(&fx->r);
+	got = table_of(&fx->s.rep);
+	assert_string_equal(got, want);
+	free(text);
+	free(want);
+	free(got);
+}
+
+/* Rows of every kind: counters or none, uncertain, and hostile names. */
+static void some_rows(struct fx *fx)
+{
+	static const char hostile[] = "bad\nname\t\x1b[2J\xff\0end \xe2\x80\xae of a long name";
+	uint32_t root = id(fx, "root"), a = id(fx, "a"), b = id_n(fx, hostile, sizeof(hostile) - 1);
+
+	/* a: 12 calls, 12.66 us; b: 500 ns; root: 20 us, of which 6.84 us its own. */
+	for (int i = 0; i < 12; i++)
+		add(fx, a, id(fx, "k=v, x=\x01"), 1, 1000 + (uint64_t)i * 10, 1000 + (uint64_t)i * 10,
+		    true, 0);
+	add(fx, b, 0, 1, 500, 500, false, LP_SPAN_UNCERTAIN);
+	add(fx, root, 0, 0, 20000, 6840, false, LP_SPAN_UNTERMINATED);
+	fx->totals.threads = 1;
+	fx->totals.first_ns = 100;
+	fx->totals.last_ns = 20100;
+}
+
+static void test_table_round_trip(void **state)
+{
+	struct fx *fx = *state;
+
+	some_rows(fx);
+	fx->r.res = (struct lp_resources){ .valid = true, .scope = "launched", .user_ns = 5000000,
+					   .system_ns = 2000000, .peak_rss_kib = 1234,
+					   .has_peak_rss = true, .voluntary_switches = 3 };
+	round_trip(fx);
+	/* The header lines that appear only when something needs saying. */
+	fx->totals.unterminated = 1;
+	fx->totals.uncertain = 1;
+	fx->totals.unmatched_exits = 2;
+	fx->r.loss = (struct lp_loss){ .enter = 4, .exit = 5 };
+	round_trip(fx);
+	fx->r.self = (struct lp_resources){ .valid = true, .user_ns = 12000000, .peak_rss_kib = 99 };
+	fx->r.show_self = true;
+	fx->r.bpf_runs = 10;
+	fx->r.bpf_run_ns = 3170;
+	fx->r.follow = (struct lp_follow){ .pauses = 3, .pause_total_ns = 2500000,
+					   .pause_max_ns = 1200000 };
+	round_trip(fx);
+	assert_true(fx->s.rep.show_self);
+	{
+		struct lp_pairs_stats ps = { .unmatched_keyed = 3, .too_deep = 7, .bad_tid = 1 };
+
+		fx->r.pairs = &ps;
+		fx->r.nspecs = 2;
+		round_trip(fx);
+		fx->r.pairs = NULL;
+	}
+	/* Resources as an attached process's until its exit, not measured, a command running on. */
+	fx->r.mode = "attach";
+	fx->r.res.exited = true;
+	fx->r.res.has_peak_rss = false;
+	round_trip(fx);
+	fx->r.res.exited = false;
+	round_trip(fx);
+	fx->r.mode = "launch";
+	fx->r.exit_status = -1;
+	round_trip(fx);
+	fx->r.mode = "all-processes";
+	fx->r.res.valid = false;
+	round_trip(fx);
+}
+
+/*
+ * The counter's name is the operator's at record time, printed as given;
+ * read from a file, it is shown through the display sanitizer.
+ */
+static void test_counter_name_from_file(void **state)
+{
+	struct fx *fx = *state;
+	char *text, *got, problem[LP_SUMMARY_PROBLEM_MAX];
+
+	some_rows(fx);
+	fx->r.ngroups = lp_stats_sorted(fx->stats, &fx->r.groups);
+	fx->r.counter_name = "work \x1b]0;title\x07 units";
+	text = summary_text(&fx->r);
+	assert_non_null(text);
+	assert_int_equal(lp_summary_parse(text, strlen(text), "mem.json", &fx->s, problem,
+					  sizeof(problem)),
+			 0);
+	fx->loaded = true;
+	got = table_of(&fx->s.rep);
+	assert_non_null(strstr(got, ", 24 work \\x1b]0;title\\x07 units\n"));
+	assert_null(strchr(got, '\x1b'));
+	free(text);
+	free(got);
+}
+
+/* Rows past the kept durations: their P95 ("~") is the one written, not recomputed. */
+static void test_approximate_rows(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t hot = id(fx, "hot");
+
+	lp_stats_set_exact_limit(fx->stats, 4);
+	for (uint64_t i = 1; i <= 100; i++)
+		add(fx, hot, 0, 0, i * 1013, i * 1013, false, 0);
+	add(fx, id(fx, "cold"), 0, 0, 5, 5, false, 0);
+	round_trip(fx);
+	assert_false(lp_group_p95_exact(fx->s.groups[0]));
+	assert_true(lp_group_p95_exact(fx->s.groups[1]));
+	/* The histogram of the durations came along, and the self times'. */
+	assert_int_equal(fx->s.rows[0].hist.total, 100);
+	assert_int_equal(fx->s.rows[0].g.self_hist.total, 100);
+	assert_true(fx->s.rows[0].has_hist);
+}
+
+/* --sort, --top, --min-total; --threads, --tree, --folded. */
+static void test_views(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_report_thread th[2] = {
+		{ .pid = 1, .tid = 1, .name = id(fx, "main"), .spans = 14, .recorded_ns = 20000 },
+		{ .pid = 1, .tid = 2, .name = id(fx, "evil\x1b[31m"), .spans = 1, .recorded_ns = 0 },
+	};
+	struct lp_view_opts o = { .view = LP_VIEW_TABLE, .sort = LP_SORT_NAME, .top = 2 };
+	char *out;
+	uint64_t sum = 0;
+
+	some_rows(fx);
+	fx->r.threads = th;
+	fx->r.nthreads = 2;
+	round_trip(fx);
+	out = view_of(&fx->s, &o);
+	/* By name: "a" before the hostile name ("bad..."), then "root" cut by --top. */
+	assert_non_null(strstr(out, "\na [k=v, x=\\x01]"));
+	assert_true(strstr(out, "\na [") < strstr(out, "\nbad\\nname\\t\\x1b[2J"));
+	assert_null(strstr(out, "\nroot "));
+	assert_non_null(strstr(out, "\n1 more rows not shown (--top, --min-total)\n"));
+	free(out);
+	o = (struct lp_view_opts){ .view = LP_VIEW_TABLE, .min_total_ns = 10000 };
+	out = view_of(&fx->s, &o);
+	assert_non_null(strstr(out, "\nroot "));
+	assert_non_null(strstr(out, "\na [")); /* 12 calls: 12.66 us in all */
+	assert_null(strstr(out, "\nbad"));
+	free(out);
+
+	o = (struct lp_view_opts){ .view = LP_VIEW_THREADS };
+	out = view_of(&fx->s, &o);
+	assert_non_null(strstr(out, "Threads: 2, recorded thread time 20.00 us\n"));
+	assert_non_null(strstr(out, "evil\\x1b[31m"));
+	assert_null(strchr(out, '\x1b'));
+	free(out);
+
+	o = (struct lp_view_opts){ .view = LP_VIEW_TREE };
+	out = view_of(&fx->s, &o);
+	assert_non_null(strstr(out, "  20.00 us    6.84 us        1  root\n"));
+	assert_non_null(strstr(out, "  12.66 us   12.66 us       12   +-a\n"));
+	assert_non_null(strstr(out, "   +-bad\\nname\\t\\x1b[2J"));
+	assert_null(strchr(out, '\x1b'));
+	free(out);
+
+	o = (struct lp_view_opts){ .view = LP_VIEW_FOLDED };
+	out = view_of(&fx->s, &o);
+	assert_non_null(strstr(out, "root 6840\nroot;a 12660\nroot;bad\\nname"));
+	/* The value is after the line's last space. */
+	for (char *line = out, *nl; (nl = strchr(line, '\n')); line = nl + 1) {
+		char *sp = nl;
+
+		while (sp > line && sp[-1] != ' ')
+			sp--;
+		sum += strtoull(sp, NULL, 10);
+	}
+	assert_int_equal(sum, fx->totals.recorded_ns);
+	free(out);
+}
+
+/* Each is refused, whatever the rest of the file holds. */
+static void test_bad_input(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "", "not a leanprofiler summary: the file is empty" },
+		{ "{\"schema\": \"leanprofiler-summary/1\", \"events\": 3",
+		  "not a leanprofiler summary: the JSON ends early (a truncated file?)" },
+		{ "[1, 2]", "not a leanprofiler summary (not a JSON object)" },
+		{ "{\"traceEvents\": []}", "not a leanprofiler summary (no \"schema\")" },
+		{ "{\"schema\": \"leanprofiler-summary/2\"}",
+		  "schema \"leanprofiler-summary/2\" is newer than this leanprofiler reads "
+		  "(leanprofiler-summary/1): use a newer leanprofiler" },
+		{ "{\"schema\": \"perf-data/1\"}",
+		  "not a leanprofiler summary (schema \"perf-data/1\")" },
+		{ "{\"schema\": \"leanprofiler-summary/1\"} {}",
+		  "not a leanprofiler summary: not JSON (unexpected character at byte 37)" },
+		{ "{\"schema\": \"leanprofiler-summary/1\", \"events\": 1}", "threads is missing" },
+		{ "not json at all", "not a leanprofiler summary: not JSON (null expected at byte 1)" },
+	};
+	static const char good_head[] =
+		"{\"schema\": \"leanprofiler-summary/1\", \"events\": 1, \"threads\": 1, "
+		"\"window_ns\": 5, \"recorded_thread_time_ns\": 5, \"counter_total\": 0, ";
+	static const char *const bad_tails[][2] = {
+		{ "\"rows\": {}}", "rows is not an array" },
+		{ "\"rows\": [{\"name\": \"a\", \"calls\": -1, \"self_ns\": 5, \"total_ns\": 5, "
+		  "\"p95_ns\": 5}]}",
+		  "rows[0].calls is negative" },
+		{ "\"rows\": [{\"name\": 7, \"calls\": 1, \"self_ns\": 5, \"total_ns\": 5, "
+		  "\"p95_ns\": 5}]}",
+		  "rows[0].name is not a string" },
+		{ "\"rows\": [{\"name\": \"a\", \"calls\": 1, \"self_ns\": 5.5, \"total_ns\": 5, "
+		  "\"p95_ns\": 5}]}",
+		  "rows[0].self_ns is not an integer" },
+		{ "\"rows\": [{\"name\": \"a\", \"calls\": 1, \"self_ns\": 5, \"total_ns\": 5, "
+		  "\"p95_ns\": 5, \"hist\": {\"sub_bits\": 7, \"buckets\": [[99999, 1]]}}]}",
+		  "rows[0].hist.buckets[0] is not [index, count]" },
+		{ "\"rows\": [{\"name\": \"a\", \"calls\": 1, \"self_ns\": 5, \"total_ns\": 5, "
+		  "\"p95_ns\": 5, \"hist\": {\"sub_bits\": 6, \"buckets\": []}}]}",
+		  "rows[0].hist.sub_bits is 6: this leanprofiler reads 7" },
+		{ "\"rows\": [], \"paths\": {\"nodes\": [{\"parent\": 0, \"name\": \"a\", "
+		  "\"calls\": 1, \"total_ns\": 1, \"self_ns\": 1}]}}",
+		  "paths.nodes[0].parent is out of range" },
+		{ "\"rows\": [], \"paths\": {\"nodes\": [{\"parent\": -1, \"name\": \"a\", "
+		  "\"calls\": 1, \"total_ns\": 1, \"self_ns\": 1}, {\"parent\": -1, \"name\": \"b\", "
+		  "\"calls\": 1, \"total_ns\": 1, \"self_ns\": 1}, {\"parent\": 0, \"name\": \"c\", "
+		  "\"calls\": 1, \"total_ns\": 1, \"self_ns\": 1}]}}",
+		  "paths.nodes[2] is not in pre-order (its parent is not the latest node above)" },
+		{ "\"rows\": [], \"thread_list\": [{\"pid\": 1, \"tid\": 4294967296, \"spans\": 1, "
+		  "\"recorded_ns\": 1}]}",
+		  "thread_list[0].tid is past 2^32" },
+	};
+	struct lp_summary s;
+	char buf[1024], problem[LP_SUMMARY_PROBLEM_MAX];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		assert_int_equal(lp_summary_parse(bad[i][0], strlen(bad[i][0]), "bad.json", &s,
+						  problem, sizeof(problem)),
+				 -EINVAL);
+		assert_string_equal(problem, bad[i][1]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad_tails); i++) {
+		snprintf(buf, sizeof(buf), "%s%s", good_head, bad_tails[i][0]);
+		assert_int_equal(lp_summary_parse(buf, strlen(buf), "bad.json", &s, problem,
+						  sizeof(problem)),
+				 -EINVAL);
+		assert_string_equal(problem, bad_tails[i][1]);
+	}
+	/* The smallest summary that is one. */
+	snprintf(buf, sizeof(buf), "%s\"rows\": []}\n", good_head);
+	assert_int_equal(lp_summary_parse(buf, strlen(buf), "ok.json", &s, problem, sizeof(problem)),
+			 0);
+	assert_false(s.has_paths);
+	lp_summary_free(&s);
+}
+
+/* Mann-Whitney z from histograms, against the textbook value. */
+static void test_rank_z(void **state)
+{
+	struct lp_shist a = { 0 }, b = { 0 };
+
+	(void)state;
+	/* Values below 256 ns each have their bucket: a = {1,2,3}, b = {4,5,6}. */
+	for (unsigned v = 1; v <= 3; v++) {
+		assert_int_equal(lp_shist_add(&a, lp_hist_index(v), 1), 0);
+		assert_int_equal(lp_shist_add(&b, lp_hist_index(v + 3), 1), 0);
+	}
+	/* U = 9, mean 4.5, variance 9 * 7 / 12, continuity 0.5: z = 4 / sqrt(5.25). */
+	assert_true(fabs(lp_rank_z(&a, &b) - 4.0 / sqrt(5.25)) < 1e-9);
+	assert_true(fabs(lp_rank_z(&b, &a) + 4.0 / sqrt(5.25)) < 1e-9);
+	assert_true(lp_rank_z(&a, &a) == 0);
+	lp_shist_free(&b);
+	assert_true(lp_rank_z(&a, &b) == 0);
+	/* Everything in one bucket: no information, z 0. */
+	assert_int_equal(lp_shist_add(&b, 7, 5), 0);
+	lp_shist_free(&a);
+	assert_int_equal(lp_shist_add(&a, 7, 5), 0);
+	assert_true(lp_rank_z(&a, &b) == 0);
+	lp_shist_free(&a);
+	lp_shist_free(&b);
+	/* The bucket index and its low end agree with each other. */
+	for (uint64_t v = 1; v < (1ULL << 40); v = v * 3 + 1) {
+		unsigned i = lp_hist_index(v);
+
+		assert_true(lp_hist_bucket_low(i) <= v);
+		assert_true(i + 1 == LP_HIST_INDEXES || lp_hist_bucket_low(i + 1) > v);
+	}
+}
+
+/* A summary of rows given as name, calls and per-call self = total durations. */
+struct spec_row {
+	const char *name;
+	int calls;
+	uint64_t ns;  /* each call's duration */
+	uint64_t spread; /* call i lasts ns + (i % 5) * spread */
+};
+
+static void summary_of(const struct spec_row *rows, size_t n, struct lp_summary *s)
+{
+	struct lp_buf b = { 0 };
+	char tmp[512];
+
+	lp_buf_put(&b, tmp, (size_t)snprintf(tmp, sizeof(tmp),
+					     "{\"schema\": \"leanprofiler-summary/1\", "
+					     "\"events\": 1, \"threads\": 1, \"window_ns\": 1, "
+					     "\"recorded_thread_time_ns\": 1, \"counter_total\": 0, "
+					     "\"rows\": ["));
+	for (size_t i = 0; i < n; i++) {
+		struct lp_shist h = { 0 };
+		uint64_t total = 0, *d = calloc((size_t)rows[i].calls, sizeof(*d));
+
+		for (int k = 0; k < rows[i].calls; k++) {
+			d[k] = rows[i].ns + (uint64_t)(k % 5) * rows[i].spread;
+			total += d[k];
+			assert_int_equal(lp_shist_add(&h, lp_hist_index(d[k]), 1), 0);
+		}
+		lp_buf_put(&b, tmp, (size_t)snprintf(tmp, sizeof(tmp),
+				"%s{\"name\": \"%s\", \"calls\": %d, \"self_ns\": %llu, "
+				"\"total_ns\": %llu, \"p95_ns\": %llu, \"hist\": {\"sub_bits\": 7, "
+				"\"buckets\": [", i ? ", " : "", rows[i].name, rows[i].calls,
+				(unsigned long long)total, (unsigned long long)total,
+				(unsigned long long)lp_percentile(d, (size_t)rows[i].calls, 95)));
+		for (int pass = 0; pass < 2; pass++) {
+			for (uint32_t k = 0; k < h.n; k++)
+				lp_buf_put(&b, tmp, (size_t)snprintf(tmp, sizeof(tmp), "%s[%u, %llu]",
+								     k ? ", " : "", h.b[k].index,
+								     (unsigned long long)h.b[k].count));
+			const char *end = pass ? "]}}" : "], \"self_buckets\": [";
+
+			lp_buf_put(&b, end, strlen(end));
+		}
+		lp_shist_free(&h);
+		free(d);
+	}
+	lp_buf_put(&b, "]}", 2);
+	assert_int_equal(lp_summary_parse(b.p, b.len, "spec.json", s, tmp, sizeof(tmp)), 0);
+	lp_buf_free(&b);
+}
+
+static char *diff_of(const struct lp_summary *a, const struct lp_summary *b, double threshold,
+		     bool json, size_t *regressions)
+{
+	struct lp_diff_opts o = { .threshold = threshold, .json = json };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(lp_diff_print(f, a, b, &o, regressions), 0);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+static void test_diff_rule(void **state)
+{
+	static const struct spec_row base[] = {
+		{ "slow", 20, 1000000, 10000 },  { "more", 20, 1000000, 10000 },
+		{ "few", 3, 1000000, 0 },       { "steady", 20, 2000000, 20000 },
+		{ "gone", 5, 1000, 0 },
+	};
+	static const struct spec_row now[] = {
+		{ "slow", 20, 3000000, 10000 },  { "more", 40, 1000000, 10000 },
+		{ "few", 3, 3000000, 0 },       { "steady", 20, 2100000, 20000 },
+		{ "new", 5, 1000, 0 },
+	};
+	struct lp_summary a, b;
+	size_t regressions;
+	char *out;
+	json_object *o, *rows;
+
+	(void)state;
+	summary_of(base, ARRAY_SIZE(base), &a);
+	summary_of(now, ARRAY_SIZE(now), &b);
+	out = diff_of(&a, &a, LP_DIFF_THRESHOLD, false, &regressions);
+	assert_int_equal(regressions, 0);
+	assert_non_null(strstr(out, "\nno regression: "));
+	free(out);
+
+	out = diff_of(&a, &b, LP_DIFF_THRESHOLD, false, &regressions);
+	assert_int_equal(regressions, 1);
+	assert_non_null(
+		strstr(out, "\nregression: slow: self time +196.1% (20.40 ms -> 60.40 ms, rank test z "));
+	assert_non_null(strstr(out, ", P95 +"));
+	assert_null(strstr(out, "regression: more"));  /* twice the calls, none slower */
+	assert_null(strstr(out, "regression: few"));   /* 3 calls: cannot say */
+	assert_null(strstr(out, "regression: steady")); /* +5% */
+	assert_non_null(strstr(out, "too few calls\n"));
+	assert_non_null(strstr(out, "  added\n"));
+	assert_non_null(strstr(out, "  removed\n"));
+	/* Sorted by the change of self time: slow (+40 ms) first. */
+	assert_true(strstr(out, "\nslow ") < strstr(out, "\nmore "));
+	assert_non_null(strstr(out, "\n1 regression: "));
+	free(out);
+
+	/* A threshold of 4%: steady's 4.9% is now past it, and its calls are all slower. */
+	out = diff_of(&a, &b, 4, false, &regressions);
+	assert_int_equal(regressions, 2);
+	assert_non_null(strstr(out, "\nregression: steady: self time +4.9%"));
+	free(out);
+
+	out = diff_of(&a, &b, LP_DIFF_THRESHOLD, true, &regressions);
+	o = json_tokener_parse(out);
+	assert_non_null(o);
+	assert_string_equal(json_object_get_string(json_object_object_get(o, "schema")),
+			    LP_DIFF_SCHEMA);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "regressions")), 1);
+	rows = json_object_object_get(o, "rows");
+	assert_int_equal(json_object_array_length(rows), 6);
+	{
+		json_object *slow = json_object_array_get_idx(rows, 0);
+
+		assert_string_equal(json_object_get_string(json_object_object_get(slow, "name")),
+				    "slow");
+		assert_true(json_object_get_boolean(json_object_object_get(slow, "regression")));
+		assert_true(json_object_get_double(json_object_object_get(
+				    json_object_object_get(slow, "rank_z"), "self")) > LP_DIFF_Z);
+	}
+	json_object_put(o);
+	free(out);
+	lp_summary_free(&a);
+	lp_summary_free(&b);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_table_round_trip), T(test_counter_name_from_file), T(test_approximate_rows),
+		T(test_views),
+		T(test_bad_input),        T(test_rank_z),           T(test_diff_rule),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

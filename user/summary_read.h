@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A recording read back from its summary JSON, for `report` and `diff`: the
+ * struct lp_report that record printed its table from, rebuilt, plus what the
+ * other views need (per-row histograms, the call paths). The file is
+ * untrusted input: every field is checked, and a file that is not a summary
+ * this version reads is refused with one line saying why.
+ */
+#ifndef LP_SUMMARY_READ_H
+#define LP_SUMMARY_READ_H
+
+#include "paths.h"
+#include "report.h"
+
+#define LP_SUMMARY_FILE "leanprofiler-summary.json"
+#define LP_TRACE_FILE "leanprofiler-trace.json"
+/* A summary larger than this is refused: json-c holds ~8x a file's size as objects. */
+#define LP_SUMMARY_FILE_MAX (512u << 20)
+
+/* A row with what `diff` compares besides the table's figures. */
+struct lp_summary_row {
+	struct lp_group g; /* name and meta are ids of the summary's strtab; self_hist filled */
+	struct lp_shist hist; /* call durations (inclusive), bucketed */
+	bool has_hist;        /* false: the summary has none (written before it existed) */
+};
+
+struct lp_summary {
+	char *path; /* the summary file read */
+	struct strtab *st;
+	struct lp_report rep; /* lp_report_table(out, &rep) prints the table record printed */
+	struct lp_nest_totals totals;
+	struct lp_summary_row *rows;
+	struct lp_group **groups; /* the rows' groups in table order: rep.groups */
+	size_t nrows;
+	struct lp_report_thread *threads;
+	struct lp_pairs_stats pairs;
+	bool has_paths;
+	uint64_t paths_max, paths_kept, folded_spans;
+	struct lp_path_node *nodes; /* pre-order, depth filled in */
+	size_t nnodes;
+};
+
+/*
+ * Reads the recording at arg: a directory holding leanprofiler-summary.json,
+ * that file, or the trace next to it. 0, or -errno after saying what is wrong
+ * on stderr in one line (-ENOENT: nothing there, -EINVAL: not a summary this
+ * version reads, -EFBIG, -ENOMEM, or the error reading it); s is then empty.
+ */
+int lp_summary_read(const char *arg, struct lp_summary *s);
+/*
+ * The same from text in memory, saying nothing: on failure (-EINVAL, -EFBIG,
+ * -ENOMEM) problem holds what is wrong, e.g. "rows[3].calls is negative".
+ * file is kept as s->path.
+ */
+#define LP_SUMMARY_PROBLEM_MAX 256
+int lp_summary_parse(const char *text, size_t len, const char *file, struct lp_summary *s,
+		     char *problem, size_t size);
+void lp_summary_free(struct lp_summary *s);
+
+#endif
