@@ -12,6 +12,7 @@
 
 #include "common.h"
 #include "list.h"
+#include "pictures.h"
 #include "presets.h"
 #include "proc.h"
 #include "record.h"
@@ -370,6 +371,63 @@ static int cmd_list(int argc, char **argv)
 	return err ? LP_EXIT_FAILURE : 0;
 }
 
+static const char report_doc[] =
+	"Report on a recording, without root. PATH is the directory record wrote into (-o DIR) or "
+	"either of its two files.\n\n"
+	"  --svg DIR    timeline.svg and rows.svg: standalone pictures for a document or a wiki\n"
+	"  --html FILE  one self-contained page (no network): header, rows, timeline, inclusive and "
+	"self time, flame graph"
+	"\vExamples:\n"
+	"  leanprofiler report --svg docs/pictures build\n"
+	"  leanprofiler report --html /tmp/prof.html /tmp/prof/leanprofiler-trace.json\n";
+
+struct report_opts {
+	struct lp_pictures_opts pictures; /* the child parser's (lp_pictures_argp) */
+	const char *path;
+};
+
+#define report_usage_error(state, fmt, ...)                                             \
+	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler report --help'",   \
+		     ##__VA_ARGS__)
+
+static error_t report_parse(int key, char *arg, struct argp_state *state)
+{
+	struct report_opts *o = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &o->pictures;
+		break;
+	case ARGP_KEY_ARG:
+		if (o->path)
+			report_usage_error(state, "one PATH at a time");
+		o->path = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!o->path)
+			report_usage_error(state, "no PATH: a recording's directory or one of its files");
+		if (!lp_pictures_wanted(&o->pictures))
+			report_usage_error(state, "say what to make: --svg DIR or --html FILE");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct argp_child children[] = { { &lp_pictures_argp, 0, NULL, 0 }, { 0 } };
+	static const struct argp argp = { NULL, report_parse, "--svg DIR PATH\n--html FILE PATH",
+					  report_doc, children, NULL, NULL };
+	struct report_opts o = { 0 };
+
+	argv[0] = "leanprofiler report";
+	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+		return LP_EXIT_FAILURE;
+	return lp_pictures_run(&o.pictures, o.path) ? LP_EXIT_FAILURE : 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -377,6 +435,7 @@ static const struct {
 } commands[] = {
 	{ "record", cmd_record, "record spans: of a command it launches, a running process, or a binary" },
 	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
+	{ "report", cmd_report, "pictures of a recording: SVG files, an HTML page (no root needed)" },
 };
 
 static void usage(FILE *f)
