@@ -35,8 +35,8 @@ int lp_xml_text(struct lp_buf *out, const char *s, size_t len)
 		default: err = lp_buf_putc(out, clean.p[i]); break;
 		}
 	}
-	if (!err && !out->p)
-		err = lp_buf_put(out, "", 0);
+	if (!err)
+		err = lp_buf_put(out, "", 0); /* NUL-terminated, also when empty */
 	lp_buf_free(&clean);
 	return err;
 }
@@ -525,10 +525,15 @@ static int row_svg(FILE *f, const struct lp_pic_row *w, double y, double x0, dou
 		return err;
 	duration(w->total_ns, total, sizeof(total));
 	duration(w->self_ns, self, sizeof(self));
-	fprintf(f, "<g class=\"row\"><title>%s&#10;total %s, self %s, %" PRIu64 " calls</title>\n",
-		b->p, total, self, w->calls);
-	fprintf(f, "<text x=\"12\" y=\"%.1f\" font-size=\"12\" fill=\"#222\">%s</text>\n", y + 17,
-		b->p);
+	fprintf(f, "<g class=\"row\"><text x=\"12\" y=\"%.1f\" font-size=\"12\" fill=\"#222\">%s"
+		   "</text>\n", y + 17, b->p);
+	/* The tooltip has the whole label. */
+	b->len = 0;
+	err = lp_xml_text(b, a->p ? a->p : "", a->len);
+	if (err)
+		return err;
+	fprintf(f, "<title>%s&#10;total %s, self %s, %" PRIu64 " calls</title>\n", b->p, total, self,
+		w->calls);
 	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.2f\" height=\"13\" fill=\"%s\" "
 		   "fill-opacity=\"0.4\" stroke=\"%s\"/>\n",
 		x0, y + 2, tw > 0.6 ? tw : 0.6, color, color);

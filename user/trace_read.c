@@ -391,7 +391,7 @@ static bool key_is(const struct lp_buf *b, size_t off, const char *lit)
 struct event_fields {
 	char ph;
 	size_t name_off, name_len;
-	bool have_ph, have_name, have_ids, have_times;
+	bool have_ph, have_name, have_pid, have_tid, have_times;
 };
 
 /* One member of the event object. */
@@ -423,7 +423,7 @@ static int event_member(struct cur *c, struct lp_buf *b, size_t key_off, struct 
 			err = -ERANGE;
 		if (!err)
 			*(pid ? &s->pid : &s->tid) = (uint32_t)v;
-		f->have_ids = true;
+		*(pid ? &f->have_pid : &f->have_tid) = true;
 	} else if (key_is(b, key_off, "ts")) {
 		err = usec_value(c, &s->start_ns);
 		f->have_times = true;
@@ -490,7 +490,7 @@ int lp_tr_parse_event(const char *line, size_t len, struct lp_tr_span *s,
 			return -EINVAL;
 	}
 	ws(&c);
-	if (c.p != c.end || !f.have_ph || !f.have_ids)
+	if (c.p != c.end || !f.have_ph || !f.have_pid || !f.have_tid)
 		return -EINVAL;
 	s->name = f.have_name ? b->p + f.name_off : "";
 	s->name_len = f.have_name ? f.name_len : 0;
@@ -566,7 +566,8 @@ static int rev_fill(struct rev *r)
 
 		if (!p)
 			return -ENOMEM;
-		memcpy(p + cap - held, r->buf + r->lo, held);
+		if (held)
+			memcpy(p + cap - held, r->buf + r->lo, held);
 		free(r->buf);
 		r->buf = p;
 		r->cap = cap;
@@ -596,7 +597,7 @@ static int rev_line(struct rev *r, const char **line, size_t *len)
 			*line = nl + 1;
 			*len = r->hi - at - 1;
 			r->hi = at;
-			return 1;
+			return *len > LP_TRACE_LINE_MAX ? -E2BIG : 1;
 		}
 		if (r->pos == 0) {
 			if (r->hi == r->lo)
@@ -604,7 +605,7 @@ static int rev_line(struct rev *r, const char **line, size_t *len)
 			*line = r->buf + r->lo;
 			*len = r->hi - r->lo;
 			r->hi = r->lo;
-			return 1;
+			return *len > LP_TRACE_LINE_MAX ? -E2BIG : 1;
 		}
 		err = rev_fill(r);
 		if (err)
