@@ -134,10 +134,11 @@ static void facts(struct page *pg)
 	if (res && json_object_get_boolean(lp_sum_obj(res, "available"))) {
 		json_object *rss = lp_sum_obj(res, "peak_rss_kib");
 
-		textf(pg, "Process resources (%s): user CPU %s, system CPU %s, peak RSS %s, "
-			  "context switches %" PRIu64,
-		      lp_sum_str(res, "scope"), dur(lp_sum_u64(res, "user_cpu_ns"), a),
-		      dur(lp_sum_u64(res, "system_cpu_ns"), b),
+		/* As the table says them: CPU in whole ms. */
+		textf(pg, "Process resources (%s): user CPU %" PRIu64 " ms, system CPU %" PRIu64
+			  " ms, peak RSS %s, context switches %" PRIu64,
+		      lp_sum_str(res, "scope"), (lp_sum_u64(res, "user_cpu_ns") + 500000) / 1000000,
+		      (lp_sum_u64(res, "system_cpu_ns") + 500000) / 1000000,
 		      rss && json_object_is_type(rss, json_type_int)
 			      ? (snprintf(c, sizeof(c), "%" PRIu64 " KiB", lp_sum_u64(res, "peak_rss_kib")), c)
 			      : "not measured",

@@ -372,11 +372,10 @@ static int cmd_list(int argc, char **argv)
 }
 
 static const char report_doc[] =
-	"Report on a recording, without root. PATH is the directory record wrote into (-o DIR) or "
-	"either of its two files.\n\n"
-	"  --svg DIR    timeline.svg and rows.svg: standalone pictures for a document or a wiki\n"
-	"  --html FILE  one self-contained page (no network): header, rows, timeline, inclusive and "
-	"self time, flame graph"
+	"Pictures of a recording, without root: --svg writes timeline.svg and rows.svg for a "
+	"document or a wiki, --html one self-contained page (nothing fetched from the network) to "
+	"explore it in a browser. PATH is the directory record wrote into (-o DIR) or either of "
+	"its two files."
 	"\vExamples:\n"
 	"  leanprofiler report --svg docs/pictures build\n"
 	"  leanprofiler report --html /tmp/prof.html /tmp/prof/leanprofiler-trace.json\n";

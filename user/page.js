@@ -38,6 +38,7 @@
 
 	/* As the table prints durations (lp_fmt_duration). */
 	function fmtDur(ns) {
+		if (ns === 0) return '0';
 		const u = [[1, 1e3, 'ns'], [1e3, 999995, 'us'], [1e6, 999995000, 'ms'], [1e9, Infinity, 's']];
 		let i = 0;
 		while (i < 3 && ns >= u[i][1]) i++;
@@ -492,7 +493,8 @@
 		sec.append(h('h2', null, 'Flame graph'));
 		body.append(sec);
 		if (!fl || fl.p.length < 2) {
-			sec.append(h('p', 'lp-note', 'No call tree: the recording has no trace, and its summary no paths.'));
+			sec.append(h('p', 'lp-note', data.timeline ? 'No call tree: the trace has no spans.'
+				: 'No call tree: the recording has no trace, and its summary no paths.'));
 			return null;
 		}
 		const n = fl.p.length, ROW = 18;

@@ -791,19 +791,68 @@ static void test_html_big(void **state)
 	cdp_stop(&c);
 }
 
+/* A summary-only recording's summary, with the call paths its format may carry. */
+static char *with_paths(void)
+{
+	char *dir = fmt("%s/paths", tmpdir);
+	json_object *sum = load_json(fmt("%s/leanprofiler-summary.json", rec.sonly));
+	json_object *paths = json_object_new_object(), *nodes = json_object_new_array();
+	static const struct {
+		int parent;
+		const char *name;
+		uint64_t calls, total, self;
+	} n[] = {
+		{ -1, "example.nested-spans", 1, 19000000, 100000 },
+		{ 0, "model.forward", 3, 12500000, 12500000 },
+		{ 0, "input.load", 3, 6400000, 6400000 },
+	};
+
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "parent", json_object_new_int(n[i].parent));
+		json_object_object_add(o, "name", json_object_new_string(n[i].name));
+		json_object_object_add(o, "calls", json_object_new_uint64(n[i].calls));
+		json_object_object_add(o, "total_ns", json_object_new_uint64(n[i].total));
+		json_object_object_add(o, "self_ns", json_object_new_uint64(n[i].self));
+		json_object_object_add(o, "folded", json_object_new_string(n[i].name));
+		json_object_array_add(nodes, o);
+	}
+	json_object_object_add(paths, "nodes", nodes);
+	json_object_object_add(sum, "paths", paths);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_file(fmt("%s/leanprofiler-summary.json", dir), json_object_to_json_string(sum));
+	json_object_put(sum);
+	return dir;
+}
+
 static void test_html_summary_only(void **state)
 {
-	char *page = fmt("%s/sonly.html", tmpdir), *s;
+	char *page = fmt("%s/sonly.html", tmpdir), *paths = fmt("%s/paths.html", tmpdir), *s;
 	struct cdp c;
 
 	(void)state;
 	report_ok("--html", page, fmt("%s/leanprofiler-summary.json", rec.sonly), NULL);
+	report_ok("--html", paths, with_paths(), NULL);
 	cdp_start(&c);
 	cdp_open(&c, page);
 	s = cdp_eval(&c, "document.getElementById('lp-timeline-section').textContent.includes('no trace') && "
-			 "document.getElementById('lp-rows').textContent.includes('model.forward')");
+			 "document.getElementById('lp-rows').textContent.includes('model.forward') && "
+			 "document.getElementById('lp-flame-section').textContent.includes('No call tree')");
 	assert_string_equal(s, "true");
 	free(s);
+	clean_page(&c);
+	cdp_stop(&c);
+	/* With paths in the summary, a flame graph all the same. */
+	cdp_start(&c);
+	cdp_open(&c, paths);
+	s = cdp_eval(&c, "(f => f.textContent.includes(\"the summary's paths\") && "
+			 "['example.nested-spans', 'model.forward', 'input.load'].every(n => "
+			 "document.getElementById('lp-flame').textContent.includes(n)))"
+			 "(document.getElementById('lp-flame-section'))");
+	assert_string_equal(s, "true");
+	free(s);
+	assert_int_equal(eval_num(&c, "+document.getElementById('lp-flame').dataset.frames"), 4);
 	clean_page(&c);
 	cdp_stop(&c);
 }
