@@ -224,8 +224,11 @@ static int cmp_ids(const void *x, const void *y, void *ctx)
 	return a->tid < b->tid ? -1 : a->tid > b->tid;
 }
 
-/* The lanes: the threads with the most spans, in pid and tid order. Their total height. */
-static double layout(struct tl *t, double top, size_t *shown, size_t *order_out, uint32_t *order)
+/*
+ * The lanes: of the *with_spans threads that have spans, the *shown with the
+ * most, in pid and tid order at the start of order. Their total height.
+ */
+static double layout(struct tl *t, double top, size_t *shown, size_t *with_spans, uint32_t *order)
 {
 	const struct lp_picture *p = t->p;
 	size_t n = 0;
@@ -245,7 +248,7 @@ static double layout(struct tl *t, double top, size_t *shown, size_t *order_out,
 		l->depths = th->max_depth + 1 < LP_SVG_DEPTH_MAX ? th->max_depth + 1 : LP_SVG_DEPTH_MAX;
 		y += l->depths * ROW_H + LANE_GAP;
 	}
-	*order_out = n;
+	*with_spans = n;
 	return y - top;
 }
 
