@@ -19,6 +19,9 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP
 # The libbpf-free core: the unit tests link it directly.
 CORE_SRCS := common map strtab text jsonw meta nest hll stats decode trace report outfile spec presets probelist pairs paths summary_read cmd_report diff
 CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
+# The pictures of a recording (report --svg, --html; user/pictures.h): libbpf-free too.
+PICTURE_SRCS := trace_read picture svg html pictures
+CORE_OBJS += $(patsubst %,$(OUT)/user/%.o,$(PICTURE_SRCS))
 TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt proc creds outdir usage list)
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
 # Programs that time the core without BPF (bench/README.md).
@@ -56,6 +59,13 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 
 # session.c includes the skeleton: build it first.
 $(OUT)/user/session.o: $(OUT)/leanprofiler.skel.h
+
+# The page of report --html carries its script and style: html.c includes them as C strings.
+$(OUT)/page_assets.h: user/page.js user/page.css scripts/embed-text.sh
+	$(call msg,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)scripts/embed-text.sh lp_page_js user/page.js lp_page_css user/page.css > $@.tmp && mv $@.tmp $@
+$(OUT)/user/html.o $(OUT)/san/user/html.o: $(OUT)/page_assets.h
 
 $(OUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)

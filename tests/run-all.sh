@@ -53,6 +53,7 @@ suite "integration: the core under users' loads (threads, reused ids, exits, --d
 suite "integration: the same loads through the profiler built with ASan+UBSan" "$build/tests/integration/test_core" "$build" "$build/san/leanprofiler"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
 suite "integration: report and diff read recordings back" "$build/tests/integration/test_report" "$build"
+suite "integration: report --svg and --html, drawn by rsvg-convert and headless Chromium" "$build/tests/integration/test_pictures" "$build"
 suite "fuzz: libFuzzer, ${FUZZ_SECONDS:-20} s per fuzzer" tests/fuzz/run.sh "$build"
 
 echo

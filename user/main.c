@@ -14,6 +14,7 @@
 #include "common.h"
 #include "diff.h"
 #include "list.h"
+#include "pictures.h"
 #include "presets.h"
 #include "proc.h"
 #include "record.h"
@@ -399,14 +400,19 @@ static int cmd_list(int argc, char **argv)
 static const char report_doc[] =
 	"Print a recording again from its summary, without recording again: the table "
 	"'record' printed (its rows sorted and cut with --sort, --top, --min-total), the "
-	"threads, the call tree or folded stacks. PATH is a recording's directory or either "
-	"of its files (default: the current directory). Needs no privileges.\n\n"
+	"threads, the call tree or folded stacks; or pictures of it: --svg writes "
+	"timeline.svg and rows.svg for a document or a wiki, --html one self-contained page "
+	"(nothing fetched from the network) to explore it in a browser. PATH is a recording's "
+	"directory or either of its files (default: the current directory). Needs no "
+	"privileges.\n\n"
 	"Exit status: 0, or 125 when the recording cannot be read (one line says why)."
 	"\vExamples:\n"
 	"  leanprofiler report build\n"
 	"  leanprofiler report --sort total --top 10 /tmp/prof\n"
 	"  leanprofiler report --tree --min-total 1ms /tmp/prof\n"
-	"  leanprofiler report --folded /tmp/prof | flamegraph.pl > profile.svg\n";
+	"  leanprofiler report --folded /tmp/prof | flamegraph.pl > profile.svg\n"
+	"  leanprofiler report --svg docs/pictures build\n"
+	"  leanprofiler report --html /tmp/prof.html /tmp/prof\n";
 
 enum { OPT_SORT = 1100, OPT_TOP, OPT_MIN_TOTAL, OPT_THREADS, OPT_TREE, OPT_FOLDED };
 
@@ -429,6 +435,7 @@ static const struct argp_option report_options[] = {
 };
 
 struct report_args {
+	struct lp_pictures_opts pictures; /* the child parser's (lp_pictures_argp) */
 	struct lp_view_opts v;
 	const char *path;
 	bool views;     /* a view was chosen */
@@ -475,6 +482,9 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	unsigned long long n;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = &a->pictures;
+		break;
 	case OPT_SORT:
 		if (lp_sort_parse(arg, &a->v.sort))
 			report_usage_error(state, "invalid --sort '%s': self, total, calls, mean, "
@@ -524,8 +534,10 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 /* Exit status: 0, or 125 when the recording cannot be read or printed. */
 static int cmd_report(int argc, char **argv)
 {
-	static const struct argp argp = { report_options, report_parse, "[PATH]", report_doc,
-					  NULL, NULL, NULL };
+	static const struct argp_child children[] = { { &lp_pictures_argp, 0, NULL, 0 }, { 0 } };
+	static const struct argp argp = { report_options, report_parse,
+					  "[PATH]\n--svg DIR [PATH]\n--html FILE [PATH]", report_doc,
+					  children, NULL, NULL };
 	struct report_args a = { 0 };
 	struct lp_summary s;
 	int err;
@@ -533,6 +545,8 @@ static int cmd_report(int argc, char **argv)
 	argv[0] = "leanprofiler report";
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return LP_EXIT_FAILURE;
+	if (lp_pictures_wanted(&a.pictures))
+		return lp_pictures_run(&a.pictures, a.path ? a.path : ".") ? LP_EXIT_FAILURE : 0;
 	if (lp_summary_read(a.path ? a.path : ".", &s))
 		return LP_EXIT_FAILURE; /* said */
 	err = lp_view_print(stdout, &s, &a.v);
@@ -652,7 +666,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "record", cmd_record, "record spans: of a command it launches, a running process, or a binary" },
-	{ "report", cmd_report, "print a recording's table again, its threads, call tree or folded stacks" },
+	{ "report", cmd_report, "a recording again: its table, threads, call tree, folded stacks, pictures" },
 	{ "diff", cmd_diff, "compare two recordings; exit 1 when a row became slower" },
 	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
 };

@@ -86,7 +86,26 @@ static bool invisible(uint32_t cp)
 	       cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) || (cp >= 0xe0000 && cp <= 0xe007f);
 }
 
-static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
+/* What put_text() does with characters a reader would not see as themselves. */
+enum text_mode {
+	TEXT_RAW,     /* nothing: only invalid UTF-8 is replaced */
+	TEXT_DISPLAY, /* controls as \n, \t, \xNN; invisible characters as \uXXXX */
+	TEXT_PICTURE, /* controls dropped; invisible characters as \uXXXX */
+};
+
+/* C0 controls and DEL, or the C1 controls U+0080..U+009F, at the n-byte character u. */
+static bool control(const unsigned char *u, size_t n)
+{
+	return (n == 1 && (u[0] < 0x20 || u[0] == 0x7f)) || (n == 2 && u[0] == 0xc2 && u[1] < 0xa0);
+}
+
+/* Noncharacters XML 1.0 forbids (U+FFFE, U+FFFF): an SVG holding one does not parse. */
+static bool xml_forbidden(const unsigned char *u, size_t n)
+{
+	return n == 3 && u[0] == 0xef && u[1] == 0xbf && (u[2] == 0xbe || u[2] == 0xbf);
+}
+
+static int put_text(struct lp_buf *b, const char *s, size_t len, enum text_mode mode)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0;
@@ -99,7 +118,9 @@ static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
 		if (n == 0) {
 			err = lp_buf_put(b, replacement, 3);
 			n = 1;
-		} else if (display && (u[i] < 0x20 || u[i] == 0x7f)) {
+		} else if (mode == TEXT_PICTURE && (control(u + i, n) || xml_forbidden(u + i, n))) {
+			/* dropped: a picture has no cursor to move and no line to break */
+		} else if (mode == TEXT_DISPLAY && (u[i] < 0x20 || u[i] == 0x7f)) {
 			if (u[i] == '\n')
 				strcpy(esc, "\\n");
 			else if (u[i] == '\t')
@@ -109,11 +130,11 @@ static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
 			else
 				snprintf(esc, sizeof(esc), "\\x%02x", u[i]);
 			err = lp_buf_put(b, esc, strlen(esc));
-		} else if (display && n == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0) {
+		} else if (mode == TEXT_DISPLAY && n == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0) {
 			/* C1 controls U+0080..U+009F (CSI is U+009B): \xNN of the code point. */
 			snprintf(esc, sizeof(esc), "\\x%02x", u[i + 1]);
 			err = lp_buf_put(b, esc, strlen(esc));
-		} else if (display && n > 1 && invisible(code_point(u + i, n))) {
+		} else if (mode != TEXT_RAW && n > 1 && invisible(code_point(u + i, n))) {
 			char wide[16];
 
 			snprintf(wide, sizeof(wide), "\\u%04x", (unsigned)code_point(u + i, n));
@@ -128,12 +149,17 @@ static int put_text(struct lp_buf *b, const char *s, size_t len, bool display)
 
 int lp_utf8_sanitize(struct lp_buf *b, const char *s, size_t len)
 {
-	return put_text(b, s, len, false);
+	return put_text(b, s, len, TEXT_RAW);
 }
 
 int lp_text_display(struct lp_buf *b, const char *s, size_t len)
 {
-	return put_text(b, s, len, true);
+	return put_text(b, s, len, TEXT_DISPLAY);
+}
+
+int lp_text_picture(struct lp_buf *b, const char *s, size_t len)
+{
+	return put_text(b, s, len, TEXT_PICTURE);
 }
 
 size_t lp_fit_columns(const char *s, size_t len, size_t width, bool pad, char *out,

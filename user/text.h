@@ -35,6 +35,14 @@ int lp_utf8_sanitize(struct lp_buf *b, const char *s, size_t len);
 int lp_text_display(struct lp_buf *b, const char *s, size_t len);
 
 /*
+ * For the pictures (report --svg, --html): like lp_text_display, but control
+ * characters (C0, DEL, C1) and U+FFFE, U+FFFF, which XML forbids, are dropped:
+ * a picture has no cursor to move, and the text is then valid XML character data
+ * once & < > " ' are escaped.
+ */
+int lp_text_picture(struct lp_buf *b, const char *s, size_t len);
+
+/*
  * Writes valid UTF-8 text s into out (outsz bytes), cut to at most width code
  * points; text that does not fit is cut to width-1 and ends with "…". Pads with
  * spaces to width code points when pad is set. Returns the bytes written.
