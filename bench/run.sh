@@ -151,7 +151,7 @@ for n in $memory_spans; do
 	"$lp" record -o "$work/mem" -- "$work/producer" 2 $((n / 2)) >/dev/null 2>&1
 	t_rss=$(jq -r '.profiler.peak_rss_kib' "$work/mem/leanprofiler-summary.json")
 	t_mb=$(du -m "$work/mem/leanprofiler-trace.json" | cut -f1)
-	mv "$work/mem" "$work/rec_$n" # row 9 draws it
+	mv "$work/mem" "$work/rec_$n" # row 10 reads it back
 	"$lp" record --summary-only -o "$work/mem" -- "$work/producer" 2 $((n / 2)) >/dev/null 2>&1
 	s_rss=$(jq -r '.profiler.peak_rss_kib' "$work/mem/leanprofiler-summary.json")
 	rm -rf "$work/mem"
@@ -211,33 +211,35 @@ frow "fork + exec + wait, marked program" exec_marked
 # its own (bench/cardinality.sh; CARDINALITY, METALEN).
 echo
 bench/cardinality.sh "$build"
-# 10. Pictures: report --html of row 7's recordings (2 threads, 9 names), kept on disk until
-# here: wall and CPU time, peak RSS and the page's size (README: a 10M-span recording's page
-# stays under ~20 MB).
-# /usr/bin/time (Debian's time, in the base image) gives the peak RSS; without it, "-".
-pictures_row() {
+# 10. Reading recordings back: report (the table), diff (the recording against itself) and
+# report --html of row 7's recordings (2 threads, 9 names), kept on disk until here: wall and
+# CPU time, peak RSS (/usr/bin/time, Debian's time: deps.sh bench installs it) and the size
+# of what each writes (README: a 10M-span recording's page stays under ~20 MB).
+read_back_row() {
 	echo
-	echo "10. report --html of row 7's traces"
-	printf '   %-12s %10s %10s %16s %12s\n' spans "wall (s)" "cpu (s)" "peak RSS (KiB)" "page (MB)"
+	echo "10. report, diff and report --html of row 7's recordings (one run each)"
+	printf '   %-10s %-14s %10s %10s %16s %12s\n' spans command "wall (s)" "cpu (s)" \
+		"peak RSS (KiB)" "output (MB)"
 	for n in $memory_spans; do
-		local d=$work/rec_$n wall cpu rss user sys start
-		if [ -x /usr/bin/time ]; then
-			/usr/bin/time -f '%e %U %S %M' -o "$work/time" \
-				"$lp" report --html "$work/page.html" "$d" >/dev/null
+		local d=$work/rec_$n what wall cpu rss user sys
+		for what in report diff html; do
+			case $what in
+			report) set -- "$lp" report "$d" ;;
+			diff) set -- "$lp" diff "$d" "$d" ;;
+			html) set -- "$lp" report --html "$work/page.html" "$d" ;;
+			esac
+			/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$@" >"$work/out" || true
 			read -r wall user sys rss <"$work/time"
 			cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
-		else
-			start=$(date +%s.%N)
-			"$lp" report --html "$work/page.html" "$d" >/dev/null
-			wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-			cpu=- rss=-
-		fi
-		printf '   %-12s %10s %10s %16s %12s\n' "$n" "$wall" "$cpu" "$rss" \
-			"$(awk -v b="$(stat -c %s "$work/page.html")" 'BEGIN { printf "%.1f", b / 1e6 }')"
-		rm -rf "$d" "$work/page.html"
+			[ "$what" = html ] && cp "$work/page.html" "$work/out"
+			printf '   %-10s %-14s %10s %10s %16s %12s\n' "$n" "$what" "$wall" "$cpu" \
+				"$rss" "$(awk -v b="$(stat -c %s "$work/out")" \
+					'BEGIN { printf "%.2f", b / 1e6 }')"
+		done
+		rm -rf "$d" "$work/page.html" "$work/out"
 	done
 }
-pictures_row
+read_back_row
 
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"
