@@ -919,6 +919,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	uint64_t since = 0, end_ns;
 	struct stat st;
 	bool left_running = false; /* the launched command runs on after the recording */
+	bool attached_gone = false; /* the attached process exited before the recording ended */
 
 	memset(res, 0, sizeof(*res));
 	res->stage = LP_STAGE_SETUP;
@@ -1078,7 +1079,9 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	err = run_loop(&r, &l);
 	if (err)
 		lp_err("recording failed: %s; writing what was recorded", strerror(-err));
-	if (o->mode == LP_MODE_ATTACH && !attached_exited(&r, &l))
+	/* Decided with the last sample: the figures are until then, or until its exit. */
+	attached_gone = o->mode == LP_MODE_ATTACH && attached_exited(&r, &l);
+	if (o->mode == LP_MODE_ATTACH && !attached_gone)
 		lp_usage_sample(&l.usage, now_ns(), true);
 	/* Stop first: nothing is recorded from end_ns on; then let the targets go. */
 	end_ns = r.end_ns = lp_session_stop(r.s);
@@ -1139,7 +1142,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	if (l.child && !left_running)
 		lp_usage_from_rusage(&c.ru, &rep.res);
 	else if (o->mode == LP_MODE_ATTACH)
-		lp_usage_report(&l.usage, attached_exited(&r, &l), &rep.res);
+		lp_usage_report(&l.usage, attached_gone, &rep.res);
 	ds = lp_decoder_stats(r.dec);
 	rep.malformed = ds->malformed;
 	rep.truncated = ds->truncated;

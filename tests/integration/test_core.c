@@ -205,6 +205,23 @@ static void test_child_outlives_command(void **state)
 	}
 }
 
+/*
+ * The running process a test started: killed and reaped by the teardown, so
+ * that a failed assertion never leaves it spinning.
+ */
+static pid_t spinner = -1;
+
+static int stop_spinner(void **state)
+{
+	(void)state;
+	if (spinner > 0) {
+		kill(spinner, SIGKILL);
+		waitpid(spinner, NULL, 0);
+	}
+	spinner = -1;
+	return 0;
+}
+
 /* A running process: starts it and reads its "pid=P tids=..." line. */
 static pid_t start_spinner(const char *mode, const char *arg, char *tids, size_t size)
 {
@@ -212,6 +229,8 @@ static pid_t start_spinner(const char *mode, const char *arg, char *tids, size_t
 	char *outp = fmt("%s/spin.%s.out", tmpdir, mode);
 	pid_t pid = spawn_to(argv, outp, fmt("%s/spin.%s.err", tmpdir, mode));
 	char *text, *t;
+
+	spinner = pid;
 
 	assert_true(wait_text(outp, "\n", pid, 20000));
 	text = slurp(outp, NULL);
@@ -235,8 +254,7 @@ static void test_duration_is_exact(void **state)
 	json_object *rec = get(sum, "recording");
 
 	(void)state;
-	kill(pid, SIGKILL);
-	wait_exit(pid);
+	stop_spinner(NULL);
 	assert_string_equal(json_object_get_string(get(rec, "end_reason")), "duration");
 	assert_int_equal(num(rec, "end_ns") - num(rec, "start_ns"), 500000000);
 	assert_true(num(sum, "window_ns") <= 500000000);
@@ -261,8 +279,7 @@ static void test_pid_is_a_thread_id(void **state)
 	(void)state;
 	assert_int_not_equal(atoi(tid), (int)pid);
 	sum = record(&r, out, (char *[]){ "-p", tid, "--duration", "0.3", NULL });
-	kill(pid, SIGKILL);
-	wait_exit(pid);
+	stop_spinner(NULL);
 	assert_non_null(strstr(r.err, fmt("%s is a thread of process %d", tid, (int)pid)));
 	assert_int_equal(num(sum, "pid"), pid);
 	assert_int_equal(num(sum, "threads"), 3);
@@ -282,7 +299,8 @@ static void test_attached_exit_resources(void **state)
 	json_object *res = get(sum, "resources");
 
 	(void)state;
-	wait_exit(pid);
+	assert_int_equal(wait_exit(pid), 0);
+	spinner = -1;
 	assert_string_equal(json_object_get_string(get(get(sum, "recording"), "end_reason")),
 			    "targets exited");
 	assert_true(json_object_get_boolean(get(res, "available")));
@@ -391,9 +409,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_thread_id_reuse),
 		cmocka_unit_test(test_child_outlives_command),
-		cmocka_unit_test(test_duration_is_exact),
-		cmocka_unit_test(test_pid_is_a_thread_id),
-		cmocka_unit_test(test_attached_exit_resources),
+		cmocka_unit_test_teardown(test_duration_is_exact, stop_spinner),
+		cmocka_unit_test_teardown(test_pid_is_a_thread_id, stop_spinner),
+		cmocka_unit_test_teardown(test_attached_exit_resources, stop_spinner),
 		cmocka_unit_test(test_scope_named_by_temporary),
 		cmocka_unit_test(test_own_usage_complete),
 	};
