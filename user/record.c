@@ -358,11 +358,19 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 	return err;
 }
 
+static void collect_texts(struct recorder *r);
+
 static int on_record(void *ctx, const void *data, size_t size)
 {
 	struct recorder *r = ctx;
 
 	set_err(r, lp_decode(r->dec, data, size));
+	/*
+	 * Between two records every id in use is in a holder. Here, not only
+	 * between batches: one drain lasts as long as the targets keep the ring
+	 * buffer busy (a fast target's whole run, or the drain after the stop).
+	 */
+	collect_texts(r);
 	return 0; /* keep draining: a record we could not use is still consumed */
 }
 
@@ -376,8 +384,9 @@ static void text_freed(void *ctx, uint32_t id)
 
 /*
  * Frees the texts nothing holds any more once enough new ones came in
- * (strtab_gc_due()). Called between batches: no record is half decoded, so
- * every id in use is in a holder that marks it (docs/internals.md, "Texts").
+ * (strtab_gc_due(): a comparison, cheap enough for every record). Called
+ * between records: none is half decoded, so every id in use is in a holder
+ * that marks it (docs/internals.md, "Texts").
  */
 static void collect_texts(struct recorder *r)
 {
@@ -517,7 +526,6 @@ static int run_loop(struct recorder *r, struct loop *l)
 		err = lp_session_consume(r->s);
 		if (err)
 			break;
-		collect_texts(r);
 		if (r->nrescan)
 			rescan_queued(r);
 		if (r->o->mode == LP_MODE_ATTACH && l->root_pidfd >= 0)
