@@ -693,7 +693,7 @@ static void test_max_groups(void **state)
  * bytes of metadata of its own, under --summary-only. At 193dd28 (no cap, the
  * summary built as one json-c tree) the profiler peaked at 8.7 GB of RSS and
  * wrote a 1.46 GB summary. Now 10000 rows are kept, the summary is
- * streamed and texts no row or open span holds are collected: 76 MB of RSS
+ * streamed and texts no row or open span holds are collected: 69 MB of RSS
  * and a 13 MB summary (both flat in the number of names past the cap).
  */
 #define MANY_NAMES "1000000"
