@@ -373,7 +373,7 @@ static void print_side(FILE *out, const char *label, const struct lp_summary *s)
 }
 
 /* A JSON string of untrusted bytes, made valid UTF-8 first (json-c would pass them through). */
-static json_object *lp_json_text(const char *s, size_t len)
+static json_object *json_text(const char *s, size_t len)
 {
 	struct lp_buf b = { 0 };
 	json_object *o;
@@ -434,10 +434,10 @@ static json_object *row_json(const struct drow *r)
 	size_t len;
 	const char *t = strtab_str(s->st, g->name, &len);
 
-	json_object_object_add(o, "name", lp_json_text(t, len));
+	json_object_object_add(o, "name", json_text(t, len));
 	t = lp_group_meta_text(s->st, g, &len);
 	json_object_object_add(o, "meta_text",
-			       g->meta == LP_META_UNKNOWN ? NULL : lp_json_text(t, len));
+			       g->meta == LP_META_UNKNOWN ? NULL : json_text(t, len));
 	json_object_object_add(o, "status", json_object_new_string(!r->b ? "added"
 								   : !r->n ? "removed"
 									   : "both"));
@@ -469,8 +469,8 @@ static int print_json(FILE *out, const struct lp_summary *bs, const struct lp_su
 	const char *text;
 
 	json_object_object_add(root, "schema", json_object_new_string(LP_DIFF_SCHEMA));
-	json_object_object_add(root, "base", lp_json_text(bs->path, strlen(bs->path)));
-	json_object_object_add(root, "new", lp_json_text(ns->path, strlen(ns->path)));
+	json_object_object_add(root, "base", json_text(bs->path, strlen(bs->path)));
+	json_object_object_add(root, "new", json_text(ns->path, strlen(ns->path)));
 	json_object_object_add(root, "threshold_percent", json_object_new_double(o->threshold));
 	json_object_object_add(root, "min_calls", json_object_new_int(LP_DIFF_MIN_CALLS));
 	json_object_object_add(root, "min_z", json_object_new_double(LP_DIFF_Z));
