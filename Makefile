@@ -8,7 +8,16 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP
-CPPFLAGS += -Iinclude -I$(OUT) -Iuser
+# The sources, by folder (the data path; README.md "Source tree"):
+#   user/core      records -> decoder -> span pairs, nesting -> statistics, call paths, trace ->
+#                  report; libbpf-free: the unit tests, fuzzers and bench/pipeline link it
+#   user/read      a recording read back: report and diff       (libbpf-free)
+#   user/pictures  SVG and HTML pictures of a recording           (libbpf-free)
+#   user/record    recording with BPF: the session, targets, /proc, credentials, outputs
+#   user           the commands (main.c) and list
+CORE_DIRS := user/core user/read user/pictures
+TOOL_DIRS := user user/record
+CPPFLAGS += -I. -Iinclude -I$(OUT) $(addprefix -I,$(TOOL_DIRS) $(CORE_DIRS))
 LDLIBS := -lbpf -lelf -lz -ljson-c -lm -pthread
 # The host's system include dirs, after ours: bpf/usdt.bpf.h needs <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -17,12 +26,10 @@ BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUT) -Ibpf -MMD -MP
 	$(CLANG_BPF_SYS_INCLUDES)
 
 # The libbpf-free core: the unit tests link it directly.
-CORE_SRCS := common map strtab text jsonw meta nest hll stats decode trace report outfile spec presets probelist pairs paths summary_read cmd_report diff
-CORE_OBJS := $(patsubst %,$(OUT)/user/%.o,$(CORE_SRCS))
-# The pictures of a recording (report --svg, --html; user/pictures.h): libbpf-free too.
-PICTURE_SRCS := trace_read picture svg html pictures
-CORE_OBJS += $(patsubst %,$(OUT)/user/%.o,$(PICTURE_SRCS))
-TOOL_OBJS := $(patsubst %,$(OUT)/user/%.o,main record session launch usdt proc creds outdir usage list)
+CORE_SRCS := $(sort $(wildcard $(addsuffix /*.c,$(CORE_DIRS))))
+CORE_OBJS := $(patsubst %.c,$(OUT)/%.o,$(CORE_SRCS))
+TOOL_SRCS := $(sort $(wildcard $(addsuffix /*.c,$(TOOL_DIRS))))
+TOOL_OBJS := $(patsubst %.c,$(OUT)/%.o,$(TOOL_SRCS))
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
 # Programs that time the core without BPF (bench/README.md).
 BENCH_PROGS := $(OUT)/bench/pipeline
@@ -58,14 +65,14 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@.tmp && mv $@.tmp $@
 
 # session.c includes the skeleton: build it first.
-$(OUT)/user/session.o: $(OUT)/leanprofiler.skel.h
+$(OUT)/user/record/session.o: $(OUT)/leanprofiler.skel.h
 
 # The page of report --html carries its script and style: html.c includes them as C strings.
-$(OUT)/page_assets.h: user/page.js user/page.css scripts/embed-text.sh
+$(OUT)/page_assets.h: user/pictures/page.js user/pictures/page.css scripts/embed-text.sh
 	$(call msg,EMBED,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)scripts/embed-text.sh lp_page_js user/page.js lp_page_css user/page.css > $@.tmp && mv $@.tmp $@
-$(OUT)/user/html.o $(OUT)/san/user/html.o: $(OUT)/page_assets.h
+	$(Q)scripts/embed-text.sh lp_page_js user/pictures/page.js lp_page_css user/pictures/page.css > $@.tmp && mv $@.tmp $@
+$(OUT)/user/pictures/html.o $(OUT)/san/user/pictures/html.o: $(OUT)/page_assets.h
 
 $(OUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
@@ -103,4 +110,4 @@ include tests/tests.mk
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d $(OUT)/*/*/*/*.d)
+-include $(wildcard $(OUT)/*.d $(OUT)/*/*.d $(OUT)/*/*/*.d $(OUT)/*/*/*/*.d $(OUT)/*/*/*/*/*.d)

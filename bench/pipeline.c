@@ -2,7 +2,7 @@
 /*
  * The consumer's capacity without BPF (issue 5, "writer and builder"): a
  * recorded stream in the real wire format (bpf/wire.h), built in memory, run
- * through the pipeline of user/record.c: decode -> nest -> stats and call
+ * through the pipeline of user/record/record.c: decode -> nest -> stats and call
  * paths (+ trace).
  *
  *   build/bench/pipeline [SPANS] [ROUNDS] [DIR]   (defaults 2000000, 3, $TMPDIR or /tmp)
@@ -30,7 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "decode.h"
 #include "nest.h"
 #include "paths.h"
@@ -204,7 +204,7 @@ struct run {
 	int err;
 };
 
-/* As user/record.c's on_span and on_event. */
+/* As user/record/record.c's on_span and on_event. */
 static void on_span(void *ctx, const struct lp_span *s)
 {
 	struct run *r = ctx;

@@ -28,7 +28,7 @@ $(OUT)/tests/integration/%: tests/integration/%.c
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< -lcmocka -ljson-c -lm -o $@
 
 # The same unit tests built with AddressSanitizer and UndefinedBehaviorSanitizer, and with
-# collected texts poisoned (user/strtab.h LP_STRTAB_POISON).
+# collected texts poisoned (user/core/strtab.h LP_STRTAB_POISON).
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
 	-DLP_STRTAB_POISON
 SAN_CORE_OBJS := $(patsubst $(OUT)/user/%,$(OUT)/san/user/%,$(CORE_OBJS))
@@ -46,7 +46,7 @@ $(OUT)/san/tests/unit/%: tests/unit/%.c $(SAN_CORE_OBJS)
 
 # The profiler itself under the sanitizers: test_core runs its loads through it too.
 SAN_TOOL_OBJS := $(patsubst $(OUT)/user/%,$(OUT)/san/user/%,$(TOOL_OBJS))
-$(OUT)/san/user/session.o: $(OUT)/leanprofiler.skel.h
+$(OUT)/san/user/record/session.o: $(OUT)/leanprofiler.skel.h
 
 $(OUT)/san/leanprofiler: $(SAN_TOOL_OBJS) $(SAN_CORE_OBJS)
 	$(call msg,LINK-SAN,$@)

@@ -7,14 +7,16 @@
 # Included by tests/tests.mk; uses the Makefile's OUT, CLANG, CPPFLAGS and CORE_SRCS.
 FUZZ_CC ?= $(CLANG)
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-# LP_STRTAB_POISON: collected texts are poisoned, a freed id marked again aborts (user/strtab.h).
+# LP_STRTAB_POISON: collected texts are poisoned, a freed id marked again aborts (user/core/strtab.h).
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(FUZZ_SAN) \
 	-DLP_STRTAB_POISON
-FUZZ_OBJS := $(patsubst %,$(OUT)/fuzz/obj/%.o,$(CORE_SRCS))
+FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(CORE_SRCS))
+# report --html's page is compiled in.
+$(OUT)/fuzz/obj/user/pictures/html.o: $(OUT)/page_assets.h
 FUZZERS := $(OUT)/fuzz/fuzz_decode $(OUT)/fuzz/fuzz_meta $(OUT)/fuzz/fuzz_summary
 
 # The core, instrumented for coverage (fuzzer-no-link: libFuzzer's main comes at the link).
-$(OUT)/fuzz/obj/%.o: user/%.c
+$(OUT)/fuzz/obj/%.o: %.c
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
@@ -31,4 +33,4 @@ fuzz-build: $(FUZZERS)
 fuzz: fuzz-build
 	$(Q)tests/fuzz/run.sh $(OUT)
 
--include $(wildcard $(OUT)/fuzz/obj/*.d $(OUT)/fuzz/*.d)
+-include $(wildcard $(OUT)/fuzz/obj/*/*/*.d $(OUT)/fuzz/*.d)

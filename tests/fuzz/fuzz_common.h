@@ -26,7 +26,7 @@
 /*
  * Length of the well-formed UTF-8 sequence at s (1-4) or 0, by the table of
  * well-formed byte sequences (Unicode 15, table 3-7): written independently of
- * user/text.c, so that a bug there cannot hide itself.
+ * user/core/text.c, so that a bug there cannot hide itself.
  */
 static inline size_t fz_utf8_seq(const unsigned char *s, size_t len)
 {

@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: the record decoder, the span-pair matcher, the nesting
  * builder, the statistics and every writer, wired as `leanprofiler record`
- * wires them (user/record.c), fed hostile ring-buffer records.
+ * wires them (user/record/record.c), fed hostile ring-buffer records.
  *
  * Span-pair probe records (LP_REC_USDT) go decoder -> pairs -> nesting, with
  * the specs of SPECS below (parsed once, at start-up) as the recording's spec
@@ -30,7 +30,7 @@
  * keep runs fast.
  * At the end: lp_nest_finish, thread names, lp_stats_sorted, the table, the
  * summary JSON and the trace's closing, all checked; the summary read back
- * (user/summary_read.c) prints the same table.
+ * (user/read/summary_read.c) prints the same table.
  *
  * Invariants (abort() when broken): every span has end_ns >= start_ns,
  * total_ns == end_ns - start_ns, self_ns <= total_ns, counter_self <=
@@ -42,7 +42,7 @@
  * back, never overlap (a track nests strictly); the summary JSON and the
  * whole trace are valid UTF-8 and parse (json-c, strict; a trace of more than
  * TRACE_PARSE_MAX_SPANS spans only for UTF-8, for speed); the table is valid
- * UTF-8 with no control character but '\n'; the call paths (user/paths.c) hold
+ * UTF-8 with no control character but '\n'; the call paths (user/core/paths.c) hold
  * every span once and all the self time; every metadata item keeps its own
  * JSON key in the trace and the summary, as meta.h promises (LP_FUZZ_UNIQUE_KEYS=0
  * in the environment turns that check off); after collections, every span's name
@@ -59,7 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../bpf/wire.h"
+#include "bpf/wire.h"
 #include "decode.h"
 #include "fuzz_common.h"
 #include "jsonw.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the metadata parser (user/meta.c) and the text functions
- * that make target text safe (user/text.c, jw_write_string of user/jsonw.c),
+ * libFuzzer target: the metadata parser (user/core/meta.c) and the text functions
+ * that make target text safe (user/core/text.c, jw_write_string of user/core/jsonw.c),
  * each checked against a reference model written here.
  *
  * Input: a 12-byte header, then the text (any bytes; a short input is padded

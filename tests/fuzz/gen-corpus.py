@@ -383,7 +383,7 @@ def summary_row(name, meta, calls, self_ns, total_ns, p95, exact=True, hist=None
 
 
 def summary_seeds():
-    """Summaries as record writes them (user/report.c), for fuzz_summary."""
+    """Summaries as record writes them (user/core/report.c), for fuzz_summary."""
     base = {
         'schema': 'leanprofiler-summary/1', 'command': ['/bin/x'], 'mode': 'launch', 'pid': 7,
         'recording': {'start_ns': 1, 'end_ns': 30000000, 'end_reason': 'command exited'},

@@ -8,8 +8,8 @@
  * recursion past LP_NEST_MAX_DEPTH, a span open at exit).
  *
  * What each case must look like is derived from the documented rules (README
- * "The trace", "Limits", the summary schema; bpf/wire.h; user/meta.h;
- * user/nest.h; user/text.h), not from what the profiler happens to print. The
+ * "The trace", "Limits", the summary schema; bpf/wire.h; user/core/meta.h;
+ * user/core/nest.h; user/core/text.h), not from what the profiler happens to print. The
  * target is recorded once (group setup); each test checks one aspect of that
  * recording. Needs root (BPF): skipped otherwise.
  */
@@ -32,7 +32,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "../../bpf/wire.h" /* LP_NAME_MAX, LP_META_MAX */
+#include "bpf/wire.h" /* LP_NAME_MAX, LP_META_MAX */
 #include "meta.h"           /* LP_META_MAX_ITEMS */
 #include "nest.h"           /* LP_NEST_MAX_DEPTH */
 
@@ -616,7 +616,7 @@ static void test_controls_and_quotes(void **state)
 	expect_kv(args, "t", "a\tb");
 	expect_kv(args, "n", "line1\nline2");
 
-	/* The table shows them as \n, \t, \r, \xNN (user/text.h), within the Name column. */
+	/* The table shows them as \n, \t, \r, \xNN (user/core/text.h), within the Name column. */
 	if (!strstr(rec.r.out, "\nctl:\\x01\\x02\\x03\\x04\\x05\\x06\\x07\\x08\\t"))
 		fail_msg("table row of ctl: not shown escaped:\n%s", rec.r.out);
 	if (!strstr(rec.r.out, "\nctl.meta [c=\\x01\\x1b[31m\\x7f, t=a\\tb, n"))

@@ -42,7 +42,7 @@ static char tmpdir[] = "/tmp/lp-itest-pg-XXXXXX";
 
 #define PGBIN "/usr/lib/postgresql/15/bin"
 #define PSQL "/usr/bin/psql"
-#define TRACK_BIT 0x40000000 /* user/pairs.h LP_TRACK_BIT */
+#define TRACK_BIT 0x40000000 /* user/core/pairs.h LP_TRACK_BIT */
 #define TRACK_REAL(t) ((t) & 0x3fffff)
 #define WAIT_MS 30000 /* for the server to accept, and the recording to start */
 

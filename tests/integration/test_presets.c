@@ -28,7 +28,7 @@ static char tmpdir[] = "/tmp/lp-itest-presets-XXXXXX";
 
 #define PYTHON "/usr/bin/python3.11"
 #define GC_CALLS 4
-#define TRACK_BIT 0x40000000 /* user/pairs.h LP_TRACK_BIT */
+#define TRACK_BIT 0x40000000 /* user/core/pairs.h LP_TRACK_BIT */
 
 static json_object *row(json_object *sum, const char *name, const char *meta)
 {

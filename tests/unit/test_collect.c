@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Collecting texts (user/strtab.c and every holder's *_mark()) changes nothing
+ * Collecting texts (user/core/strtab.c and every holder's *_mark()) changes nothing
  * recorded: one synthetic record stream through the real decoder, span pairs,
- * nesting, statistics and trace writer, wired as user/record.c wires them, is
+ * nesting, statistics and trace writer, wired as user/record/record.c wires them, is
  * run without collections, with one after every record, and with one every
  * few records. The trace files, the summary JSON (rows, threads, processes)
  * and the table must be byte-identical: a collected id that a holder still
@@ -29,7 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "decode.h"
 #include "nest.h"
 #include "pairs.h"

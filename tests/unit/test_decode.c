@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Ring-buffer records (bpf/wire.h) built in memory and decoded (user/decode.c). */
+/* Ring-buffer records (bpf/wire.h) built in memory and decoded (user/core/decode.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "decode.h"
 #include "unit.h"
 

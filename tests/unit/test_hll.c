@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The distinct-count estimate of folded groups (user/hll.c). */
+/* The distinct-count estimate of folded groups (user/core/hll.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The streaming JSON writer (user/jsonw.c), its output parsed back with json-c. */
+/* The streaming JSON writer (user/core/jsonw.c), its output parsed back with json-c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

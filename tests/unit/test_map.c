@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The core's hash map (user/map.c): what callers may rely on while it grows. */
+/* The core's hash map (user/core/map.c): what callers may rely on while it grows. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

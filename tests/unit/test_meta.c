@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* "key=value, key=value" metadata parsing (user/meta.c). */
+/* "key=value, key=value" metadata parsing (user/core/meta.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Span nesting from synthetic enter/exit streams (user/nest.c). */
+/* Span nesting from synthetic enter/exit streams (user/core/nest.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

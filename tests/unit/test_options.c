@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The numbers of record's options (--max-groups, --rows): lp_parse_count (user/common.c). */
+/* The numbers of record's options (--max-groups, --rows): lp_parse_count (user/core/common.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

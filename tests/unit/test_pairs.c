@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Span-pair probes into enter/exit events (user/pairs.c): matching, keys, tracks. */
+/* Span-pair probes into enter/exit events (user/core/pairs.c): matching, keys, tracks. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Call paths (user/paths.c) from span streams: the nesting builder's own
+ * Call paths (user/core/paths.c) from span streams: the nesting builder's own
  * output for random trees on threads whose events interleave, against a
  * reference that knows every span's path from the events it sent; the cap on
  * distinct paths; the summary's "paths" object.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The pictures' core without a browser: the trace reader (user/trace_read.c),
- * the model of timeline and call tree (user/picture.c), and the escaping the
- * SVG and HTML writers rely on (user/svg.c, user/html.c, user/text.c).
+ * The pictures' core without a browser: the trace reader (user/read/trace_read.c),
+ * the model of timeline and call tree (user/pictures/picture.c), and the escaping the
+ * SVG and HTML writers rely on (user/pictures/svg.c, user/pictures/html.c, user/core/text.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

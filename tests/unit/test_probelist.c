@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* `leanprofiler list`: grouping probe sites and formatting the lines (user/probelist.c). */
+/* `leanprofiler list`: grouping probe sites and formatting the lines (user/core/probelist.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The summary table and the summary JSON (user/report.c). */
+/* The summary table and the summary JSON (user/core/report.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

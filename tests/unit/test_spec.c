@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Span-pair specs (user/spec.c) and the presets built from them (user/presets.c). */
+/* Span-pair specs (user/core/spec.c) and the presets built from them (user/core/presets.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Grouping and exact statistics (user/stats.c). */
+/* Grouping and exact statistics (user/core/stats.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Interned strings (user/strtab.c). */
+/* Interned strings (user/core/strtab.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * A recording read back from its summary (user/summary_read.c): the table
+ * A recording read back from its summary (user/read/summary_read.c): the table
  * printed from what was read equals the table printed while recording, for
  * every kind of header line and row; bad input is refused; the report's views
- * (user/cmd_report.c) and diff's rule and rank test (user/diff.c).
+ * (user/read/cmd_report.c) and diff's rule and rank test (user/read/diff.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Untrusted text made safe: UTF-8, terminal escaping, column fitting, durations (user/text.c). */
+/* Untrusted text made safe: UTF-8, terminal escaping, column fitting, durations (user/core/text.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The Chrome Trace Event writer (user/trace.c) and atomic output files (user/outfile.c). */
+/* The Chrome Trace Event writer (user/core/trace.c) and atomic output files (user/core/outfile.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -578,7 +578,7 @@ static void trace_forget(void *ctx, uint32_t id)
 }
 
 /*
- * Texts collected while the trace is written (user/strtab.h): the fragments of
+ * Texts collected while the trace is written (user/core/strtab.h): the fragments of
  * freed ids go, so a reused id writes its new text, never the old one's
  * fragment; the fragments buffer keeps only live texts' and stays bounded.
  * Compared with the uncached writer, span by span, with the texts as they were

@@ -13,7 +13,7 @@
 
 #include <linux/types.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "leanprofiler.h"
 
 /* The marker ABI the kernel half decodes is the one the header emits. */

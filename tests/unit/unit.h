@@ -14,7 +14,7 @@
 #include <string.h>
 
 /*
- * Strict UTF-8 check written independently of user/text.c, so that a bug
+ * Strict UTF-8 check written independently of user/core/text.c, so that a bug
  * there cannot hide itself: no overlongs, no surrogates, nothing past
  * U+10FFFF, no sequence cut short.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report --html: one self-contained page (user/page.js and user/page.css
+ * report --html: one self-contained page (user/pictures/page.js and user/pictures/page.css
  * inline, pictures drawn as inline SVG by the script; nothing is fetched: its
  * Content-Security-Policy allows no request at all, and only its own script,
  * by a nonce new for every page).

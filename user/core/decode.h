@@ -11,7 +11,7 @@
 
 #include <linux/types.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "nest.h"
 #include "strtab.h"
 

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "leanprofiler.skel.h"
 #include "map.h"
 #include "usdt.h"

@@ -4,7 +4,7 @@
  * top-level span down to the span (metadata is not part of a path), with
  * calls, total and self time. The tree `report --tree` and `--folded` print.
  *
- * It is fed the stream user/nest.c delivers: per thread, children before
+ * It is fed the stream user/core/nest.c delivers: per thread, children before
  * their parent, and a span knows only its own name and depth. So each thread
  * keeps, per depth, the aggregate of the completed spans whose parent is
  * still open; a span takes the aggregate one level below as its children, and

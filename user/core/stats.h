@@ -45,7 +45,7 @@
 /* Durations an overflow group keeps for an exact P95, then a histogram: as --summary-only's. */
 #define LP_OVERFLOW_DURATIONS 65536
 /*
- * The distinct groups folded are counted in a HyperLogLog (user/hll.h): in
+ * The distinct groups folded are counted in a HyperLogLog (user/core/hll.h): in
  * all, 4 KiB, exact up to 512, then within 1.6% (one standard error); per
  * overflow group, 256 bytes, exact up to 32, then within 6.5%.
  */

@@ -32,7 +32,7 @@
 
 #include <linux/types.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "common.h"
 
 #define LP_SPEC_TEXT_MAX 1024 /* bytes of one spec's text */

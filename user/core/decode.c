@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "map.h"
 #include "text.h"
 

@@ -14,7 +14,7 @@
 #include "jsonw.h"
 #include "nest.h"
 #include "outfile.h"
-#include "page_assets.h" /* lp_page_js, lp_page_css: user/page.js, user/page.css */
+#include "page_assets.h" /* lp_page_js, lp_page_css: user/pictures/page.js, user/pictures/page.css */
 
 /* JSON text is handed to the file, made safe, once this much waits. */
 #define DRAIN_AT (256u << 10)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reads a trace as `record` writes it (user/trace.c): one event per line,
+ * Reads a trace as `record` writes it (user/core/trace.c): one event per line,
  * streaming, from the last line to the first, so that memory does not grow
  * with the file (1.5 GB for 10M spans). Backwards, because the writer puts a
  * thread's spans children before their parent (lp_nest_sink order): read from

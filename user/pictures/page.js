@@ -1,4 +1,4 @@
-/* leanprofiler report --html: draws the page from the JSON in #lp-data (inlined by user/html.c).
+/* leanprofiler report --html: draws the page from the JSON in #lp-data (inlined by user/pictures/html.c).
  * Every text from the recording goes into the page with textContent, never as markup; metadata
  * comes as [key, value] pairs and stays in arrays. When drawn, <html data-lp-ready="1"> (or
  * "error", with data-lp-error) tells a test, and a person's browser, that the page is whole. */

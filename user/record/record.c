@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../bpf/wire.h"
+#include "bpf/wire.h"
 #include "decode.h"
 #include "creds.h"
 #include "launch.h"
