@@ -2,8 +2,8 @@
 /*
  * The consumer's capacity without BPF (issue 5, "writer and builder"): a
  * recorded stream in the real wire format (bpf/wire.h), built in memory, run
- * through the pipeline of user/record/record.c: decode -> nest -> stats and call
- * paths (+ trace).
+ * through the recording pipeline (user/core/pipeline.c, what record runs):
+ * decode -> nest -> stats and call paths (+ trace) -> the report's figures.
  *
  *   build/bench/pipeline [SPANS] [ROUNDS] [DIR]   (defaults 2000000, 3, $TMPDIR or /tmp)
  *   LP_PIPELINE_KEEP=1: keep the last trace (to check it) instead of removing it.
@@ -11,8 +11,8 @@
  * Each round runs, in this order so that the machine's noise hits all three:
  *   baseline write: the trace's byte count written with write(2) in 1 MiB
  *     chunks, fsync'ed and closed, as lp_outfile_commit() does;
- *   summary only: decode + nest + stats, no trace;
- *   pipeline: decode + nest + stats + trace file, committed (fsync + rename).
+ *   summary only: the pipeline as --summary-only runs it, no trace;
+ *   pipeline: the pipeline with the trace file, committed (fsync + rename).
  * and prints the median of the rounds, one line each. Figures are wall clock
  * (CLOCK_MONOTONIC); "cpu" is the process's user + system time over the same
  * interval. On a shared machine only the ratios of one run mean much.
@@ -31,12 +31,7 @@
 #include <unistd.h>
 
 #include "bpf/wire.h"
-#include "decode.h"
-#include "nest.h"
-#include "paths.h"
-#include "stats.h"
-#include "strtab.h"
-#include "trace.h"
+#include "pipeline.h"
 
 #define THREADS 4
 #define NAMES 50
@@ -193,37 +188,6 @@ static void build_stream(struct stream *s, uint64_t spans)
 	}
 }
 
-struct run {
-	struct strtab *st;
-	struct lp_decoder *dec;
-	struct lp_nest *nest;
-	struct lp_stats *stats;
-	struct lp_paths *paths;
-	struct lp_trace trace;
-	bool trace_open;
-	int err;
-};
-
-/* As user/record/record.c's on_span and on_event. */
-static void on_span(void *ctx, const struct lp_span *s)
-{
-	struct run *r = ctx;
-	int err = lp_stats_add(r->stats, s);
-
-	err = err ? err : lp_paths_add(r->paths, s);
-	if (err && !r->err)
-		r->err = err;
-	if (r->trace_open)
-		lp_trace_span(&r->trace, s);
-}
-
-static int on_event(void *ctx, const struct lp_event *ev)
-{
-	struct run *r = ctx;
-
-	return lp_nest_event(r->nest, ev);
-}
-
 struct sample {
 	double wall, cpu; /* seconds */
 };
@@ -245,61 +209,50 @@ static double cpu(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
-/* The whole pipeline, with the trace written to path or without a trace. */
+/*
+ * The recording pipeline (user/core/pipeline.c), with the trace written to
+ * path, or without a trace as `record --summary-only` runs it.
+ */
 static struct sample run_pipeline(const struct stream *s, uint64_t spans, const char *path,
 				  off_t *trace_bytes)
 {
-	struct run r = { 0 };
-	struct lp_nest_sink nsink = { .span = on_span, .ctx = &r };
-	struct lp_decode_sink dsink = { .event = on_event, .ctx = &r };
+	struct lp_pipeline_opts po = { .summary_only = !path };
+	struct lp_pipeline *pl;
+	struct lp_trace trace;
+	struct lp_report rep = { 0 };
+	const struct lp_nest_totals *t;
 	struct sample sm;
 	double w0, c0;
 	int err;
 
 	w0 = mono();
 	c0 = cpu();
-	r.st = strtab_new();
-	r.stats = lp_stats_new();
-	r.paths = lp_paths_new();
-	r.nest = lp_nest_new(&nsink);
-	r.dec = r.st ? lp_decoder_new(r.st, &dsink) : NULL;
-	if (!r.st || !r.stats || !r.paths || !r.nest || !r.dec)
+	pl = lp_pipeline_new(&po, NULL);
+	if (!pl)
 		die("setting up", ENOMEM);
 	if (path) {
-		err = lp_trace_open(&r.trace, path, r.st, 1000000000);
+		err = lp_trace_open(&trace, path, lp_pipeline_strtab(pl), 1000000000);
 		if (err)
 			die(path, err);
-		r.trace_open = true;
+		lp_pipeline_set_trace(pl, &trace);
 	}
 	for (size_t i = 0; i < s->n; i++) {
-		err = lp_decode(r.dec, s->p + s->offs[i], s->offs[i + 1] - s->offs[i]);
+		err = lp_pipeline_record(pl, s->p + s->offs[i], s->offs[i + 1] - s->offs[i]);
 		if (err)
 			die("decoding", err);
 	}
-	lp_nest_finish(r.nest, UINT64_MAX - 1);
-	if (r.err)
-		die("statistics", r.err);
-	if (lp_nest_totals(r.nest)->spans != spans || lp_nest_totals(r.nest)->unterminated ||
-	    lp_nest_totals(r.nest)->uncertain || lp_decoder_stats(r.dec)->unknown_literal) {
+	lp_pipeline_finish(pl, UINT64_MAX - 1);
+	err = lp_pipeline_report(pl, &rep);
+	if (err || lp_pipeline_error(pl))
+		die("the pipeline", err ? err : lp_pipeline_error(pl));
+	t = rep.totals;
+	if (t->spans != spans || t->unterminated || t->uncertain) {
 		fprintf(stderr, "pipeline: %llu spans, not %llu (or some flagged)\n",
-			(unsigned long long)lp_nest_totals(r.nest)->spans,
-			(unsigned long long)spans);
+			(unsigned long long)t->spans, (unsigned long long)spans);
 		exit(1);
 	}
 	if (path) {
-		const struct lp_thread_info *infos;
-		size_t n = lp_nest_threads(r.nest, &infos);
-
-		for (size_t i = 0; i < n; i++) {
-			uint32_t comm, pcomm;
-
-			if (!lp_decoder_thread_name(r.dec, infos[i].pid, infos[i].tid, &comm, &pcomm))
-				die("thread names", ENOENT);
-			if (i == 0)
-				lp_trace_name(&r.trace, true, infos[i].pid, infos[i].pid, pcomm);
-			lp_trace_name(&r.trace, false, infos[i].pid, infos[i].tid, comm);
-		}
-		err = lp_trace_close(&r.trace, "{\"command\":\"bench/pipeline\"}");
+		err = lp_trace_close(&trace, "{\"command\":\"bench/pipeline\"}");
 		if (err)
 			die(path, err);
 	}
@@ -312,11 +265,7 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 			die(path, errno);
 		*trace_bytes = st.st_size;
 	}
-	lp_decoder_free(r.dec);
-	lp_nest_free(r.nest);
-	lp_stats_free(r.stats);
-	lp_paths_free(r.paths);
-	strtab_free(r.st);
+	lp_pipeline_free(pl);
 	return sm;
 }
 

@@ -126,6 +126,39 @@ static pid_t process_of(pid_t pid)
 	return tgid;
 }
 
+/* What leanprofiler record exits with (README, "Exit status"). */
+static int record_exit_code(const struct lp_record_opts *o, const struct lp_record_result *res,
+			    int err)
+{
+	switch (res->stage) {
+	case LP_STAGE_EXEC:
+		return err == -ENOENT ? LP_EXIT_NOT_FOUND : LP_EXIT_CANNOT_RUN;
+	case LP_STAGE_SETUP:
+		return LP_EXIT_FAILURE;
+	case LP_STAGE_RUN:
+		return err ? LP_EXIT_FAILURE : o->mode == LP_MODE_LAUNCH ? res->exit_code : 0;
+	}
+	return LP_EXIT_FAILURE;
+}
+
+/* The table, where the files are, and what was lost. */
+static void print_recording(const struct lp_record_opts *o, const struct lp_report *rep)
+{
+	lp_report_table(stdout, rep);
+	fputc('\n', stdout);
+	if (rep->trace_path)
+		printf("Trace: %s\n", rep->trace_path);
+	else if (o->summary_only)
+		printf("Trace: not written (--summary-only)\n");
+	if (rep->summary_path)
+		printf("Summary: %s\n", rep->summary_path);
+	fflush(stdout);
+	if (rep->loss.enter + rep->loss.exit)
+		lp_warn("%llu events were lost because the ring buffer was full; "
+			"rerun with a larger --buffer-size (now %zu bytes)",
+			(unsigned long long)(rep->loss.enter + rep->loss.exit), o->buffer_bytes);
+}
+
 static int parse_pid(const char *arg, pid_t *out)
 {
 	char *end;
@@ -299,16 +332,11 @@ static int cmd_record(int argc, char **argv)
 	if (o.mode == LP_MODE_ATTACH)
 		o.pid = process_of(o.pid);
 	err = lp_record(&o, &res);
+	if (res.report)
+		print_recording(&o, res.report);
+	lp_record_result_free(&res);
 	free(specs);
-	switch (res.stage) {
-	case LP_STAGE_EXEC:
-		return err == -ENOENT ? LP_EXIT_NOT_FOUND : LP_EXIT_CANNOT_RUN;
-	case LP_STAGE_SETUP:
-		return LP_EXIT_FAILURE;
-	case LP_STAGE_RUN:
-		return err ? LP_EXIT_FAILURE : o.mode == LP_MODE_LAUNCH ? res.exit_code : 0;
-	}
-	return LP_EXIT_FAILURE;
+	return record_exit_code(&o, &res, err);
 }
 
 static const char list_doc[] =

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * libFuzzer target: the record decoder, the span-pair matcher, the nesting
- * builder, the statistics and every writer, wired as `leanprofiler record`
- * wires them (user/record/record.c), fed hostile ring-buffer records.
+ * libFuzzer target: the recording pipeline `leanprofiler record` runs
+ * (user/core/pipeline.c: the record decoder, the span-pair matcher, the
+ * nesting builder, the statistics, call paths and every writer), fed hostile
+ * ring-buffer records. The harness watches what passes between the stages
+ * through the pipeline's observer hooks.
  *
  * Span-pair probe records (LP_REC_USDT) go decoder -> pairs -> nesting, with
  * the specs of SPECS below (parsed once, at start-up) as the recording's spec
@@ -13,22 +15,21 @@
  *                   (fewer when the input ends first); it is copied to a heap
  *                   block of exactly its size, so ASan sees any overread.
  *   head >= 0x8000  a harness command, op = head & 0xf, arg = (head >> 4) & 0x7ff:
- *     op 0  u16 file, u64 ns: a file's gate opened (lp_decoder_file_since +
- *           lp_nest_gate, as record.c's gate_opened)
- *     op 1  u32 pid, u64 ns: lp_nest_process_begin(pid, ns, open_before = arg & 1)
- *           (record.c announces launched / attached processes this way)
+ *     op 0  u16 file, u64 ns: a file's gate opened (lp_pipeline_gate)
+ *     op 1  u32 pid, u64 ns: lp_pipeline_process_begin(pid, ns, open_before = arg & 1)
+ *           (how recording announces launched / attached processes)
  *     op 2  the last record again, arg times; an event's seq and ts_ns go up by
  *           1 each time (deep nesting, many calls)
- *     op 3  collect the texts nothing holds now (as record.c's collect_texts),
- *           and from now on after every arg-th record (arg 0: only now); at
- *           most MAX_COLLECTIONS per input
+ *     op 3  collect the texts nothing holds now (lp_pipeline_collect), and from
+ *           now on after every arg-th record (arg 0: only now); at most
+ *           MAX_COLLECTIONS per input (the pipeline also collects when due)
  *     op 4  the last record again from arg threads (its tid, tid + 1, ...), then
  *           from the same threads again, the first then the last down (tables
  *           grow while known threads come back)
  *     other ops are ignored.
  * At most MAX_DECODES records are decoded per input, repeats included, to
  * keep runs fast.
- * At the end: lp_nest_finish, thread names, lp_stats_sorted, the table, the
+ * At the end: lp_pipeline_finish and lp_pipeline_report, the table, the
  * summary JSON and the trace's closing, all checked; the summary read back
  * (user/read/summary_read.c) prints the same table.
  *
@@ -60,21 +61,11 @@
 #include <string.h>
 
 #include "bpf/wire.h"
-#include "decode.h"
 #include "fuzz_common.h"
-#include "jsonw.h"
 #include "map.h"
 #include "meta.h"
-#include "nest.h"
-#include "pairs.h"
-#include "paths.h"
-#include "report.h"
-#include "stats.h"
+#include "pipeline.h"
 #include "summary_read.h"
-#include "strtab.h"
-#include "trace.h"
-
-#define MAX_PROCS 256
 /* Enough for past LP_NEST_MAX_DEPTH enters and their exits. */
 #define MAX_DECODES 1500
 /* Groups of their own: small, so that inputs reach the overflow rows. */
@@ -128,22 +119,23 @@ struct track_span {
 	uint64_t start_ns, end_ns;
 };
 
+/* A process's name, as it read when the pipeline set it. */
+struct proc_shadow {
+	uint32_t id;
+	char *text;
+};
+
 struct fuzz {
+	struct lp_pipeline *pl;
 	struct strtab *st;
-	struct lp_nest *nest;
-	struct lp_decoder *dec;
-	struct lp_pairs *pairs;
-	struct lp_stats *stats;
-	struct lp_paths *paths;
 	uint64_t self_sum; /* of every span: what the call paths must hold */
-	struct lp_trace trace; /* only .w, .st and .base_ns: written to memory */
+	struct lp_trace trace; /* written to memory (lp_trace_open_stream) */
 	char *trace_text; /* the trace's first TRACE_KEEP_MAX bytes (trace_buf) */
 	size_t trace_len, trace_total;
 	bool have_base;
 	uint64_t max_ts;
-	struct lp_report_process procs[MAX_PROCS];
-	char *proc_comm[MAX_PROCS]; /* the text of procs[i].comm when it was set */
-	size_t nprocs;
+	struct proc_shadow *procs; /* one per process of the pipeline's, in its order */
+	size_t nprocs, procs_cap;
 	/* Collections (op 3): after every gc_every-th record (0: none), counted in gc_count. */
 	unsigned gc_every, gc_count;
 	unsigned collections;
@@ -302,9 +294,11 @@ static void shadow_free(struct fuzz *f)
 	free(f->shadows);
 	lp_map_free(&f->shadow_index);
 	for (size_t i = 0; i < f->nprocs; i++)
-		free(f->proc_comm[i]);
+		free(f->procs[i].text);
+	free(f->procs);
 }
 
+/* A span out of the nesting, before the rows, call paths and trace take it. */
 static void on_span(void *ctx, const struct lp_span *s)
 {
 	struct fuzz *f = ctx;
@@ -334,10 +328,7 @@ static void on_span(void *ctx, const struct lp_span *s)
 	if (s->depth == 0)
 		f->top_total += s->total_ns;
 
-	FUZZ_CHECK(lp_stats_add(f->stats, s) == 0, "lp_stats_add failed");
-	FUZZ_CHECK(lp_paths_add(f->paths, s) == 0, "lp_paths_add failed");
 	f->self_sum += s->self_ns;
-	lp_trace_span(&f->trace, s);
 	if (f->nspans == f->spans_cap) {
 		f->spans_cap = f->spans_cap ? 2 * f->spans_cap : 256;
 		f->want_keys = realloc(f->want_keys, f->spans_cap * sizeof(*f->want_keys));
@@ -401,7 +392,8 @@ static void check_tracks(struct fuzz *f)
 	}
 }
 
-static int on_event(void *ctx, const struct lp_event *ev)
+/* Every event into the nesting. */
+static void on_event(void *ctx, const struct lp_event *ev)
 {
 	struct fuzz *f = ctx;
 
@@ -413,114 +405,67 @@ static int on_event(void *ctx, const struct lp_event *ev)
 		f->max_ts = ev->ts_ns;
 	if (ev->type == LP_EVENT_ENTER)
 		shadow_enter(f, ev);
-	return lp_nest_event(f->nest, ev);
 }
 
 /* A marker's event, straight from the decoder. */
-static int on_marker(void *ctx, const struct lp_event *ev)
+static void on_marker(void *ctx, const struct lp_event *ev)
 {
 	struct fuzz *f = ctx;
 
 	input_ts(f, ev->ts_ns);
 	f->raw_track_tid |= ev->tid > LP_TID_MAX;
-	return on_event(ctx, ev);
 }
 
-/* record.c's on_usdt. */
-static int on_usdt(void *ctx, const struct lp_usdt_event *ue)
+static void on_usdt(void *ctx, const struct lp_usdt_event *ue)
 {
 	struct fuzz *f = ctx;
 
 	input_ts(f, ue->ts_ns);
-	return lp_pairs_event(f->pairs, ue);
 }
 
-/* record.c's on_track_end. */
-static void on_track_end(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t end_ns)
+/*
+ * The processes' names as they read when the pipeline set them: new
+ * processes, and one whose name changed (exec, an exit that left the recording).
+ */
+static void shadow_proc(struct fuzz *f, const struct lp_report_process *p, size_t i)
+{
+	size_t len;
+
+	free(f->procs[i].text);
+	f->procs[i] = (struct proc_shadow){ p->comm, copy_text(f->st, p->comm, &len) };
+}
+
+static void shadow_procs(struct fuzz *f, uint32_t pid)
+{
+	size_t n;
+	const struct lp_report_process *procs = lp_pipeline_processes(f->pl, &n);
+
+	f->procs = lp_grow(f->procs, &f->procs_cap, n ? n : 1, sizeof(*f->procs));
+	FUZZ_CHECK(f->procs, "out of memory");
+	for (; f->nprocs < n; f->nprocs++) {
+		f->procs[f->nprocs].text = NULL;
+		shadow_proc(f, &procs[f->nprocs], f->nprocs);
+	}
+	/* The pipeline renames the last process of a pid. */
+	for (size_t i = n; i-- > 0;) {
+		if (procs[i].pid != pid)
+			continue;
+		if (f->procs[i].id != procs[i].comm)
+			shadow_proc(f, &procs[i], i);
+		break;
+	}
+}
+
+static void on_task(void *ctx, const struct lp_task_event *te)
 {
 	struct fuzz *f = ctx;
-
-	lp_nest_thread_end(f->nest, pid, track_tid, end_ns);
-}
-
-static struct lp_report_process *find_proc(struct fuzz *f, uint32_t pid)
-{
-	for (size_t i = f->nprocs; i-- > 0;)
-		if (f->procs[i].pid == pid)
-			return &f->procs[i];
-	return NULL;
-}
-
-/* Process p takes the name of string id comm. */
-static void set_proc_comm(struct fuzz *f, struct lp_report_process *p, uint32_t comm)
-{
-	size_t len, i = (size_t)(p - f->procs);
-
-	p->comm = comm;
-	free(f->proc_comm[i]);
-	f->proc_comm[i] = copy_text(f->st, comm, &len);
-}
-
-static void add_proc(struct fuzz *f, const struct lp_task_event *te, const char *origin)
-{
-	if (f->nprocs >= MAX_PROCS)
-		return;
-	f->procs[f->nprocs] = (struct lp_report_process){
-		.pid = te->pid, .ppid = te->ppid, .origin = origin, .alive = true,
-	};
-	set_proc_comm(f, &f->procs[f->nprocs++], te->comm);
-}
-
-/* record.c's on_task, without the rescans. */
-static int on_task(void *ctx, const struct lp_task_event *te)
-{
-	struct fuzz *f = ctx;
-	struct lp_report_process *p;
-	int err = 0;
 
 	FUZZ_CHECK(strtab_is_live(f->st, te->comm), "comm id %u not in use", te->comm);
 	if (te->ts_ns > f->max_ts)
 		f->max_ts = te->ts_ns;
 	input_ts(f, te->ts_ns);
 	f->raw_track_tid |= te->tid > LP_TID_MAX;
-	switch (te->what) {
-	case LP_TASK_FORK:
-		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, true);
-		add_proc(f, te, "forked");
-		break;
-	case LP_TASK_FOUND:
-		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, !te->new_image);
-		add_proc(f, te, "found");
-		break;
-	case LP_TASK_THREAD:
-		err = lp_nest_thread_begin(f->nest, te->pid, te->tid, te->ts_ns);
-		break;
-	case LP_TASK_EXEC:
-		lp_pairs_process_end(f->pairs, te->pid);
-		lp_nest_process_end(f->nest, te->pid, te->ts_ns);
-		err = lp_nest_process_begin(f->nest, te->pid, te->ts_ns, false);
-		p = find_proc(f, te->pid);
-		if (p)
-			set_proc_comm(f, p, te->comm);
-		break;
-	case LP_TASK_EXIT:
-		lp_pairs_thread_end(f->pairs, te->pid, te->tid, te->ts_ns);
-		lp_nest_thread_end(f->nest, te->pid, te->tid, te->ts_ns);
-		if (!te->group_dead)
-			break;
-		lp_pairs_process_end(f->pairs, te->pid);
-		lp_nest_process_end(f->nest, te->pid, te->ts_ns);
-		p = find_proc(f, te->pid);
-		if (p)
-			p->alive = false;
-		break;
-	}
-	return err;
-}
-
-static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
-{
-	return 0;
+	shadow_procs(f, te->pid);
 }
 
 /*
@@ -552,40 +497,29 @@ static uint64_t get_le(const uint8_t *p, size_t n)
 	return v;
 }
 
-static void text_freed(void *ctx, uint32_t id)
-{
-	struct fuzz *f = ctx;
-
-	lp_trace_forget(&f->trace, id);
-}
-
-/* record.c's collect_texts, whether due or not; then every id held is live. */
+/* lp_pipeline_collect, whether due or not; then every id held is live. */
 static void collect(struct fuzz *f)
 {
+	size_t n;
+	const struct lp_report_process *procs;
+
 	f->collections++;
-	strtab_gc_begin(f->st);
-	lp_decoder_mark(f->dec, f->st);
-	lp_pairs_mark(f->pairs, f->st);
-	lp_nest_mark(f->nest, f->st);
-	lp_stats_mark(f->stats, f->st);
-	lp_paths_mark(f->paths, f->st);
-	for (size_t i = 0; i < f->nprocs; i++)
-		strtab_mark(f->st, f->procs[i].comm);
-	strtab_gc_end(f->st, text_freed, f, NULL);
-	lp_trace_compact(&f->trace);
-	for (size_t i = 0; i < f->nprocs; i++)
+	lp_pipeline_collect(f->pl, true, NULL);
+	procs = lp_pipeline_processes(f->pl, &n);
+	FUZZ_CHECK(n == f->nprocs, "%zu processes, %zu seen", n, f->nprocs);
+	for (size_t i = 0; i < n; i++)
 		/* A comm has no NUL inside (the decoder takes it with strnlen). */
-		FUZZ_CHECK(same_text(f->st, f->procs[i].comm, f->proc_comm[i],
-				     strlen(f->proc_comm[i])),
-			   "process %u's name changed", f->procs[i].pid);
+		FUZZ_CHECK(same_text(f->st, procs[i].comm, f->procs[i].text,
+				     strlen(f->procs[i].text)),
+			   "process %u's name changed", procs[i].pid);
 }
 
 static void decode_one(struct fuzz *f, const void *rec, size_t size)
 {
-	int err = lp_decode(f->dec, rec, size);
+	int err = lp_pipeline_record(f->pl, rec, size);
 
-	/* Only allocation failures may come back; the sink's are those too. */
-	FUZZ_CHECK(err == 0 || err == -ENOMEM, "lp_decode: %d", err);
+	/* Only allocation failures may come back; the stages' are those too. */
+	FUZZ_CHECK(err == 0 || err == -ENOMEM, "lp_pipeline_record: %d", err);
 	if (f->gc_every && ++f->gc_count % f->gc_every == 0 && f->collections < MAX_COLLECTIONS)
 		collect(f);
 }
@@ -615,16 +549,15 @@ static void run_records(struct fuzz *f, const uint8_t *data, size_t size)
 			if (size < 10)
 				break;
 			input_ts(f, get_le(data + 2, 8));
-			lp_decoder_file_since(f->dec, (uint32_t)get_le(data, 2), get_le(data + 2, 8));
-			lp_nest_gate(f->nest, get_le(data + 2, 8));
+			lp_pipeline_gate(f->pl, (uint32_t)get_le(data, 2), get_le(data + 2, 8));
 			data += 10, size -= 10;
 		} else if (op == 1) {
 			if (size < 12)
 				break;
 			input_ts(f, get_le(data + 4, 8));
-			FUZZ_CHECK(lp_nest_process_begin(f->nest, (uint32_t)get_le(data, 4),
-							 get_le(data + 4, 8), arg & 1) == 0,
-				   "lp_nest_process_begin");
+			FUZZ_CHECK(lp_pipeline_process_begin(f->pl, (uint32_t)get_le(data, 4),
+							     get_le(data + 4, 8), arg & 1) == 0,
+				   "lp_pipeline_process_begin");
 			data += 12, size -= 12;
 		} else if (op == 3) {
 			if (f->collections < MAX_COLLECTIONS)
@@ -825,185 +758,124 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* The nesting totals agree with what passed, thread by thread too. */
+static void check_totals(struct fuzz *f, const struct lp_report *rep)
+{
+	const struct lp_nest_totals *t = rep->totals;
+	uint64_t thread_spans = 0;
+	unsigned __int128 thread_rec = 0;
+
+	FUZZ_CHECK(t->spans == f->spans, "spans %llu, sink saw %llu",
+		   (unsigned long long)t->spans, (unsigned long long)f->spans);
+	FUZZ_CHECK(t->unterminated == f->unterminated && t->uncertain == f->uncertain &&
+			   t->started_before == f->started_before,
+		   "flag counts");
+	FUZZ_CHECK(t->counter_total == f->counter_self, "counter total");
+	FUZZ_CHECK(!t->spans || t->first_ns <= t->last_ns, "window %llu..%llu",
+		   (unsigned long long)t->first_ns, (unsigned long long)t->last_ns);
+	/* Top-level time: what top-level spans covered, less what rebuilt spans took in. */
+	FUZZ_CHECK(f->top_total > UINT64_MAX || t->recorded_ns <= f->top_total,
+		   "recorded %llu > top-level total %llu", (unsigned long long)t->recorded_ns,
+		   (unsigned long long)f->top_total);
+	FUZZ_CHECK(rep->nthreads == t->threads, "threads");
+	for (size_t i = 0; i < rep->nthreads; i++) {
+		thread_spans += rep->threads[i].spans;
+		thread_rec += rep->threads[i].recorded_ns;
+		FUZZ_CHECK(rep->threads[i].max_depth <= LP_NEST_MAX_DEPTH, "max depth");
+		FUZZ_CHECK(strtab_is_live(f->st, rep->threads[i].name), "thread name %u not in use",
+			   rep->threads[i].name);
+	}
+	FUZZ_CHECK(thread_spans == t->spans, "thread spans");
+	FUZZ_CHECK((uint64_t)thread_rec == t->recorded_ns, "thread recorded time");
+}
+
+/* The rows: capped, sorted, each span in one. */
+static void check_rows(const struct lp_report *rep)
+{
+	uint64_t calls = 0;
+
+	FUZZ_CHECK(rep->fold.kept <= MAX_GROUPS && rep->ngroups <= 2 * MAX_GROUPS + 1 &&
+			   rep->ngroups == rep->fold.kept + rep->fold.overflow_rows,
+		   "groups past the cap: %zu", rep->ngroups);
+	for (size_t i = 1; i < rep->ngroups; i++)
+		FUZZ_CHECK(rep->groups[i - 1]->self_ns >= rep->groups[i]->self_ns,
+			   "groups not sorted");
+	for (size_t i = 0; i < rep->ngroups; i++) {
+		calls += rep->groups[i]->calls;
+		FUZZ_CHECK(rep->groups[i]->calls == rep->groups[i]->ndurs, "calls");
+		FUZZ_CHECK(lp_group_p95(rep->groups[i]) <= rep->groups[i]->max_ns &&
+				   lp_group_p95(rep->groups[i]) >= rep->groups[i]->min_ns,
+			   "p95 outside min..max");
+	}
+	/* Folded or not, every span is in one row. */
+	FUZZ_CHECK(calls == rep->totals->spans, "rows hold %llu spans of %llu",
+		   (unsigned long long)calls, (unsigned long long)rep->totals->spans);
+}
+
+/* What record adds to the pipeline's report; the three modes' headers by the input's length. */
+static void fill_report(struct fuzz *f, struct lp_report *rep, size_t size)
 {
 	static char *argv[] = { "/bin/fuzzed", "--flag", NULL };
+
+	rep->loss.enter = rep->totals->lost_seen;
+	rep->counter_name = "Lean heartbeats";
+	rep->trace_path = "/dev/null/trace.json";
+	rep->argv = argv;
+	rep->pid = 1;
+	rep->exit_status = 0;
+	rep->base_ns = f->trace.base_ns;
+	rep->end_ns = f->max_ts;
+	rep->end_reason = LP_END_COMMAND_EXITED;
+	rep->mode = (enum lp_mode)(size % 3);
+	if (rep->mode == LP_MODE_ATTACH)
+		rep->res = (struct lp_resources){ .valid = true, .scope = "attached process",
+						  .user_ns = f->max_ts,
+						  .system_ns = rep->totals->recorded_ns,
+						  .peak_rss_kib = rep->totals->spans };
+	else if (rep->mode == LP_MODE_ALL)
+		/* A hostile text as the binary: the last string interned. */
+		rep->binary = strtab_str(f->st, strtab_count(f->st) - 1, NULL);
+	rep->table_rows = size % 5; /* 0: all */
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
 	struct fuzz f = { 0 };
-	struct lp_nest_sink nsink = { .span = on_span, .ctx = &f };
-	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .file_text = file_text, .ctx = &f };
-	struct lp_pairs_sink psink = { .event = on_event, .track_end = on_track_end, .ctx = &f };
-	const struct lp_nest_totals *t;
-	const struct lp_thread_info *infos;
-	struct lp_report_thread *threads;
-	struct lp_group **groups;
-	const struct lp_decode_stats *ds;
+	struct lp_pipeline_opts po = { .specs = specs, .nspecs = NSPECS, .max_groups = MAX_GROUPS };
+	struct lp_pipeline_hooks h = { .file_text = file_text, .marker = on_marker,
+				       .usdt = on_usdt, .task = on_task, .event = on_event,
+				       .span = on_span, .ctx = &f };
 	struct lp_report rep = { 0 };
-	uint64_t thread_spans = 0, calls = 0;
-	unsigned __int128 thread_rec = 0;
-	size_t nthreads;
 	FILE *m;
 	char *other;
 
-	f.st = strtab_new();
-	f.stats = lp_stats_new();
-	f.paths = lp_paths_new();
-	f.nest = lp_nest_new(&nsink);
-	FUZZ_CHECK(f.st && f.stats && f.paths && f.nest, "out of memory");
-	lp_stats_set_max_groups(f.stats, MAX_GROUPS);
-	f.dec = lp_decoder_new(f.st, &dsink);
-	f.pairs = lp_pairs_new(specs, NSPECS, f.st, &psink);
-	FUZZ_CHECK(f.dec && f.pairs, "out of memory");
+	f.pl = lp_pipeline_new(&po, &h);
+	FUZZ_CHECK(f.pl, "out of memory");
+	f.st = lp_pipeline_strtab(f.pl);
 	f.trace_text = trace_buf;
 	m = fopencookie(&f, "w", (cookie_io_functions_t){ .write = trace_write });
 	FUZZ_CHECK(m, "fopencookie: %s", strerror(errno));
-	/* lp_trace_open without the file: the same opening, into memory. */
-	f.trace.st = f.st;
-	jw_init(&f.trace.w, m);
-	jw_obj_begin(&f.trace.w);
-	jw_key(&f.trace.w, "displayTimeUnit", 15);
-	jw_cstr(&f.trace.w, "ns");
-	jw_key(&f.trace.w, "traceEvents", 11);
-	jw_arr_begin(&f.trace.w);
+	lp_trace_open_stream(&f.trace, m, f.st, 0);
+	lp_pipeline_set_trace(f.pl, &f.trace);
 
 	run_records(&f, data, size);
-	lp_nest_finish(f.nest, f.max_ts);
+	lp_pipeline_finish(f.pl, f.max_ts);
 	check_tracks(&f);
 	/* What the outputs read from here on must have been marked. */
 	if (f.collections)
 		collect(&f);
-
-	/* The nesting totals agree with what the sink was given. */
-	t = lp_nest_totals(f.nest);
-	FUZZ_CHECK(t->spans == f.spans, "spans %llu, sink saw %llu",
-		   (unsigned long long)t->spans, (unsigned long long)f.spans);
-	FUZZ_CHECK(t->unterminated == f.unterminated && t->uncertain == f.uncertain &&
-			   t->started_before == f.started_before,
-		   "flag counts");
-	FUZZ_CHECK(t->counter_total == f.counter_self, "counter total");
-	FUZZ_CHECK(!t->spans || t->first_ns <= t->last_ns, "window %llu..%llu",
-		   (unsigned long long)t->first_ns, (unsigned long long)t->last_ns);
-	/* Top-level time: what top-level spans covered, less what rebuilt spans took in. */
-	FUZZ_CHECK(f.top_total > UINT64_MAX || t->recorded_ns <= f.top_total,
-		   "recorded %llu > top-level total %llu", (unsigned long long)t->recorded_ns,
-		   (unsigned long long)f.top_total);
-
-	/* Thread rows and names, as record.c's collect_threads. */
-	nthreads = lp_nest_threads(f.nest, &infos);
-	FUZZ_CHECK(nthreads == t->threads, "threads");
-	threads = calloc(nthreads ? nthreads : 1, sizeof(*threads));
-	FUZZ_CHECK(threads, "out of memory");
-	for (size_t i = 0; i < nthreads; i++) {
-		uint32_t comm, pcomm;
-		bool first_of_pid = true;
-		struct lp_report_process *p = find_proc(&f, infos[i].pid);
-
-		thread_spans += infos[i].spans;
-		thread_rec += infos[i].recorded_ns;
-		FUZZ_CHECK(infos[i].max_depth <= LP_NEST_MAX_DEPTH, "max depth");
-		uint32_t tid = LP_TRACK_IS(infos[i].tid) ? LP_TRACK_REAL(infos[i].tid) : infos[i].tid;
-
-		if (!lp_decoder_thread_name(f.dec, infos[i].pid, tid, &comm, &pcomm))
-			comm = pcomm = 0;
-		FUZZ_CHECK(comm < strtab_count(f.st) && pcomm < strtab_count(f.st), "names");
-		if (LP_TRACK_IS(infos[i].tid)) {
-			/* record.c's collect_threads: a track is named after its thread. */
-			size_t len;
-			const char *c = strtab_str(f.st, comm, &len);
-			char *nm;
-
-			FUZZ_CHECK(asprintf(&nm, "%.*s (%u) keyed spans %u", (int)len, c, tid,
-					    LP_TRACK_NO(infos[i].tid)) >= 0,
-				   "out of memory");
-			comm = strtab_intern(f.st, nm, strlen(nm));
-			FUZZ_CHECK(comm != UINT32_MAX, "out of memory");
-			free(nm);
-		}
-		for (size_t j = 0; j < i; j++)
-			first_of_pid &= infos[j].pid != infos[i].pid;
-		if (first_of_pid)
-			lp_trace_name(&f.trace, true, infos[i].pid, infos[i].pid,
-				      p ? p->comm : pcomm);
-		lp_trace_name(&f.trace, false, infos[i].pid, infos[i].tid, comm);
-		threads[i] = (struct lp_report_thread){
-			.pid = infos[i].pid, .tid = infos[i].tid, .name = comm,
-			.spans = infos[i].spans, .recorded_ns = infos[i].recorded_ns,
-			.lost = infos[i].lost_seen, .max_depth = infos[i].max_depth,
-		};
-	}
-	FUZZ_CHECK(thread_spans == t->spans, "thread spans");
-	FUZZ_CHECK((uint64_t)thread_rec == t->recorded_ns, "thread recorded time");
-
-	ds = lp_decoder_stats(f.dec);
-	rep.st = f.st;
-	rep.totals = t;
-	rep.ngroups = lp_stats_sorted(f.stats, &groups);
-	rep.groups = groups;
-	rep.threads = threads;
-	rep.nthreads = nthreads;
-	rep.malformed = ds->malformed;
-	rep.truncated = ds->truncated;
-	rep.unreadable = ds->unreadable;
-	rep.loss.enter = t->lost_seen;
-	rep.counter_name = "Lean heartbeats";
-	rep.trace_path = "/dev/null/trace.json";
-	rep.argv = argv;
-	rep.pid = 1;
-	rep.exit_status = 0;
-	rep.base_ns = f.trace.base_ns;
-	rep.end_ns = f.max_ts;
-	rep.end_reason = "command exited";
-	/* The three modes' headers, by the input's length. */
-	switch (size % 3) {
-	case 0:
-		rep.mode = "launch";
-		break;
-	case 1:
-		rep.mode = "attach";
-		rep.res = (struct lp_resources){ .valid = true, .scope = "attached process",
-						 .user_ns = f.max_ts, .system_ns = t->recorded_ns,
-						 .peak_rss_kib = t->spans };
-		break;
-	case 2:
-		rep.mode = "all-processes";
-		/* A hostile text as the binary: the last string interned. */
-		rep.binary = strtab_str(f.st, strtab_count(f.st) - 1, NULL);
-		break;
-	}
-	rep.procs = f.procs;
-	rep.nprocs = f.nprocs;
-	lp_stats_folding(f.stats, &rep.fold);
-	rep.table_rows = size % 5; /* 0: all */
-	FUZZ_CHECK(rep.fold.kept <= MAX_GROUPS && rep.ngroups <= 2 * MAX_GROUPS + 1 &&
-			   rep.ngroups == rep.fold.kept + rep.fold.overflow_rows,
-		   "groups past the cap: %zu", rep.ngroups);
-	rep.paths = f.paths;
-	for (size_t i = 1; i < rep.ngroups; i++)
-		FUZZ_CHECK(groups[i - 1]->self_ns >= groups[i]->self_ns, "groups not sorted");
-	for (size_t i = 0; i < rep.ngroups; i++) {
-		calls += groups[i]->calls;
-		FUZZ_CHECK(groups[i]->calls == groups[i]->ndurs, "calls");
-		FUZZ_CHECK(lp_group_p95(groups[i]) <= groups[i]->max_ns &&
-				   lp_group_p95(groups[i]) >= groups[i]->min_ns,
-			   "p95 outside min..max");
-	}
-	/* Folded or not, every span is in one row. */
-	FUZZ_CHECK(calls == t->spans, "rows hold %llu spans of %llu", (unsigned long long)calls,
-		   (unsigned long long)t->spans);
-
+	FUZZ_CHECK(lp_pipeline_report(f.pl, &rep) == 0, "lp_pipeline_report");
+	check_totals(&f, &rep);
+	check_rows(&rep);
+	fill_report(&f, &rep, size);
 	check_table(&rep);
 	check_summary(&f, &rep);
 
-	/* lp_trace_close's ending, then the whole trace must parse. */
+	/* The trace's ending, then the whole trace must parse. */
 	other = lp_report_other_data_json(&rep);
 	FUZZ_CHECK(other, "lp_report_other_data_json");
-	jw_newline(&f.trace.w);
-	jw_arr_end(&f.trace.w);
-	fputs(",\"otherData\":", m);
-	fputs(other, m);
-	jw_obj_end(&f.trace.w);
-	jw_newline(&f.trace.w);
-	FUZZ_CHECK(jw_error(&f.trace.w) == 0, "jw_error %d", jw_error(&f.trace.w));
+	FUZZ_CHECK(lp_trace_close(&f.trace, other) == 0, "lp_trace_close");
+	lp_pipeline_set_trace(f.pl, NULL);
 	fclose(m);
 	trace_buf[f.trace_len] = '\0';
 	if (dump)
@@ -1011,16 +883,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_trace(&f);
 
 	free(other);
-	free(threads);
 	free(f.want_keys);
 	free(f.tracks);
 	shadow_free(&f);
-	lp_trace_abort(&f.trace); /* no file: frees the writer's caches */
-	lp_decoder_free(f.dec);
-	lp_pairs_free(f.pairs);
-	lp_nest_free(f.nest);
-	lp_stats_free(f.stats);
-	lp_paths_free(f.paths);
-	strtab_free(f.st);
+	lp_pipeline_free(f.pl);
 	return 0;
 }

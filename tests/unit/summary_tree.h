@@ -81,7 +81,7 @@ static char *tree_summary_json(const struct lp_report *r)
 	for (char *const *a = r->argv; a && *a; a++)
 		json_object_array_add(arr, tree_str(*a, strlen(*a)));
 	json_object_object_add(root, "command", arr);
-	json_object_object_add(root, "mode", json_object_new_string(r->mode ? r->mode : "launch"));
+	json_object_object_add(root, "mode", json_object_new_string(lp_mode_name(r->mode)));
 	if (r->binary)
 		json_object_object_add(root, "binary", tree_str(r->binary, strlen(r->binary)));
 	json_object_object_add(root, "pid", json_object_new_int(r->pid));
@@ -89,7 +89,7 @@ static char *tree_summary_json(const struct lp_report *r)
 	tree_u64(o, "start_ns", r->base_ns);
 	tree_u64(o, "end_ns", r->end_ns);
 	json_object_object_add(o, "end_reason",
-			       json_object_new_string(r->end_reason ? r->end_reason : "unknown"));
+			       json_object_new_string(lp_end_reason_name(r->end_reason)));
 	json_object_object_add(root, "recording", o);
 	arr = json_object_new_array();
 	for (size_t i = 0; i < r->nprocs; i++) {
@@ -99,7 +99,7 @@ static char *tree_summary_json(const struct lp_report *r)
 		json_object_object_add(row, "pid", json_object_new_int64(p->pid));
 		json_object_object_add(row, "ppid", json_object_new_int64(p->ppid));
 		json_object_object_add(row, "comm", tree_id(r->st, p->comm));
-		json_object_object_add(row, "origin", json_object_new_string(p->origin));
+		json_object_object_add(row, "origin", json_object_new_string(lp_origin_name(p->origin)));
 		json_object_object_add(row, "alive_at_end", json_object_new_boolean(p->alive));
 		if (p->privileged)
 			json_object_object_add(row, "left_recording",

@@ -633,18 +633,18 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
 	fx->r.threads = fx->threads;
 	fx->r.nthreads = 2;
 	procs[0] = (struct lp_report_process){ .pid = 7, .ppid = 1, .comm = id(fx, "lean"),
-					       .origin = "launched", .alive = false };
+					       .origin = LP_ORIGIN_LAUNCHED, .alive = false };
 	procs[1] = (struct lp_report_process){ .pid = 4294967295u, .ppid = 7,
-					       .comm = id(fx, "su\xff"), .origin = "forked",
+					       .comm = id(fx, "su\xff"), .origin = LP_ORIGIN_FORKED,
 					       .alive = true, .privileged = true };
 	fx->r.procs = procs;
 	fx->r.nprocs = 2;
 	fx->r.argv = argv;
 	fx->r.pid = -5;
 	fx->r.exit_status = -1;
-	fx->r.mode = "all-processes";
+	fx->r.mode = LP_MODE_ALL;
 	fx->r.binary = "/usr/bin/\xffodd";
-	fx->r.end_reason = "signal";
+	fx->r.end_reason = LP_END_SIGNAL;
 	fx->r.base_ns = 11;
 	fx->r.end_ns = UINT64_MAX;
 	fx->r.trace_path = "out/\"trace\".json";
@@ -738,8 +738,8 @@ static void test_summary_streamed_as_tree(void **state)
 	/* Without the optional parts and with resources. */
 	fx->r.pairs = NULL;
 	fx->r.binary = NULL;
-	fx->r.mode = NULL;
-	fx->r.end_reason = NULL;
+	fx->r.mode = LP_MODE_LAUNCH;
+	fx->r.end_reason = LP_END_UNKNOWN;
 	fx->r.trace_path = NULL;
 	fx->r.bpf_runs = 0;
 	fx->r.self.valid = false;

@@ -49,7 +49,7 @@ static int setup(void **state)
 	fx->r.totals = &fx->totals;
 	fx->r.counter_name = "Lean heartbeats";
 	fx->r.exit_status = 0;
-	fx->r.mode = "launch";
+	fx->r.mode = LP_MODE_LAUNCH;
 	*state = fx;
 	return 0;
 }
@@ -208,16 +208,16 @@ static void test_table_round_trip(void **state)
 		fx->r.pairs = NULL;
 	}
 	/* Resources as an attached process's until its exit, not measured, a command running on. */
-	fx->r.mode = "attach";
+	fx->r.mode = LP_MODE_ATTACH;
 	fx->r.res.exited = true;
 	fx->r.res.has_peak_rss = false;
 	round_trip(fx);
 	fx->r.res.exited = false;
 	round_trip(fx);
-	fx->r.mode = "launch";
+	fx->r.mode = LP_MODE_LAUNCH;
 	fx->r.exit_status = -1;
 	round_trip(fx);
-	fx->r.mode = "all-processes";
+	fx->r.mode = LP_MODE_ALL;
 	fx->r.res.valid = false;
 	round_trip(fx);
 }

@@ -11,6 +11,44 @@
 #include "meta.h"
 #include "text.h"
 
+static const char *const mode_names[] = { "launch", "attach", "all-processes" };
+static const char *const origin_names[] = { "launched", "attached", "forked", "found" };
+static const char *const end_names[] = { "unknown", "command exited", "targets exited",
+					 "duration", "signal", "error" };
+
+const char *lp_mode_name(enum lp_mode m)
+{
+	return (size_t)m < ARRAY_SIZE(mode_names) ? mode_names[m] : "unknown";
+}
+
+const char *lp_origin_name(enum lp_origin o)
+{
+	return (size_t)o < ARRAY_SIZE(origin_names) ? origin_names[o] : "unknown";
+}
+
+const char *lp_end_reason_name(enum lp_end_reason e)
+{
+	return (size_t)e < ARRAY_SIZE(end_names) ? end_names[e] : "unknown";
+}
+
+int lp_mode_parse(const char *name, enum lp_mode *m)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(mode_names); i++)
+		if (!strcmp(name, mode_names[i])) {
+			*m = (enum lp_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+enum lp_end_reason lp_end_reason_parse(const char *name)
+{
+	for (size_t i = 0; name && i < ARRAY_SIZE(end_names); i++)
+		if (!strcmp(name, end_names[i]))
+			return (enum lp_end_reason)i;
+	return LP_END_UNKNOWN;
+}
+
 static uint64_t lost_total(const struct lp_loss *l)
 {
 	return l->enter + l->exit;
@@ -90,10 +128,10 @@ static size_t approximate_rows(const struct lp_report *r)
 /* What the table's resource figures cover, when it is not the whole launched command. */
 static const char *resources_scope(const struct lp_report *r)
 {
-	if (r->mode && !strcmp(r->mode, "attach"))
+	if (r->mode == LP_MODE_ATTACH)
 		return r->res.exited ? " (attached PID, until its exit)"
 				     : " (attached PID, during recording)";
-	if (r->mode && !strcmp(r->mode, "launch") && r->exit_status < 0)
+	if (r->mode == LP_MODE_LAUNCH && r->exit_status < 0)
 		return " (command still running: so far, its children not counted)";
 	return "";
 }
@@ -123,7 +161,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			r->res.voluntary_switches + r->res.involuntary_switches);
 	} else
 		fprintf(out, "Process resources: not measured for %s\n",
-			r->mode && !strcmp(r->mode, "all-processes") ? "--all-processes"
+			r->mode == LP_MODE_ALL ? "--all-processes"
 								    : "this recording");
 	if (r->self.valid && r->show_self) {
 		fprintf(out,
@@ -278,7 +316,7 @@ static void write_recording(struct jw *w, const struct lp_report *r)
 	jw_obj_begin(w);
 	put_u64(w, "start_ns", r->base_ns);
 	put_u64(w, "end_ns", r->end_ns);
-	put_str(w, "end_reason", r->end_reason ? r->end_reason : "unknown");
+	put_str(w, "end_reason", lp_end_reason_name(r->end_reason));
 	jw_obj_end(w);
 }
 
@@ -294,7 +332,7 @@ static void write_processes(struct jw *w, const struct lp_report *r)
 		put_u64(w, "pid", p->pid);
 		put_u64(w, "ppid", p->ppid);
 		put_id(w, "comm", r->st, p->comm);
-		put_str(w, "origin", p->origin);
+		put_str(w, "origin", lp_origin_name(p->origin));
 		put_bool(w, "alive_at_end", p->alive);
 		if (p->privileged)
 			put_str(w, "left_recording", "exec of a program that gains privileges");
@@ -553,7 +591,7 @@ int lp_report_summary_json(FILE *f, const struct lp_report *r)
 	jw_break(&w);
 	write_command(&w, r);
 	member(&w, "mode");
-	jw_cstr(&w, r->mode ? r->mode : "launch");
+	jw_cstr(&w, lp_mode_name(r->mode));
 	if (r->binary) {
 		member(&w, "binary");
 		jw_cstr(&w, r->binary);

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 
+#include "figures.h"
 #include "pairs.h"
 #include "paths.h"
 #include "stats.h"
@@ -29,29 +30,39 @@
 /* --summary-only: durations kept per row for an exact P95, then a histogram. */
 #define LP_SUMMARY_ONLY_DURATIONS 65536
 
-struct lp_resources {
-	bool valid;
-	const char *scope; /* what the figures cover */
-	bool exited;       /* attached: the process exited during the recording */
-	uint64_t user_ns, system_ns;
-	uint64_t peak_rss_kib;
-	bool has_peak_rss; /* false: peak_rss_kib was not measured (shown as such, never 0) */
-	uint64_t voluntary_switches, involuntary_switches;
+/* How the targets were chosen (record -- COMMAND, -p PID, --all-processes BINARY). */
+enum lp_mode {
+	LP_MODE_LAUNCH = 0,
+	LP_MODE_ATTACH,
+	LP_MODE_ALL,
 };
 
-struct lp_loss {
-	uint64_t enter, exit;  /* events the kernel could not deliver */
-	uint64_t string;       /* literal texts not delivered (counted in enter/exit too) */
-	uint64_t thread;       /* thread records not delivered */
-	uint64_t no_storage;   /* events lost for want of per-thread state */
-	uint64_t task;         /* process, thread and mapping records not delivered */
+/* How a process came into the recording. */
+enum lp_origin {
+	LP_ORIGIN_LAUNCHED = 0, /* the command record ran */
+	LP_ORIGIN_ATTACHED,     /* -p PID */
+	LP_ORIGIN_FORKED,       /* forked by a recorded process */
+	LP_ORIGIN_FOUND,        /* --all-processes: running the binary, or exec'ing it */
 };
 
-/* Following processes: pauses for the files they mapped (bpf/wire.h lp_rec_libs). */
-struct lp_follow {
-	uint64_t pauses, pause_total_ns, pause_max_ns;
-	uint64_t late_files; /* files with markers attached while a process mapping them ran on */
+/* Why recording ended. */
+enum lp_end_reason {
+	LP_END_UNKNOWN = 0, /* a summary that does not say */
+	LP_END_COMMAND_EXITED,
+	LP_END_TARGETS_EXITED,
+	LP_END_DURATION,
+	LP_END_SIGNAL,
+	LP_END_ERROR,
 };
+
+/* Their names in the summary JSON ("launch", "forked", "command exited"...). */
+const char *lp_mode_name(enum lp_mode m);
+const char *lp_origin_name(enum lp_origin o);
+const char *lp_end_reason_name(enum lp_end_reason e);
+/* The mode named name: 0, or -EINVAL for a name of none. */
+int lp_mode_parse(const char *name, enum lp_mode *m);
+/* The end reason named name; LP_END_UNKNOWN for a name of none. */
+enum lp_end_reason lp_end_reason_parse(const char *name);
 
 struct lp_report_thread {
 	uint32_t pid, tid;
@@ -63,7 +74,7 @@ struct lp_report_thread {
 struct lp_report_process {
 	uint32_t pid, ppid;
 	uint32_t comm;      /* string id of its (latest) name */
-	const char *origin; /* "launched", "attached", "forked", "found" */
+	enum lp_origin origin;
 	bool alive;         /* still running when recording ended */
 	bool privileged;    /* left the recording: exec'ed a program that gains privileges */
 };
@@ -95,8 +106,8 @@ struct lp_report {
 	uint64_t buffer_bytes;
 	uint64_t base_ns; /* CLOCK_MONOTONIC time recording began; trace timestamps count from it */
 	uint64_t end_ns;  /* ... and ended */
-	const char *end_reason; /* "command exited", "targets exited", "duration", "signal" */
-	const char *mode;       /* "launch", "attach", "all-processes" */
+	enum lp_end_reason end_reason;
+	enum lp_mode mode;
 	const char *binary;     /* all-processes: the binary */
 	const struct lp_report_process *procs;
 	size_t nprocs;

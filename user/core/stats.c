@@ -25,6 +25,7 @@ struct lp_stats {
 	struct lp_map names;
 	struct lp_group *other_names; /* LP_OVERFLOW_NAME, once needed */
 	struct lp_hll *folded;        /* every (name, meta) folded, once needed */
+	const struct strtab *texts;   /* folded spans are counted by their texts (NULL: ids) */
 	/* The previous span's (name, meta) and group: loops repeat one. */
 	uint32_t last_name, last_meta;
 	struct lp_group *last;
@@ -111,7 +112,13 @@ static struct lp_group *own_group(struct lp_stats *s, struct lp_map_ent *e, uint
 static struct lp_group *fold(struct lp_stats *s, uint32_t name, uint32_t meta)
 {
 	struct lp_map_ent *e = lp_map_find(&s->names, name, 0, false);
-	uint64_t hash = lp_hash64((uint64_t)name << 32 | meta);
+	/*
+	 * By text, not by id: a folded span's ids are held by no group, so after
+	 * a collection its texts come back under other ids, and its ids name others.
+	 */
+	uint64_t hash = s->texts ? lp_hash64(strtab_hash(s->texts, name) ^
+					     strtab_hash(s->texts, meta) * 0x9e3779b97f4a7c15ull)
+				 : lp_hash64((uint64_t)name << 32 | meta);
 	struct lp_group *g;
 
 	if (!s->folded && !(s->folded = lp_hll_new(LP_FOLDED_HLL_BITS)))
@@ -168,6 +175,11 @@ void lp_stats_mark(struct lp_stats *s, struct strtab *st)
 	}
 	/* A folded span's ids are held by no group: they may name another text next. */
 	s->last = NULL;
+}
+
+void lp_stats_set_texts(struct lp_stats *s, const struct strtab *st)
+{
+	s->texts = st;
 }
 
 void lp_stats_set_exact_limit(struct lp_stats *s, size_t max)

@@ -153,6 +153,8 @@ void lp_stats_free(struct lp_stats *s);
  * Keep at most max durations per group (0: all, the default); a group past it
  * switches to the histogram. Set before the first lp_stats_add().
  */
+/* The texts of the ids spans carry: folded spans are counted by text (strtab_hash). */
+void lp_stats_set_texts(struct lp_stats *s, const struct strtab *st);
 void lp_stats_set_exact_limit(struct lp_stats *s, size_t max);
 /*
  * At most max groups of their own (LP_GROUPS_MAX unless set; 0: every span

@@ -214,6 +214,11 @@ bool strtab_is_live(const struct strtab *t, uint32_t id)
 	return id < t->n && t->strs[id].s;
 }
 
+uint64_t strtab_hash(const struct strtab *t, uint32_t id)
+{
+	return strtab_is_live(t, id) ? t->strs[id].hash : 0;
+}
+
 size_t strtab_bytes(const struct strtab *t)
 {
 	return t->bytes;

@@ -55,6 +55,11 @@ uint32_t strtab_count(const struct strtab *t);
 /* Ids in use, id 0 included. */
 uint32_t strtab_live(const struct strtab *t);
 bool strtab_is_live(const struct strtab *t, uint32_t id);
+/*
+ * A hash of id's text (0 for an id not in use): the same text has the same
+ * hash under any id, as ids are reused after a collection.
+ */
+uint64_t strtab_hash(const struct strtab *t, uint32_t id);
 /* What the texts in use cost: their bytes and the table's own per id. */
 size_t strtab_bytes(const struct strtab *t);
 

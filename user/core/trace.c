@@ -8,6 +8,18 @@
 
 #include "meta.h"
 
+/* The file's opening: everything before the first event. */
+static void begin(struct lp_trace *t, const struct strtab *st, uint64_t base_ns)
+{
+	t->st = st;
+	t->base_ns = base_ns;
+	jw_obj_begin(&t->w);
+	jw_key(&t->w, "displayTimeUnit", 15);
+	jw_cstr(&t->w, "ns");
+	jw_key(&t->w, "traceEvents", 11);
+	jw_arr_begin(&t->w);
+}
+
 int lp_trace_openat(struct lp_trace *t, int dirfd, const char *name, const struct strtab *st,
 		    uint64_t base_ns)
 {
@@ -17,16 +29,17 @@ int lp_trace_openat(struct lp_trace *t, int dirfd, const char *name, const struc
 	err = lp_outfile_openat(&t->out, dirfd, name);
 	if (err)
 		return err;
-	t->st = st;
-	t->base_ns = base_ns;
 	/* The writer's own buffer and write(2): the stream stays empty, commit only syncs it. */
 	jw_init_fd(&t->w, fileno(t->out.f));
-	jw_obj_begin(&t->w);
-	jw_key(&t->w, "displayTimeUnit", 15);
-	jw_cstr(&t->w, "ns");
-	jw_key(&t->w, "traceEvents", 11);
-	jw_arr_begin(&t->w);
+	begin(t, st, base_ns);
 	return 0;
+}
+
+void lp_trace_open_stream(struct lp_trace *t, FILE *f, const struct strtab *st, uint64_t base_ns)
+{
+	memset(t, 0, sizeof(*t));
+	jw_init(&t->w, f);
+	begin(t, st, base_ns);
 }
 
 int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st, uint64_t base_ns)
@@ -320,7 +333,8 @@ int lp_trace_close(struct lp_trace *t, const char *other_data_json)
 		return err;
 	}
 	release(t);
-	return lp_outfile_commit(&t->out);
+	/* A stream's (lp_trace_open_stream) is its owner's to close. */
+	return t->out.f ? lp_outfile_commit(&t->out) : 0;
 }
 
 void lp_trace_abort(struct lp_trace *t)

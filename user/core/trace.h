@@ -41,6 +41,8 @@ int lp_trace_openat(struct lp_trace *t, int dirfd, const char *name, const struc
 		    uint64_t base_ns);
 /* The same relative to the working directory. */
 int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st, uint64_t base_ns);
+/* The same into a stream the caller owns (in memory, for the tests): closing it commits nothing. */
+void lp_trace_open_stream(struct lp_trace *t, FILE *f, const struct strtab *st, uint64_t base_ns);
 void lp_trace_span(struct lp_trace *t, const struct lp_span *s);
 /* A process_name (tid = pid) or thread_name metadata event; name is a string id. */
 void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid, uint32_t name);

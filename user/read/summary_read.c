@@ -215,9 +215,11 @@ static void load_schema(struct rd *rd, json_object *root)
 static void load_run(struct rd *rd, json_object *root)
 {
 	struct lp_report *r = &rd->s->rep;
+	const char *mode = cstr(rd, root, "", "mode", "launch");
 	int64_t v = -1;
 
-	r->mode = cstr(rd, root, "", "mode", "launch");
+	if (lp_mode_parse(mode, &r->mode))
+		bad(rd, -EINVAL, "mode is not \"launch\", \"attach\" or \"all-processes\"");
 	r->binary = cstr(rd, root, "", "binary", NULL);
 	v = 0;
 	sint(rd, root, "", "pid", 0, INT32_MAX, &v);
@@ -238,7 +240,7 @@ static void load_recording(struct rd *rd, json_object *root)
 		return;
 	num(rd, o, "recording", "start_ns", &r->base_ns, false);
 	num(rd, o, "recording", "end_ns", &r->end_ns, false);
-	r->end_reason = cstr(rd, o, "recording", "end_reason", NULL);
+	r->end_reason = lp_end_reason_parse(cstr(rd, o, "recording", "end_reason", NULL));
 }
 
 /* The header's figures: the table needs each. */

@@ -9,13 +9,9 @@
 #include <sys/types.h>
 
 #include "common.h"
+#include "report.h" /* enum lp_mode */
 #include "spec.h"
 
-enum lp_mode {
-	LP_MODE_LAUNCH = 0, /* record -- COMMAND */
-	LP_MODE_ATTACH,     /* record -p PID */
-	LP_MODE_ALL,        /* record --all-processes BINARY */
-};
 
 struct lp_record_opts {
 	enum lp_mode mode;
@@ -43,9 +39,20 @@ enum lp_record_stage {
 struct lp_record_result {
 	enum lp_record_stage stage;
 	int exit_code; /* launch: the command's (128 + signal when killed) */
+	/*
+	 * LP_STAGE_RUN: what was recorded, for the caller to print (its paths are
+	 * NULL for a file not written); NULL before. Freed by lp_record_result_free.
+	 */
+	struct lp_report *report;
+	struct lp_pipeline *pipeline; /* what report points into */
 };
 
-/* 0 when everything was recorded and written, else -errno (the table may still be printed). */
+/*
+ * Records as o says, writes the trace and the summary; 0 when everything was
+ * recorded and written, else -errno (said on stderr; res->report may still be
+ * set: what was recorded).
+ */
 int lp_record(const struct lp_record_opts *o, struct lp_record_result *res);
+void lp_record_result_free(struct lp_record_result *res);
 
 #endif

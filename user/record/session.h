@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "common.h"
-#include "report.h"
+#include "figures.h"
 #include "spec.h"
 
 #define LP_BUFFER_DEFAULT (16u << 20) /* ring buffer bytes */

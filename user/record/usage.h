@@ -11,7 +11,7 @@
 
 #include "map.h"
 #include "proc.h"
-#include "report.h"
+#include "figures.h"
 
 struct lp_usage {
 	pid_t pid;

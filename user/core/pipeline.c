@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE
+#include "pipeline.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lp_pipeline {
+	struct lp_pipeline_hooks h;
+	struct strtab *st;
+	struct lp_decoder *dec;
+	struct lp_pairs *pairs;
+	struct lp_nest *nest;
+	struct lp_stats *stats;
+	struct lp_paths *paths;
+	struct lp_trace *trace; /* NULL: no trace */
+	size_t nspecs;
+	struct lp_report_process *procs;
+	size_t nprocs, procs_cap;
+	size_t live;     /* target processes still running */
+	uint64_t end_ns; /* recording ended then (0: not yet) */
+	struct lp_report_thread *threads; /* the report's */
+	int err;         /* the first error of any stage */
+};
+
+static void set_err(struct lp_pipeline *p, int err)
+{
+	if (err && !p->err)
+		p->err = err;
+}
+
+/* Nesting -> rows, call paths, trace. */
+static void on_span(void *ctx, const struct lp_span *s)
+{
+	struct lp_pipeline *p = ctx;
+
+	if (p->h.span)
+		p->h.span(p->h.ctx, s);
+	set_err(p, lp_stats_add(p->stats, s));
+	set_err(p, lp_paths_add(p->paths, s));
+	if (p->trace)
+		lp_trace_span(p->trace, s);
+}
+
+/* Markers' and span pairs' events -> nesting. */
+static int to_nest(void *ctx, const struct lp_event *ev)
+{
+	struct lp_pipeline *p = ctx;
+
+	if (p->h.event)
+		p->h.event(p->h.ctx, ev);
+	return lp_nest_event(p->nest, ev);
+}
+
+static int on_marker(void *ctx, const struct lp_event *ev)
+{
+	struct lp_pipeline *p = ctx;
+
+	if (p->h.marker)
+		p->h.marker(p->h.ctx, ev);
+	return to_nest(ctx, ev);
+}
+
+/* Span-pair probes -> pairs (which send events to the nesting). */
+static int on_usdt(void *ctx, const struct lp_usdt_event *ue)
+{
+	struct lp_pipeline *p = ctx;
+
+	if (p->h.usdt)
+		p->h.usdt(p->h.ctx, ue);
+	return lp_pairs_event(p->pairs, ue);
+}
+
+static void on_track_end(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t end_ns)
+{
+	struct lp_pipeline *p = ctx;
+
+	lp_nest_thread_end(p->nest, pid, track_tid, end_ns);
+}
+
+static long on_file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char *buf,
+			 size_t size)
+{
+	struct lp_pipeline *p = ctx;
+
+	return p->h.file_text ? p->h.file_text(p->h.ctx, dev, ino, off, buf, size) : -ENOENT;
+}
+
+static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
+{
+	struct lp_pipeline *p = ctx;
+
+	return p->h.rescan ? p->h.rescan(p->h.ctx, pid, paused, ts_ns) : 0;
+}
+
+static struct lp_report_process *find_proc(struct lp_pipeline *p, uint32_t pid)
+{
+	for (size_t i = p->nprocs; i-- > 0;)
+		if (p->procs[i].pid == pid)
+			return &p->procs[i];
+	return NULL;
+}
+
+static int add_proc(struct lp_pipeline *p, uint32_t pid, uint32_t ppid, enum lp_origin origin,
+		    uint32_t comm)
+{
+	struct lp_report_process *procs = lp_grow(p->procs, &p->procs_cap, p->nprocs + 1,
+						  sizeof(*procs));
+
+	if (!procs)
+		return -ENOMEM;
+	p->procs = procs;
+	p->procs[p->nprocs++] = (struct lp_report_process){
+		.pid = pid, .ppid = ppid, .origin = origin, .comm = comm, .alive = true,
+	};
+	p->live++;
+	return 0;
+}
+
+int lp_pipeline_add_process(struct lp_pipeline *p, uint32_t pid, uint32_t ppid,
+			    enum lp_origin origin, const char *comm)
+{
+	uint32_t id = strtab_intern(p->st, comm, strlen(comm));
+
+	return id == UINT32_MAX ? -ENOMEM : add_proc(p, pid, ppid, origin, id);
+}
+
+bool lp_pipeline_process_gone(struct lp_pipeline *p, uint32_t pid)
+{
+	struct lp_report_process *proc = find_proc(p, pid);
+
+	if (!proc || !proc->alive)
+		return false;
+	proc->alive = false;
+	p->live--;
+	return true;
+}
+
+/* A process ended (its last thread, or its image at an exec). */
+static void process_end(struct lp_pipeline *p, const struct lp_task_event *te)
+{
+	lp_pairs_process_end(p->pairs, te->pid);
+	lp_nest_process_end(p->nest, te->pid, te->ts_ns);
+}
+
+static int on_exit_task(struct lp_pipeline *p, const struct lp_task_event *te)
+{
+	struct lp_report_process *proc;
+
+	lp_pairs_thread_end(p->pairs, te->pid, te->tid, te->ts_ns);
+	lp_nest_thread_end(p->nest, te->pid, te->tid, te->ts_ns);
+	if (!te->group_dead)
+		return 0;
+	process_end(p, te);
+	lp_pipeline_process_gone(p, te->pid);
+	proc = find_proc(p, te->pid);
+	if (proc && te->privileged) {
+		proc->privileged = true;
+		proc->comm = te->comm;
+	}
+	return 0;
+}
+
+static int on_task(void *ctx, const struct lp_task_event *te)
+{
+	struct lp_pipeline *p = ctx;
+	struct lp_report_process *proc;
+	int err = 0;
+
+	/*
+	 * After the end, nothing happens: a process that exits then was alive
+	 * when recording ended, and its open spans end with the recording.
+	 */
+	if (p->end_ns && te->ts_ns >= p->end_ns)
+		return 0;
+	switch (te->what) {
+	case LP_TASK_FORK:
+		/* Spans open in the parent at fork are open in the child too. */
+		err = lp_nest_process_begin(p->nest, te->pid, te->ts_ns, true);
+		if (!err)
+			err = add_proc(p, te->pid, te->ppid, LP_ORIGIN_FORKED, te->comm);
+		break;
+	case LP_TASK_FOUND:
+		err = lp_nest_process_begin(p->nest, te->pid, te->ts_ns, !te->new_image);
+		if (!err)
+			err = add_proc(p, te->pid, te->ppid, LP_ORIGIN_FOUND, te->comm);
+		/*
+		 * Found running: attach to what it maps. Found at its exec, it maps
+		 * its libraries later, and is paused for them then (lp_dl_state).
+		 */
+		if (!err && !te->new_image)
+			err = on_libs(p, te->pid, false, te->ts_ns);
+		break;
+	case LP_TASK_THREAD:
+		err = lp_nest_thread_begin(p->nest, te->pid, te->tid, te->ts_ns);
+		break;
+	case LP_TASK_EXEC:
+		process_end(p, te);
+		/* (A program not examined yet is paused for us: LP_REC_LIBS.) */
+		err = lp_nest_process_begin(p->nest, te->pid, te->ts_ns, false);
+		proc = find_proc(p, te->pid);
+		if (proc)
+			proc->comm = te->comm;
+		break;
+	case LP_TASK_EXIT:
+		err = on_exit_task(p, te);
+		break;
+	}
+	if (p->h.task)
+		p->h.task(p->h.ctx, te);
+	return err;
+}
+
+struct lp_pipeline *lp_pipeline_new(const struct lp_pipeline_opts *o,
+				    const struct lp_pipeline_hooks *h)
+{
+	struct lp_pipeline *p = calloc(1, sizeof(*p));
+	struct lp_nest_sink nsink = { .span = on_span, .ctx = p };
+	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
+					.usdt = on_usdt, .file_text = on_file_text, .ctx = p };
+	struct lp_pairs_sink psink = { .event = to_nest, .track_end = on_track_end, .ctx = p };
+
+	if (!p)
+		return NULL;
+	if (h)
+		p->h = *h;
+	p->nspecs = o->nspecs;
+	p->st = strtab_new();
+	p->stats = lp_stats_new();
+	p->paths = lp_paths_new();
+	p->nest = lp_nest_new(&nsink);
+	p->dec = p->st ? lp_decoder_new(p->st, &dsink) : NULL;
+	p->pairs = p->st ? lp_pairs_new(o->specs, o->nspecs, p->st, &psink) : NULL;
+	if (!p->st || !p->stats || !p->paths || !p->nest || !p->dec || !p->pairs) {
+		lp_pipeline_free(p);
+		return NULL;
+	}
+	lp_stats_set_texts(p->stats, p->st);
+	if (o->summary_only)
+		lp_stats_set_exact_limit(p->stats, LP_SUMMARY_ONLY_DURATIONS);
+	if (o->max_groups)
+		lp_stats_set_max_groups(p->stats, o->max_groups);
+	return p;
+}
+
+void lp_pipeline_free(struct lp_pipeline *p)
+{
+	if (!p)
+		return;
+	lp_decoder_free(p->dec);
+	lp_pairs_free(p->pairs);
+	lp_nest_free(p->nest);
+	lp_stats_free(p->stats);
+	lp_paths_free(p->paths);
+	strtab_free(p->st);
+	free(p->procs);
+	free(p->threads);
+	free(p);
+}
+
+struct strtab *lp_pipeline_strtab(struct lp_pipeline *p)
+{
+	return p->st;
+}
+
+int lp_pipeline_process_begin(struct lp_pipeline *p, uint32_t pid, uint64_t since_ns,
+			      bool open_before)
+{
+	return lp_nest_process_begin(p->nest, pid, since_ns, open_before);
+}
+
+int lp_pipeline_begin(struct lp_pipeline *p, uint64_t since_ns)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < p->nprocs; i++)
+		err = lp_nest_process_begin(p->nest, p->procs[i].pid, since_ns,
+					    p->procs[i].origin != LP_ORIGIN_LAUNCHED);
+	return err;
+}
+
+void lp_pipeline_set_trace(struct lp_pipeline *p, struct lp_trace *t)
+{
+	p->trace = t;
+}
+
+void lp_pipeline_gate(struct lp_pipeline *p, uint32_t file, uint64_t since_ns)
+{
+	lp_decoder_file_since(p->dec, file, since_ns);
+	lp_nest_gate(p->nest, since_ns);
+}
+
+int lp_pipeline_record(struct lp_pipeline *p, const void *data, size_t size)
+{
+	int err = lp_decode(p->dec, data, size);
+
+	set_err(p, err);
+	/*
+	 * Between two records every id in use is in a holder. Here, not only
+	 * between batches: one drain lasts as long as the targets keep the ring
+	 * buffer busy (a fast target's whole run, or the drain after the stop).
+	 */
+	lp_pipeline_collect(p, false, NULL);
+	return err;
+}
+
+static void text_freed(void *ctx, uint32_t id)
+{
+	struct lp_pipeline *p = ctx;
+
+	if (p->trace)
+		lp_trace_forget(p->trace, id);
+}
+
+/*
+ * Frees the texts nothing holds any more once enough new ones came in
+ * (strtab_gc_due(): a comparison, cheap enough for every record). Called
+ * between records: none is half decoded, so every id in use is in a holder
+ * that marks it (docs/internals.md, "Texts").
+ */
+bool lp_pipeline_collect(struct lp_pipeline *p, bool force, struct strtab_gc_result *out)
+{
+	struct strtab_gc_result res;
+
+	if (!force && !strtab_gc_due(p->st))
+		return false;
+	strtab_gc_begin(p->st);
+	lp_decoder_mark(p->dec, p->st);
+	lp_pairs_mark(p->pairs, p->st);
+	lp_nest_mark(p->nest, p->st);
+	lp_stats_mark(p->stats, p->st);
+	lp_paths_mark(p->paths, p->st);
+	for (size_t i = 0; i < p->nprocs; i++)
+		strtab_mark(p->st, p->procs[i].comm);
+	strtab_gc_end(p->st, text_freed, p, &res);
+	if (p->trace)
+		lp_trace_compact(p->trace);
+	lp_info("texts: %u freed (%zu KiB), %u kept (%zu KiB)", res.freed_ids,
+		res.freed_bytes >> 10, res.live_ids, res.live_bytes >> 10);
+	if (out)
+		*out = res;
+	return true;
+}
+
+int lp_pipeline_error(const struct lp_pipeline *p)
+{
+	return p->err;
+}
+
+size_t lp_pipeline_live(const struct lp_pipeline *p)
+{
+	return p->live;
+}
+
+const struct lp_report_process *lp_pipeline_processes(const struct lp_pipeline *p, size_t *n)
+{
+	*n = p->nprocs;
+	return p->procs;
+}
+
+void lp_pipeline_stop(struct lp_pipeline *p, uint64_t end_ns)
+{
+	p->end_ns = end_ns;
+}
+
+void lp_pipeline_finish(struct lp_pipeline *p, uint64_t end_ns)
+{
+	lp_nest_finish(p->nest, end_ns);
+}
+
+static uint32_t intern_cstr(struct lp_pipeline *p, const char *s)
+{
+	return strtab_intern(p->st, s, strlen(s));
+}
+
+/* A thread's name, and its process's, from its first record (else "tid N", "pid N"). */
+static void thread_names(struct lp_pipeline *p, const struct lp_thread_info *info,
+			 uint32_t *comm, uint32_t *pcomm)
+{
+	uint32_t tid = LP_TRACK_IS(info->tid) ? LP_TRACK_REAL(info->tid) : info->tid;
+	char buf[32];
+
+	if (!lp_decoder_thread_name(p->dec, info->pid, tid, comm, pcomm)) {
+		snprintf(buf, sizeof(buf), "tid %u", tid);
+		*comm = intern_cstr(p, buf);
+		snprintf(buf, sizeof(buf), "pid %u", info->pid);
+		*pcomm = intern_cstr(p, buf);
+	}
+	/* A track of keyed spans is named after its thread. */
+	if (LP_TRACK_IS(info->tid)) {
+		size_t len;
+		const char *c = strtab_str(p->st, *comm, &len);
+		char *nm;
+
+		if (asprintf(&nm, "%.*s (%u) keyed spans %u", (int)len, c, tid,
+			     LP_TRACK_NO(info->tid)) >= 0) {
+			*comm = intern_cstr(p, nm);
+			free(nm);
+		}
+	}
+}
+
+/* Thread rows for the report, names into the trace. */
+static int collect_threads(struct lp_pipeline *p, struct lp_report *rep)
+{
+	const struct lp_thread_info *infos;
+	size_t n = lp_nest_threads(p->nest, &infos);
+
+	free(p->threads);
+	p->threads = calloc(n ? n : 1, sizeof(*p->threads));
+	if (!p->threads)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t comm, pcomm;
+		bool first_of_pid = true;
+
+		thread_names(p, &infos[i], &comm, &pcomm);
+		for (size_t j = 0; j < i; j++)
+			first_of_pid &= infos[j].pid != infos[i].pid;
+		if (p->trace) {
+			struct lp_report_process *proc = find_proc(p, infos[i].pid);
+
+			if (first_of_pid)
+				lp_trace_name(p->trace, true, infos[i].pid, infos[i].pid,
+					      proc ? proc->comm : pcomm);
+			lp_trace_name(p->trace, false, infos[i].pid, infos[i].tid, comm);
+		}
+		p->threads[i] = (struct lp_report_thread){
+			.pid = infos[i].pid,
+			.tid = infos[i].tid,
+			.name = comm,
+			.spans = infos[i].spans,
+			.recorded_ns = infos[i].recorded_ns,
+			.lost = p->h.thread_lost ? p->h.thread_lost(p->h.ctx, infos[i].tid)
+						 : infos[i].lost_seen,
+			.max_depth = infos[i].max_depth,
+		};
+	}
+	rep->threads = p->threads;
+	rep->nthreads = n;
+	return 0;
+}
+
+int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep)
+{
+	const struct lp_decode_stats *ds = lp_decoder_stats(p->dec);
+	struct lp_group **groups;
+
+	rep->st = p->st;
+	rep->totals = lp_nest_totals(p->nest);
+	rep->ngroups = lp_stats_sorted(p->stats, &groups);
+	rep->groups = groups;
+	lp_stats_folding(p->stats, &rep->fold);
+	rep->paths = p->paths;
+	rep->procs = p->procs;
+	rep->nprocs = p->nprocs;
+	rep->nspecs = p->nspecs;
+	rep->pairs = p->nspecs ? lp_pairs_stats(p->pairs) : NULL;
+	rep->malformed = ds->malformed;
+	rep->truncated = ds->truncated;
+	rep->unreadable = ds->unreadable;
+	rep->enters = ds->enters;
+	rep->exits = ds->exits;
+	return collect_threads(p, rep);
+}
