@@ -1,19 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers the integration tests share: reading files, running a command with
- * its output captured, formatting paths, reading JSON. Include after cmocka.h
- * and after defining `tmpdir`, the directory where captured output goes.
+ * Helpers the integration tests share: formatting, the clock, reading files,
+ * starting processes (with their output captured, or through pipes read line
+ * by line with a deadline) and ending those a test leaves behind, waiting for
+ * them, reading JSON. Include after cmocka.h and after defining `tmpdir`, the
+ * directory where captured output goes.
  */
 #ifndef LP_ITEST_H
 #define LP_ITEST_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdbool.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,10 +41,18 @@ static ITEST_UNUSED char *fmt(const char *f, ...)
 	va_list ap;
 
 	va_start(ap, f);
-	if (vasprintf(&b, f, ap) < 0)
-		b = NULL;
+	assert_true(vasprintf(&b, f, ap) >= 0);
 	va_end(ap);
 	return b;
+}
+
+/* CLOCK_MONOTONIC in ns: the clock of the targets' logs and of leanprofiler's timestamps. */
+static ITEST_UNUSED uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static ITEST_UNUSED char *slurp_fd(int fd, size_t *lenp)
@@ -78,27 +94,124 @@ static ITEST_UNUSED char *slurp(const char *path, size_t *lenp)
 	return s;
 }
 
-/* Starts argv with stdout and stderr going to the files out and err; its PID (not waited for). */
-static ITEST_UNUSED pid_t spawn_to(char *const argv[], const char *out, const char *err)
+/* A wait status as a number: the exit code, or 128 + the signal. */
+static ITEST_UNUSED int exit_code(int st)
 {
-	pid_t pid = fork();
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
 
+/* ---- processes a test started ---- */
+
+/*
+ * Started by spawn() and not yet reaped: stop_started(), a cmocka teardown,
+ * kills (SIGKILL) and reaps them, newest first, so that a failed assertion
+ * never leaves one running. A test that forks by itself adds its child with
+ * started_add().
+ */
+static pid_t itest_started[64];
+static int itest_nstarted;
+
+static ITEST_UNUSED void started_add(pid_t pid)
+{
+	assert_true(itest_nstarted < 64);
+	itest_started[itest_nstarted++] = pid;
+}
+
+static ITEST_UNUSED void started_forget(pid_t pid)
+{
+	for (int i = 0; i < itest_nstarted; i++)
+		if (itest_started[i] == pid)
+			itest_started[i] = itest_started[--itest_nstarted];
+}
+
+static ITEST_UNUSED int stop_started(void **state)
+{
+	(void)state;
+	while (itest_nstarted > 0) {
+		pid_t pid = itest_started[--itest_nstarted];
+
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	return 0;
+}
+
+/* Where a started process's stdin, stdout or stderr goes. */
+enum io_mode { IO_INHERIT, IO_PIPE, IO_NULL, IO_FILE };
+
+struct io {
+	enum io_mode mode;
+	const char *file; /* IO_FILE */
+	int fd;           /* IO_PIPE: our end, once started */
+};
+
+/* In the child: io on fd target (child_end: its end of the pipe). */
+static ITEST_UNUSED void child_io(struct io *io, int target, int child_end)
+{
+	int fd = -1;
+
+	if (io->mode == IO_INHERIT)
+		return;
+	if (io->mode == IO_PIPE)
+		fd = child_end;
+	else if (io->mode == IO_NULL)
+		fd = open("/dev/null", O_RDWR);
+	else
+		fd = open(io->file, target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || dup2(fd, target) < 0)
+		_exit(99);
+	/* The command gets 0, 1 and 2, nothing more of ours (pipes are O_CLOEXEC). */
+	if (io->mode != IO_PIPE && fd > 2)
+		close(fd);
+}
+
+/* Starts argv with the given stdin, stdout, stderr; tied: it dies (SIGKILL) if we do. */
+static ITEST_UNUSED pid_t start_io(char *const argv[], struct io *in, struct io *out,
+				   struct io *err, bool tied)
+{
+	struct io *ios[3] = { in, out, err };
+	int p[3][2];
+	pid_t pid;
+
+	for (int i = 0; i < 3; i++)
+		if (ios[i]->mode == IO_PIPE)
+			assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
+	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		int o = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int e = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(o, 1);
-		dup2(e, 2);
-		/* The command gets 0, 1 and 2, nothing more of ours. */
-		if (o > 2)
-			close(o);
-		if (e > 2)
-			close(e);
+		if (tied)
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+		child_io(in, 0, in->mode == IO_PIPE ? p[0][0] : -1);
+		child_io(out, 1, out->mode == IO_PIPE ? p[1][1] : -1);
+		child_io(err, 2, err->mode == IO_PIPE ? p[2][1] : -1);
 		execv(argv[0], argv);
 		_exit(99);
 	}
+	for (int i = 0; i < 3; i++) {
+		if (ios[i]->mode != IO_PIPE)
+			continue;
+		ios[i]->fd = i == 0 ? p[i][1] : p[i][0];
+		close(i == 0 ? p[i][0] : p[i][1]);
+	}
 	return pid;
+}
+
+/* Starts argv with the given stdin, stdout, stderr; it dies with us, stop_started() ends it. */
+static ITEST_UNUSED pid_t spawn(char *const argv[], struct io *in, struct io *out, struct io *err)
+{
+	pid_t pid = start_io(argv, in, out, err, true);
+
+	started_add(pid);
+	return pid;
+}
+
+/* Starts argv with stdout and stderr going to the files out and err; its PID (not waited for). */
+static ITEST_UNUSED pid_t spawn_to(char *const argv[], const char *out, const char *err)
+{
+	struct io i = { .mode = IO_INHERIT }, o = { .mode = IO_FILE, .file = out },
+		  e = { .mode = IO_FILE, .file = err };
+
+	return start_io(argv, &i, &o, &e, false);
 }
 
 /* Runs argv with stdout and stderr captured to files (no pipe deadlocks). 0 or -1. */
@@ -110,7 +223,7 @@ static ITEST_UNUSED int run(struct run *r, char *const argv[])
 
 	if (waitpid(pid, &st, 0) != pid)
 		return -1;
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->status = exit_code(st);
 	r->out = slurp(outp, &r->out_len);
 	r->err = slurp(errp, &r->err_len);
 	return r->out && r->err ? 0 : -1;
@@ -122,13 +235,160 @@ static ITEST_UNUSED void run_free(struct run *r)
 	free(r->err);
 }
 
+/* The pause between two checks of a condition (never a wait for something to happen). */
+static ITEST_UNUSED void wait_ms(int ms)
+{
+	struct timespec d = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&d, NULL);
+}
+
+/* Waits for pid to end; its exit code, or 128 + signal. */
+static ITEST_UNUSED int wait_exit(pid_t pid)
+{
+	int st;
+
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	started_forget(pid);
+	return exit_code(st);
+}
+
+/* Waits at most timeout_ms for pid (our child) to exit: its exit code, or 128 + signal. */
+static ITEST_UNUSED int wait_exit_within(pid_t pid, int timeout_ms)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), st;
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+	assert_true(pfd >= 0);
+	if (poll(&p, 1, timeout_ms) != 1)
+		fail_msg("PID %d did not exit within %d ms", (int)pid, timeout_ms);
+	close(pfd);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	started_forget(pid);
+	return exit_code(st);
+}
+
+/*
+ * Waits until the file holds text: false when the process pid exited first
+ * (it is then reaped) or timeout_ms passed.
+ */
+static ITEST_UNUSED bool wait_text(const char *path, const char *text, pid_t pid, int timeout_ms)
+{
+	for (int i = 0; i < timeout_ms / 10; i++) {
+		char *s = slurp(path, NULL);
+		bool found = s && strstr(s, text);
+
+		free(s);
+		if (found)
+			return true;
+		if (waitpid(pid, NULL, WNOHANG) == pid)
+			return false;
+		wait_ms(10);
+	}
+	return false;
+}
+
+/* ---- lines from a pipe, read with a deadline ---- */
+
+struct lines {
+	int fd;
+	bool eof;
+	size_t len;
+	char buf[1 << 16];
+	char *all; /* everything read so far, for messages */
+	size_t all_len;
+};
+
+static ITEST_UNUSED struct lines *lines_new(int fd)
+{
+	struct lines *l = calloc(1, sizeof(*l));
+
+	assert_non_null(l);
+	l->fd = fd;
+	l->all = calloc(1, 1);
+	return l;
+}
+
+/* One line without its '\n': 1, or 0 at EOF, or -1 after timeout_ms. */
+static ITEST_UNUSED int lines_read(struct lines *l, char *out, size_t size, int timeout_ms)
+{
+	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
+
+	for (;;) {
+		char *nl = memchr(l->buf, '\n', l->len);
+		struct pollfd p = { .fd = l->fd, .events = POLLIN };
+		uint64_t t = now_ns();
+		ssize_t n;
+
+		if (nl) {
+			size_t k = (size_t)(nl - l->buf);
+
+			snprintf(out, size, "%.*s", (int)k, l->buf);
+			memmove(l->buf, nl + 1, l->len - k - 1);
+			l->len -= k + 1;
+			return 1;
+		}
+		if (l->eof)
+			return 0;
+		if (l->len == sizeof(l->buf))
+			fail_msg("a line longer than %zu bytes: %.80s...", sizeof(l->buf), l->buf);
+		if (t >= deadline || poll(&p, 1, (int)((deadline - t) / 1000000ULL) + 1) == 0)
+			return -1;
+		n = read(l->fd, l->buf + l->len, sizeof(l->buf) - l->len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		assert_true(n >= 0);
+		if (n == 0)
+			l->eof = true;
+		l->all = realloc(l->all, l->all_len + (size_t)n + 1);
+		memcpy(l->all + l->all_len, l->buf + l->len, (size_t)n);
+		l->all_len += (size_t)n;
+		l->all[l->all_len] = '\0';
+		l->len += (size_t)n;
+	}
+}
+
+/* Reads to EOF (at most timeout_ms). */
+static ITEST_UNUSED void lines_drain(struct lines *l, int timeout_ms)
+{
+	char line[4096];
+	int r;
+
+	while ((r = lines_read(l, line, sizeof(line), timeout_ms)) == 1)
+		;
+	if (r < 0)
+		fail_msg("no EOF within %d ms; read so far:\n%s", timeout_ms, l->all);
+}
+
+/* ---- JSON ---- */
+
 static ITEST_UNUSED json_object *get(json_object *o, const char *key)
 {
 	json_object *v = NULL;
 
 	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("missing key \"%s\"", key);
+		fail_msg("missing key \"%s\" in %.1000s", key, json_object_to_json_string(o));
 	return v;
+}
+
+/* The member key, which must be an integer. */
+static ITEST_UNUSED int64_t get_i(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+
+	if (!json_object_is_type(v, json_type_int))
+		fail_msg("%s is not an integer: %s", key, json_object_to_json_string(v));
+	return json_object_get_int64(v);
+}
+
+/* The member key, which must be a string. */
+static ITEST_UNUSED const char *get_s(json_object *o, const char *key)
+{
+	json_object *v = get(o, key);
+
+	if (!json_object_is_type(v, json_type_string))
+		fail_msg("%s is not a string: %s", key, json_object_to_json_string(v));
+	return json_object_get_string(v);
 }
 
 static ITEST_UNUSED json_object *load_json(const char *p)
@@ -136,12 +396,22 @@ static ITEST_UNUSED json_object *load_json(const char *p)
 	char *text = slurp(p, NULL);
 	json_object *o;
 
-	assert_non_null(text);
+	if (!text)
+		fail_msg("cannot read %s", p);
 	o = json_tokener_parse(text);
 	free(text);
-	assert_non_null(o);
+	if (!o)
+		fail_msg("%s is not JSON", p);
 	return o;
 }
+
+/* The summary a recording into dir wrote. */
+static ITEST_UNUSED json_object *summary_of(const char *dir)
+{
+	return load_json(fmt("%s/leanprofiler-summary.json", dir));
+}
+
+/* ---- a suite's start, and what every suite checks ---- */
 
 /*
  * The start of a suite that records: as root (BPF), and every command runs as
@@ -180,43 +450,6 @@ static ITEST_UNUSED void write_file(const char *path, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	assert_int_equal(fclose(f), 0);
-}
-
-/* The pause between two checks of a condition (never a wait for something to happen). */
-static ITEST_UNUSED void wait_ms(int ms)
-{
-	struct timespec d = { ms / 1000, (ms % 1000) * 1000000L };
-
-	nanosleep(&d, NULL);
-}
-
-/* Waits for pid to end; its exit code, or 128 + signal. */
-static ITEST_UNUSED int wait_exit(pid_t pid)
-{
-	int st;
-
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/*
- * Waits until the file holds text: false when the process pid exited first
- * (it is then reaped) or timeout_ms passed.
- */
-static ITEST_UNUSED bool wait_text(const char *path, const char *text, pid_t pid, int timeout_ms)
-{
-	for (int i = 0; i < timeout_ms / 10; i++) {
-		char *s = slurp(path, NULL);
-		bool found = s && strstr(s, text);
-
-		free(s);
-		if (found)
-			return true;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
-			return false;
-		wait_ms(10);
-	}
-	return false;
 }
 
 #endif

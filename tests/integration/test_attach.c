@@ -34,12 +34,9 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
-#include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -49,11 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <time.h>
+#include <sys/types.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -69,214 +62,7 @@
 static const char *build = "build";
 static char tmpdir[] = "/tmp/lp-attach-XXXXXX";
 
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* A formatted string; never freed: tests are short and keep many alive at once. */
-static char *fmt(const char *f, ...)
-{
-	char *b = NULL;
-	va_list ap;
-
-	va_start(ap, f);
-	assert_true(vasprintf(&b, f, ap) >= 0);
-	va_end(ap);
-	return b;
-}
-
-static char *slurp(const char *path)
-{
-	int fd = open(path, O_RDONLY);
-	size_t len = 0, cap = 4096;
-	char *buf;
-	ssize_t n;
-
-	if (fd < 0)
-		return NULL;
-	buf = malloc(cap);
-	assert_non_null(buf);
-	while ((n = read(fd, buf + len, cap - len - 1)) > 0) {
-		len += (size_t)n;
-		if (cap - len < 2) {
-			buf = realloc(buf, cap *= 2);
-			assert_non_null(buf);
-		}
-	}
-	buf[len] = '\0';
-	close(fd);
-	return buf;
-}
-
-/* --- processes this test started --------------------------------------------------- */
-
-/* Not yet reaped: the teardown kills (SIGKILL) and reaps them, newest first. */
-static pid_t started[64];
-static int nstarted;
-
-static void forget(pid_t pid)
-{
-	for (int i = 0; i < nstarted; i++)
-		if (started[i] == pid)
-			started[i] = started[--nstarted];
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	while (nstarted > 0) {
-		pid_t pid = started[--nstarted];
-
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-	return 0;
-}
-
-enum io_mode { IO_INHERIT, IO_PIPE, IO_NULL, IO_FILE };
-
-struct io {
-	enum io_mode mode;
-	const char *file; /* IO_FILE */
-	int fd;           /* IO_PIPE: our end */
-};
-
-static void child_io(struct io *io, int target, int child_end)
-{
-	int fd = -1;
-
-	if (io->mode == IO_INHERIT)
-		return;
-	if (io->mode == IO_PIPE)
-		fd = child_end;
-	else if (io->mode == IO_NULL)
-		fd = open("/dev/null", O_RDWR);
-	else
-		fd = open(io->file, target == 0 ? O_RDONLY : O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || dup2(fd, target) < 0)
-		_exit(99);
-}
-
-/* Starts argv with the given stdin, stdout, stderr; it dies (SIGKILL) if we do. */
-static pid_t spawn(char *const argv[], struct io *in, struct io *out, struct io *err)
-{
-	struct io *ios[3] = { in, out, err };
-	int p[3][2];
-	pid_t pid;
-
-	for (int i = 0; i < 3; i++)
-		if (ios[i]->mode == IO_PIPE)
-			assert_int_equal(pipe2(p[i], O_CLOEXEC), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		child_io(in, 0, in->mode == IO_PIPE ? p[0][0] : -1);
-		child_io(out, 1, out->mode == IO_PIPE ? p[1][1] : -1);
-		child_io(err, 2, err->mode == IO_PIPE ? p[2][1] : -1);
-		execv(argv[0], argv);
-		_exit(99);
-	}
-	assert_true(nstarted < 64);
-	started[nstarted++] = pid;
-	for (int i = 0; i < 3; i++) {
-		if (ios[i]->mode != IO_PIPE)
-			continue;
-		ios[i]->fd = i == 0 ? p[i][1] : p[i][0];
-		close(i == 0 ? p[i][0] : p[i][1]);
-	}
-	return pid;
-}
-
-/* Waits at most timeout_ms for pid (our child) to exit: its exit code, or 128 + signal. */
-static int wait_exit(pid_t pid, int timeout_ms)
-{
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), st;
-	struct pollfd p = { .fd = pfd, .events = POLLIN };
-
-	assert_true(pfd >= 0);
-	if (poll(&p, 1, timeout_ms) != 1)
-		fail_msg("PID %d did not exit within %d ms", (int)pid, timeout_ms);
-	close(pfd);
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	forget(pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Lines from a pipe, read with a deadline. */
-struct lines {
-	int fd;
-	bool eof;
-	size_t len;
-	char buf[1 << 16];
-	char *all; /* everything read so far, for messages */
-	size_t all_len;
-};
-
-static struct lines *lines_new(int fd)
-{
-	struct lines *l = calloc(1, sizeof(*l));
-
-	assert_non_null(l);
-	l->fd = fd;
-	l->all = calloc(1, 1);
-	return l;
-}
-
-/* One line without its '\n': 1, or 0 at EOF, or -1 after timeout_ms. */
-static int read_line(struct lines *l, char *out, size_t size, int timeout_ms)
-{
-	uint64_t deadline = now() + (uint64_t)timeout_ms * 1000000ULL;
-
-	for (;;) {
-		char *nl = memchr(l->buf, '\n', l->len);
-		struct pollfd p = { .fd = l->fd, .events = POLLIN };
-		uint64_t t = now();
-		ssize_t n;
-
-		if (nl) {
-			size_t k = (size_t)(nl - l->buf);
-
-			snprintf(out, size, "%.*s", (int)k, l->buf);
-			memmove(l->buf, nl + 1, l->len - k - 1);
-			l->len -= k + 1;
-			return 1;
-		}
-		if (l->eof)
-			return 0;
-		if (l->len == sizeof(l->buf))
-			fail_msg("a line longer than %zu bytes: %.80s...", sizeof(l->buf), l->buf);
-		if (t >= deadline || poll(&p, 1, (int)((deadline - t) / 1000000ULL) + 1) == 0)
-			return -1;
-		n = read(l->fd, l->buf + l->len, sizeof(l->buf) - l->len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		assert_true(n >= 0);
-		if (n == 0)
-			l->eof = true;
-		l->all = realloc(l->all, l->all_len + (size_t)n + 1);
-		memcpy(l->all + l->all_len, l->buf + l->len, (size_t)n);
-		l->all_len += (size_t)n;
-		l->all[l->all_len] = '\0';
-		l->len += (size_t)n;
-	}
-}
-
-/* Reads to EOF (at most timeout_ms). */
-static void drain(struct lines *l, int timeout_ms)
-{
-	char line[4096];
-	int r;
-
-	while ((r = read_line(l, line, sizeof(line), timeout_ms)) == 1)
-		;
-	if (r < 0)
-		fail_msg("no EOF within %d ms; read so far:\n%s", timeout_ms, l->all);
-}
+#include "itest.h"
 
 /* --- svc: the service to attach to ------------------------------------------------ */
 
@@ -295,7 +81,7 @@ static void svc_hello(struct svc *s)
 	void *sem = NULL, *libsem = NULL;
 	int pid = 0;
 
-	if (read_line(s->out, line, sizeof(line), ACK_MS) != 1)
+	if (lines_read(s->out, line, sizeof(line), ACK_MS) != 1)
 		fail_msg("svc did not start; it printed: %s", s->out->all);
 	/* %p reads "(nil)" as no match: libsem stays NULL. */
 	assert_true(sscanf(line, "pid=%d sem=%p libsem=%p", &pid, &sem, &libsem) >= 2);
@@ -328,7 +114,7 @@ static const char *svc_cmd(struct svc *s, const char *cmd)
 
 	assert_int_equal(write(s->in, line, strlen(line)), (ssize_t)strlen(line));
 	free(line);
-	r = read_line(s->out, s->reply, sizeof(s->reply), ACK_MS);
+	r = lines_read(s->out, s->reply, sizeof(s->reply), ACK_MS);
 	if (r != 1)
 		fail_msg("svc (PID %d) gave no answer to '%s' (%s)", (int)s->pid, cmd,
 			 r ? "timeout" : "EOF");
@@ -346,7 +132,7 @@ static void svc_expect(struct svc *s, const char *cmd, const char *want)
 static void svc_quit(struct svc *s)
 {
 	svc_expect(s, "quit", "bye");
-	assert_int_equal(wait_exit(s->pid, EXIT_MS), 0);
+	assert_int_equal(wait_exit_within(s->pid, EXIT_MS), 0);
 	close(s->in);
 }
 
@@ -393,7 +179,7 @@ static void lp_start_io(struct lp *p, const char *name, const char *const args[]
 	for (int i = 0; args[i]; i++)
 		argv[n++] = (char *)args[i];
 	argv[n] = NULL;
-	p->t_launch = now();
+	p->t_launch = now_ns();
 	p->pid = spawn(argv, in, out, &err);
 	p->err = lines_new(err.fd);
 }
@@ -409,11 +195,11 @@ static void lp_start(struct lp *p, const char *name, const char *const args[])
 /* Waits for "leanprofiler: recording ..." on stderr; t_ready is when we read it. */
 static void lp_wait_recording(struct lp *p)
 {
-	uint64_t deadline = now() + RECORDING_MS * 1000000ULL;
+	uint64_t deadline = now_ns() + RECORDING_MS * 1000000ULL;
 
 	for (;;) {
-		uint64_t t = now();
-		int r = t < deadline ? read_line(p->err, p->recording_line,
+		uint64_t t = now_ns();
+		int r = t < deadline ? lines_read(p->err, p->recording_line,
 						  sizeof(p->recording_line),
 						  (int)((deadline - t) / 1000000ULL) + 1)
 				     : -1;
@@ -424,21 +210,21 @@ static void lp_wait_recording(struct lp *p)
 		if (!strncmp(p->recording_line, "leanprofiler: recording", 23))
 			break;
 	}
-	p->t_ready = now();
+	p->t_ready = now_ns();
 }
 
 /* Waits for leanprofiler to exit and reads the rest of its stderr. */
 static void lp_finish(struct lp *p, int timeout_ms)
 {
-	p->status = wait_exit(p->pid, timeout_ms);
-	p->t_done = now();
-	drain(p->err, 1000);
+	p->status = wait_exit_within(p->pid, timeout_ms);
+	p->t_done = now_ns();
+	lines_drain(p->err, 1000);
 	close(p->err->fd);
 }
 
 static void lp_stop(struct lp *p, int sig, uint64_t *t_sig)
 {
-	*t_sig = now();
+	*t_sig = now_ns();
 	assert_int_equal(kill(p->pid, sig), 0);
 	lp_finish(p, EXIT_MS);
 }
@@ -450,53 +236,7 @@ static void expect_status(struct lp *p, int want)
 			 p->err->all);
 }
 
-/* --- JSON ------------------------------------------------------------------------- */
-
-static json_object *load_json(const char *p)
-{
-	char *text = slurp(p);
-	json_object *o;
-
-	if (!text)
-		fail_msg("cannot read %s", p);
-	o = json_tokener_parse(text);
-	free(text);
-	if (!o)
-		fail_msg("%s is not JSON", p);
-	return o;
-}
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("missing key %s in %s", key, json_object_to_json_string(o));
-	return v;
-}
-
-static int64_t get_i(json_object *o, const char *key)
-{
-	json_object *v = get(o, key);
-
-	if (!json_object_is_type(v, json_type_int))
-		fail_msg("%s is not an integer: %s", key, json_object_to_json_string(v));
-	return json_object_get_int64(v);
-}
-
-static const char *get_s(json_object *o, const char *key)
-{
-	json_object *v = get(o, key);
-
-	if (!json_object_is_type(v, json_type_string))
-		fail_msg("%s is not a string: %s", key, json_object_to_json_string(v));
-	return json_object_get_string(v);
-}
-
-static json_object *summary_of(struct lp *p)
-{
-	return load_json(fmt("%s/leanprofiler-summary.json", p->dir));
-}
+/* --- the summary ---------------------------------------------------------------------- */
 
 /* The summary's "processes" entry of pid, or NULL. */
 static json_object *find_process(json_object *sum, pid_t pid)
@@ -546,21 +286,6 @@ static void expect_recording(json_object *sum, const char *reason, uint64_t star
 		fail_msg("recording.start_ns %lu outside [%lu, %lu]", start, start_lo, start_hi);
 	if (end < end_lo || end > end_hi)
 		fail_msg("recording.end_ns %lu outside [%lu, %lu]", end, end_lo, end_hi);
-}
-
-/* The independent consumer: speedscope's Trace Event importer (tests/consumer). */
-static void check_with_consumer(const char *trace)
-{
-	struct io in = { .mode = IO_NULL }, out = { .mode = IO_FILE }, err = { .mode = IO_FILE };
-	char *argv[] = { "tests/consumer/check-trace", (char *)trace, NULL };
-	int st;
-
-	out.file = fmt("%s/consumer.out", tmpdir);
-	err.file = fmt("%s/consumer.err", tmpdir);
-	st = wait_exit(spawn(argv, &in, &out, &err), 60000);
-	if (st != 0)
-		fail_msg("speedscope rejected %s (exit %d):\n%s%s", trace, st, slurp(out.file),
-			 slurp(err.file));
 }
 
 /* --- what the targets logged, what the trace holds ----------------------------------- */
@@ -1170,7 +895,7 @@ struct usage {
 static struct usage proc_usage(pid_t pid)
 {
 	struct usage u = { 0 };
-	char *stat = slurp(fmt("/proc/%d/stat", (int)pid));
+	char *stat = slurp(fmt("/proc/%d/stat", (int)pid), NULL);
 	unsigned long ut, st;
 	DIR *d;
 	struct dirent *de;
@@ -1189,7 +914,7 @@ static struct usage proc_usage(pid_t pid)
 
 		if (de->d_name[0] == '.')
 			continue;
-		status = slurp(fmt("/proc/%d/task/%s/status", (int)pid, de->d_name));
+		status = slurp(fmt("/proc/%d/task/%s/status", (int)pid, de->d_name), NULL);
 		if (!status)
 			continue; /* the thread is gone */
 		if ((v = strstr(status, "\nvoluntary_ctxt_switches:")))
@@ -1204,7 +929,7 @@ static struct usage proc_usage(pid_t pid)
 
 static uint64_t proc_hwm_kib(pid_t pid)
 {
-	char *status = slurp(fmt("/proc/%d/status", (int)pid)), *v;
+	char *status = slurp(fmt("/proc/%d/status", (int)pid), NULL), *v;
 	uint64_t kib;
 
 	assert_non_null(status);
@@ -1261,7 +986,7 @@ static void test_attach_mid_span(void **state)
 	svc_expect(&s, "ping", "pong");
 	svc_quit(&s);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	assert_string_equal(get_s(sum, "mode"), "attach");
 	assert_int_equal(json_object_array_length(get(sum, "processes")), 1);
 	expect_process(sum, s.pid, getpid(), "attached", "svc");
@@ -1325,7 +1050,7 @@ static void test_attach_duration(void **state)
 	assert_int_equal(read_sem(s.pid, s.sem), 0);
 	svc_quit(&s);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	rec = get(sum, "recording");
 	assert_string_equal(get_s(rec, "end_reason"), "duration");
 	len = (uint64_t)get_i(rec, "end_ns") - (uint64_t)get_i(rec, "start_ns");
@@ -1373,7 +1098,7 @@ static void test_attach_new_threads(void **state)
 	expect_status(&p, 0);
 	svc_quit(&s);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	window_from(&w, sum, &p, t_sig);
 	w.initial[0] = s.pid;
 	w.dead_tid = dying_tid;
@@ -1426,12 +1151,12 @@ static void test_attach_fork_and_exec(void **state)
 	assert_int_equal(st, 0);
 	assert_int_equal(sscanf(svc_cmd(&s, "exec 200"), "ok pid=%d status=%d", &execd, &st), 2);
 	assert_int_equal(st, 0);
-	t_sig = now(); /* every marker has run; svc exits after this */
+	t_sig = now_ns(); /* every marker has run; svc exits after this */
 	svc_quit(&s);
 	lp_finish(&p, EXIT_MS);
 	expect_status(&p, 0);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	assert_string_equal(get_s(sum, "mode"), "attach");
 	expect_recording(sum, "targets exited", p.t_launch, p.t_ready, t_sig, p.t_done);
 	expect_process(sum, s.pid, getpid(), "attached", "svc");
@@ -1480,7 +1205,7 @@ static void test_attach_linked_library(void **state)
 	assert_int_equal(read_sem(s.pid, s.libsem), 0);
 	svc_quit(&s);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	expect_recording(sum, "signal", p.t_launch, p.t_ready, t_sig, p.t_done);
 	window_from(&w, sum, &p, t_sig);
 	w.initial[0] = s.pid;
@@ -1518,7 +1243,7 @@ static void test_attach_dlopen(void **state)
 	svc_expect(&s, "wait-inactive", "inactive");
 	svc_quit(&s);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	window_from(&w, sum, &p, t_sig);
 	w.initial[0] = s.pid;
 	w.late[0].pid = s.pid;
@@ -1555,13 +1280,13 @@ static void test_attach_target_killed(void **state)
 	lp_wait_recording(&p);
 	svc_expect(&s, "wait-outer 1", "ok");
 	svc_expect(&s, "freeze", "ok");
-	t_kill = now();
+	t_kill = now_ns();
 	assert_int_equal(kill(s.pid, SIGKILL), 0);
-	assert_int_equal(wait_exit(s.pid, EXIT_MS), 128 + SIGKILL);
+	assert_int_equal(wait_exit_within(s.pid, EXIT_MS), 128 + SIGKILL);
 	lp_finish(&p, EXIT_MS);
 	expect_status(&p, 0);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	expect_recording(sum, "targets exited", p.t_launch, p.t_ready, t_kill, p.t_done);
 	window_from(&w, sum, &p, t_kill);
 	w.initial[0] = s.pid;
@@ -1638,7 +1363,7 @@ static void test_all_processes(void **state)
 	svc_quit(&a);
 	svc_quit(&c);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	assert_string_equal(get_s(sum, "mode"), "all-processes");
 	expect_process(sum, a.pid, getpid(), "attached|found", "svc");
 	expect_process(sum, b.pid, getpid(), "found", "svc");
@@ -1677,7 +1402,7 @@ static void test_attach_no_such_pid(void **state)
 	if (!nl || nl[1] != '\0' || !strstr(p.err->all, pid_arg(gone)))
 		fail_msg("expected one line naming PID %d on stderr, got:\n%s", (int)gone,
 			 p.err->all);
-	out = slurp(p.stdout_path);
+	out = slurp(p.stdout_path, NULL);
 	assert_string_equal(out, "");
 	free(out);
 }
@@ -1712,13 +1437,13 @@ static void test_launch_follows_fork_and_exec(void **state)
 	assert_int_equal(st, 0);
 	assert_int_equal(sscanf(svc_cmd(&s, "exec 200"), "ok pid=%d status=%d", &execd, &st), 2);
 	assert_int_equal(st, 0);
-	t_bye = now(); /* every marker has run; svc exits after this */
+	t_bye = now_ns(); /* every marker has run; svc exits after this */
 	svc_expect(&s, "quit", "bye");
-	drain(s.out, EXIT_MS); /* the table follows on the same stdout */
+	lines_drain(s.out, EXIT_MS); /* the table follows on the same stdout */
 	lp_finish(&p, EXIT_MS);
 	expect_status(&p, 0);
 
-	sum = summary_of(&p);
+	sum = summary_of(p.dir);
 	assert_string_equal(get_s(sum, "mode"), "launch");
 	expect_process(sum, s.pid, p.pid, "launched", "svc");
 	expect_process(sum, child, s.pid, "forked", "svc");
@@ -1747,30 +1472,24 @@ static void test_launch_follows_fork_and_exec(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(test_attach_mid_span, teardown),
-		cmocka_unit_test_teardown(test_attach_duration, teardown),
-		cmocka_unit_test_teardown(test_attach_new_threads, teardown),
-		cmocka_unit_test_teardown(test_attach_fork_and_exec, teardown),
-		cmocka_unit_test_teardown(test_attach_linked_library, teardown),
-		cmocka_unit_test_teardown(test_attach_dlopen, teardown),
-		cmocka_unit_test_teardown(test_attach_target_killed, teardown),
-		cmocka_unit_test_teardown(test_profiler_killed, teardown),
-		cmocka_unit_test_teardown(test_all_processes, teardown),
-		cmocka_unit_test_teardown(test_attach_no_such_pid, teardown),
-		cmocka_unit_test_teardown(test_launch_follows_fork_and_exec, teardown),
+		cmocka_unit_test_teardown(test_attach_mid_span, stop_started),
+		cmocka_unit_test_teardown(test_attach_duration, stop_started),
+		cmocka_unit_test_teardown(test_attach_new_threads, stop_started),
+		cmocka_unit_test_teardown(test_attach_fork_and_exec, stop_started),
+		cmocka_unit_test_teardown(test_attach_linked_library, stop_started),
+		cmocka_unit_test_teardown(test_attach_dlopen, stop_started),
+		cmocka_unit_test_teardown(test_attach_target_killed, stop_started),
+		cmocka_unit_test_teardown(test_profiler_killed, stop_started),
+		cmocka_unit_test_teardown(test_all_processes, stop_started),
+		cmocka_unit_test_teardown(test_attach_no_such_pid, stop_started),
+		cmocka_unit_test_teardown(test_launch_follows_fork_and_exec, stop_started),
 	};
-
-	/* Under `sudo make check` the targets would run as the invoking user: not here. */
-	unsetenv("SUDO_UID");
-	unsetenv("SUDO_GID");
-	unsetenv("SUDO_USER");
 
 	if (argc > 1)
 		build = argv[1];
-	if (geteuid() != 0) {
-		printf("SKIPPED: attach tests need root (BPF); run sudo make check\n");
+	/* Under `sudo make check` the targets would run as the invoking user: not here. */
+	if (!itest_as_root("test_attach"))
 		return 0;
-	}
 	if (!mkdtemp(tmpdir))
 		return 1;
 	/* Our children's output pipes must not kill us when a child is gone. */

@@ -95,11 +95,6 @@ static struct run diff(char *const args[])
 	return lp_cmd("diff", args);
 }
 
-static json_object *summary_of(const char *dir)
-{
-	return load_json(fmt("%s/leanprofiler-summary.json", dir));
-}
-
 /*
  * The call tree adds up to the table: over all paths, self time is the
  * recorded thread time; per name, calls and self time are the rows'.
