@@ -608,80 +608,160 @@ static bool within(uint64_t x, uint64_t lo, uint64_t hi)
 	return x >= lo && x <= hi;
 }
 
-/*
- * Checks the trace against the logs as the file's header explains; returns the
- * counts of complete, started-before-recording and unterminated spans matched.
- */
-static struct verdict judge(struct trace *tr, struct logs *lg, const struct window *w)
+/* A process, or a late program or library in it: recorded from when on. */
+struct group {
+	int pid, late;
+	uint64_t ready, attach; /* attach: start of its started_before_recording spans */
+	uint64_t first_marker, first_marker_end; /* the first enter's clock readings */
+};
+
+/* What judge() compares, and the groups of the logged spans. */
+struct judging {
+	struct trace *tr;
+	struct logs *lg;
+	const struct window *w;
+	struct group g[32];
+	size_t n;
+};
+
+/* The group of a span of pid named name: its index, or jd->n if it has none yet. */
+static size_t group_of(const struct judging *jd, int pid, const char *name)
 {
-	struct verdict v = { 0 };
-	char a[512], b[256];
-	/* Per process, and per late program or library in it: recorded from when on. */
-	struct {
-		int pid, late;
-		uint64_t ready, attach; /* attach: start of its started_before_recording spans */
-		uint64_t first_marker, first_marker_end; /* the first enter's clock readings */
-	} procs[32];
-	size_t nprocs = 0;
+	size_t p;
 
-#define GROUP(p, pid_, name_)                                                                   \
-	for (p = 0; p < nprocs && (procs[p].pid != (pid_) ||                                    \
-				  procs[p].late != late_of(w, pid_, name_));                   \
-	     p++)                                                                               \
-		;
-	for (size_t i = 0; i < lg->n; i++) {
-		size_t p;
+	for (p = 0; p < jd->n; p++)
+		if (jd->g[p].pid == pid && jd->g[p].late == late_of(jd->w, pid, name))
+			break;
+	return p;
+}
 
-		GROUP(p, lg->s[i].pid, lg->s[i].name);
-		if (p == nprocs) {
-			assert_true(nprocs < 32);
-			procs[nprocs].pid = lg->s[i].pid;
-			procs[nprocs].late = late_of(w, lg->s[i].pid, lg->s[i].name);
-			procs[nprocs].ready = in(lg->s[i].pid, w->initial, 4) ? w->attach_hi : 0;
-			procs[nprocs].attach = 0;
-			procs[nprocs].first_marker = lg->s[i].t[0];
-			procs[nprocs++].first_marker_end = lg->s[i].t[1];
-		}
-	}
-	for (size_t p = 0; p < nprocs; p++) {
-		uint64_t first = UINT64_MAX;
+/* One group per process, and per late program or library in it, as the logs show them. */
+static void group_logs(struct judging *jd)
+{
+	for (size_t i = 0; i < jd->lg->n; i++) {
+		const struct lspan *l = &jd->lg->s[i];
+		struct group *g;
 
-		if (procs[p].late < 0)
+		if (group_of(jd, l->pid, l->name) < jd->n)
 			continue;
-		/* A late starter is held to "no gap" from its first recorded span on. */
-		for (size_t j = 0; j < tr->n; j++)
-			if (tr->s[j].pid == procs[p].pid &&
-			    late_of(w, tr->s[j].pid, tr->s[j].name) == procs[p].late &&
-			    tr->s[j].start < first)
-				first = tr->s[j].start;
-		if (first == UINT64_MAX)
-			fail_msg("nothing of PID %d %s was recorded", procs[p].pid,
-				 w->late[procs[p].late].prefix ? w->late[procs[p].late].prefix
-							       : "(exec'ed)");
-		/* The first span recorded is the one the first marker began: none is missing. */
-		if (first < procs[p].first_marker || first > procs[p].first_marker_end)
-			fail_msg("PID %d %s: recording began %.3f ms after the first marker, which "
-				 "returned after %.3f ms",
-				 procs[p].pid,
-				 w->late[procs[p].late].prefix ? w->late[procs[p].late].prefix
-							       : "(exec'ed)",
-				 (double)(first - procs[p].first_marker) / 1e6,
-				 (double)(procs[p].first_marker_end - procs[p].first_marker) / 1e6);
-		print_message("PID %d %s: recorded from %.2f ms after its first marker\n", procs[p].pid,
-			      w->late[procs[p].late].prefix ? w->late[procs[p].late].prefix
-							    : "(exec'ed)",
-			      first > procs[p].first_marker
-				      ? (double)(first - procs[p].first_marker) / 1e6
-				      : 0.0);
-		if (first > procs[p].ready)
-			procs[p].ready = first;
+		assert_true(jd->n < 32);
+		g = &jd->g[jd->n++];
+		g->pid = l->pid;
+		g->late = late_of(jd->w, l->pid, l->name);
+		g->ready = in(l->pid, jd->w->initial, 4) ? jd->w->attach_hi : 0;
+		g->attach = 0;
+		g->first_marker = l->t[0];
+		g->first_marker_end = l->t[1];
 	}
+}
 
-	/* Every recorded span is a span the target logged. */
-	for (size_t j = 0; j < tr->n; j++) {
-		struct rspan *g = &tr->s[j];
-		int hit = -1;
-		size_t p;
+/* A late starter in messages: the prefix of its library's spans, or "(exec'ed)". */
+static const char *late_label(const struct window *w, int late)
+{
+	return w->late[late].prefix ? w->late[late].prefix : "(exec'ed)";
+}
+
+/*
+ * A late starter is held to "no gap" from its first recorded span on: that span
+ * is the one its first marker began, and the group is ready from there.
+ */
+static void check_late_start(const struct judging *jd, struct group *g)
+{
+	const struct trace *tr = jd->tr;
+	const char *label = late_label(jd->w, g->late);
+	uint64_t first = UINT64_MAX;
+
+	for (size_t k = 0; k < tr->n; k++) {
+		const struct rspan *s = &tr->s[k];
+
+		if (s->pid == g->pid && late_of(jd->w, s->pid, s->name) == g->late && s->start < first)
+			first = s->start;
+	}
+	if (first == UINT64_MAX)
+		fail_msg("nothing of PID %d %s was recorded", g->pid, label);
+	/* The first span recorded is the one the first marker began: none is missing. */
+	if (first < g->first_marker || first > g->first_marker_end)
+		fail_msg("PID %d %s: recording began %.3f ms after the first marker, which "
+			 "returned after %.3f ms",
+			 g->pid, label, (double)(first - g->first_marker) / 1e6,
+			 (double)(g->first_marker_end - g->first_marker) / 1e6);
+	print_message("PID %d %s: recorded from %.2f ms after its first marker\n", g->pid, label,
+		      first > g->first_marker ? (double)(first - g->first_marker) / 1e6 : 0.0);
+	if (first > g->ready)
+		g->ready = first;
+}
+
+/* The logged span that the recorded span g is, by its thread, name, meta and times; or -1. */
+static int logged_as(const struct logs *lg, const struct rspan *g)
+{
+	for (size_t i = 0; i < lg->n; i++) {
+		const struct lspan *l = &lg->s[i];
+
+		/* An exit marker carries no metadata: a span rebuilt from it has none. */
+		if (l->tid != g->tid || l->pid != g->pid || strcmp(l->name, g->name) ||
+		    (strcmp(l->meta, g->meta) && !(g->sbr && !*g->meta)))
+			continue;
+		if (g->sbr ? l->has_exit && within(g->end, l->t[2], l->t[3])
+		    : g->unterm ? within(g->start, l->t[0], l->t[1])
+				: within(g->start, l->t[0], l->t[1]) && l->has_exit &&
+					  within(g->end, l->t[2], l->t[3]))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* Fails on a recorded span the target did not log, showing its nearest logged span. */
+static void fail_not_logged(const struct logs *lg, const struct rspan *g)
+{
+	/* The nearest logged span of that thread and name, to show what differs. */
+	const struct lspan *best = NULL;
+	char a[512];
+
+	for (size_t i = 0; i < lg->n; i++) {
+		const struct lspan *l = &lg->s[i];
+
+		if (l->tid == g->tid && !strcmp(l->name, g->name) &&
+		    (!best || llabs((long long)(l->t[0] - g->start)) <
+				      llabs((long long)(best->t[0] - g->start))))
+			best = l;
+	}
+	if (best)
+		describe(a, sizeof(a), best);
+	fail_msg("recorded span not done by the target: pid %d tid %d %s [%s] [%lu, "
+		 "%lu]%s%s; nearest logged: %s",
+		 g->pid, g->tid, g->name, g->meta, g->start, g->end,
+		 g->sbr ? " started_before_recording" : "", g->unterm ? " unterminated" : "",
+		 best ? a : "none");
+}
+
+/*
+ * All spans open at a group's attach start at its attach time; for a process
+ * already running, within the attach.
+ */
+static void check_attach_start(const struct judging *jd, struct group *p, const struct rspan *g)
+{
+	const struct window *w = jd->w;
+
+	if (!p->attach)
+		p->attach = g->start;
+	if (g->start != p->attach)
+		fail_msg("PID %d: started_before_recording spans start at %lu and at %lu", g->pid,
+			 p->attach, g->start);
+	if (in(g->pid, w->initial, 4) && p->late < 0 &&
+	    !within(g->start, w->attach_lo, w->attach_hi))
+		fail_msg("PID %d: started_before_recording span %s starts at %lu, not "
+			 "within the attach [%lu, %lu]",
+			 g->pid, g->name, g->start, w->attach_lo, w->attach_hi);
+}
+
+/* Every recorded span is a span the target logged, recorded once: the log notes which. */
+static void match_recorded(struct judging *jd)
+{
+	char a[512];
+
+	for (size_t k = 0; k < jd->tr->n; k++) {
+		struct rspan *g = &jd->tr->s[k];
+		int hit;
 
 		if (g->uncertain)
 			fail_msg("span %s of tid %d is uncertain (events lost)", g->name, g->tid);
@@ -689,131 +769,117 @@ static struct verdict judge(struct trace *tr, struct logs *lg, const struct wind
 			fail_msg("span %s of tid %d [%lu, %lu] is both started_before_recording and "
 				 "unterminated: no marker of it could have been recorded",
 				 g->name, g->tid, g->start, g->end);
-		for (size_t i = 0; i < lg->n && hit < 0; i++) {
-			struct lspan *l = &lg->s[i];
-
-			/* An exit marker carries no metadata: a span rebuilt from it has none. */
-			if (l->tid != g->tid || l->pid != g->pid || strcmp(l->name, g->name) ||
-			    (strcmp(l->meta, g->meta) && !(g->sbr && !*g->meta)))
-				continue;
-			if (g->sbr ? l->has_exit && within(g->end, l->t[2], l->t[3])
-			    : g->unterm ? within(g->start, l->t[0], l->t[1])
-					: within(g->start, l->t[0], l->t[1]) && l->has_exit &&
-						  within(g->end, l->t[2], l->t[3]))
-				hit = (int)i;
-		}
-		if (hit < 0) {
-			/* The nearest logged span of that thread and name, to show what differs. */
-			struct lspan *best = NULL;
-
-			for (size_t i = 0; i < lg->n; i++) {
-				struct lspan *l = &lg->s[i];
-
-				if (l->tid == g->tid && !strcmp(l->name, g->name) &&
-				    (!best || llabs((long long)(l->t[0] - g->start)) <
-						      llabs((long long)(best->t[0] - g->start))))
-					best = l;
-			}
-			if (best)
-				describe(a, sizeof(a), best);
-			fail_msg("recorded span not done by the target: pid %d tid %d %s [%s] [%lu, "
-				 "%lu]%s%s; nearest logged: %s",
-				 g->pid, g->tid, g->name, g->meta, g->start, g->end,
-				 g->sbr ? " started_before_recording" : "",
-				 g->unterm ? " unterminated" : "", best ? a : "none");
-		}
-		if (lg->s[hit].match >= 0) {
-			describe(a, sizeof(a), &lg->s[hit]);
+		hit = logged_as(jd->lg, g);
+		if (hit < 0)
+			fail_not_logged(jd->lg, g);
+		if (jd->lg->s[hit].match >= 0) {
+			describe(a, sizeof(a), &jd->lg->s[hit]);
 			fail_msg("span recorded twice: %s", a);
 		}
-		lg->s[hit].match = (int)j;
-		GROUP(p, g->pid, g->name);
-		/* All spans open at a process's (or library's) attach start at its attach time. */
-		if (g->sbr) {
-			if (!procs[p].attach)
-				procs[p].attach = g->start;
-			if (g->start != procs[p].attach)
-				fail_msg("PID %d: started_before_recording spans start at %lu and at %lu",
-					 g->pid, procs[p].attach, g->start);
-			if (in(g->pid, w->initial, 4) && procs[p].late < 0 &&
-			    !within(g->start, w->attach_lo, w->attach_hi))
-				fail_msg("PID %d: started_before_recording span %s starts at %lu, not "
-					 "within the attach [%lu, %lu]",
-					 g->pid, g->name, g->start, w->attach_lo, w->attach_hi);
-		}
-	}
-
-	/* Every span whose marker fired is there, in the form its markers allow. */
-	for (size_t i = 0; i < lg->n; i++) {
-		struct lspan *l = &lg->s[i];
-		struct rspan *g = l->match >= 0 ? &tr->s[l->match] : NULL;
-		size_t p;
-		enum state e, x;
-		bool normal_ok, sbr_ok, unterm_ok, ok;
-		int depth = 0;
-
-		GROUP(p, l->pid, l->name);
-		e = marker_state(l, 0, procs[p].ready, w);
-		x = marker_state(l, 1, procs[p].ready, w);
-		describe(a, sizeof(a), l);
-		/* While a process is recorded, its markers see the semaphore set. */
-		for (int k = 0; k < (l->has_exit ? 2 : 1); k++)
-			if (l->t[2 * k] >= procs[p].ready && l->t[2 * k + 1] <= w->stop_lo &&
-			    (!l->a[2 * k] || !l->a[2 * k + 1]))
-				fail_msg("LP_ACTIVE() was 0 at the %s of a span during the recording: %s",
-					 k ? "exit" : "enter", a);
-		normal_ok = e != NOT && e != NONE && (x == FIRED || x == GRAY);
-		sbr_ok = (e == NOT || e == GRAY) && (x == FIRED || x == GRAY);
-		unterm_ok = (e == FIRED || e == GRAY) && x != FIRED;
-		if (!g) {
-			if (e == FIRED || x == FIRED)
-				fail_msg("span lost: enter %s, exit %s: %s", state_names[e],
-					 state_names[x], a);
-			continue;
-		}
-		snprintf(b, sizeof(b), "[%lu, %lu]%s%s", g->start, g->end,
-			 g->sbr ? " started_before_recording" : "", g->unterm ? " unterminated" : "");
-		ok = g->sbr ? sbr_ok : g->unterm ? unterm_ok : normal_ok;
-		if (!ok)
-			fail_msg("span recorded as %s, but its enter %s and its exit %s: %s", b,
-				 state_names[e], state_names[x], a);
-		if (g->unterm) {
-			struct lthread *th = thread_of(lg, l->pid, l->tid);
-
-			if (th->died && l->tid == w->dead_tid) {
-				if (!within(g->end, th->died, w->gone) || g->end >= w->end_ns)
-					fail_msg("span of a thread that exited is closed at %lu, not at "
-						 "its exit in [%lu, %lu] (recording end %lu): %s",
-						 g->end, th->died, w->gone, w->end_ns, a);
-			} else if (l->pid == w->killed) {
-				if (!within(g->end, w->killed_at, w->end_ns))
-					fail_msg("span of a killed process closed at %lu, not in [%lu, "
-						 "%lu]: %s",
-						 g->end, w->killed_at, w->end_ns, a);
-			} else if (!within(g->end, w->end_ns - STAGGER_NS, w->end_ns)) {
-				fail_msg("unterminated span closed at %lu, not at the recording's end "
-					 "%lu: %s",
-					 g->end, w->end_ns, a);
-			}
-		}
-		/* Nested under the recorded ones among its logged ancestors. */
-		for (int up = l->parent; up >= 0; up = lg->s[up].parent)
-			depth += lg->s[up].match >= 0;
-		if (g->depth != depth)
-			fail_msg("span recorded at depth %d, expected %d: %s", g->depth, depth, a);
+		jd->lg->s[hit].match = (int)k;
 		if (g->sbr)
-			v.sbr++;
-		else if (g->unterm)
-			v.unterm++;
-		else
-			v.normal++;
+			check_attach_start(jd, &jd->g[group_of(jd, g->pid, g->name)], g);
 	}
+}
 
-	/* Each process and thread is named by its comm. */
-	for (size_t j = 0; j < tr->n; j++) {
-		struct rspan *g = &tr->s[j];
-		const char *want = thread_of(lg, g->pid, g->tid)->comm;
-		const char *pname = thread_of(lg, g->pid, g->pid)->comm;
+/* While a process is recorded, its markers see the semaphore set (a: the span described). */
+static void check_active(const struct window *w, const struct group *p, const struct lspan *l,
+			 const char *a)
+{
+	for (int k = 0; k < (l->has_exit ? 2 : 1); k++)
+		if (l->t[2 * k] >= p->ready && l->t[2 * k + 1] <= w->stop_lo &&
+		    (!l->a[2 * k] || !l->a[2 * k + 1]))
+			fail_msg("LP_ACTIVE() was 0 at the %s of a span during the recording: %s",
+				 k ? "exit" : "enter", a);
+}
+
+/*
+ * An unterminated span is closed at its thread's exit, at its process's kill, or
+ * else at the recording's end.
+ */
+static void check_unterminated_end(const struct judging *jd, const struct lspan *l,
+				   const struct rspan *g, const char *a)
+{
+	const struct window *w = jd->w;
+	struct lthread *th = thread_of(jd->lg, l->pid, l->tid);
+
+	if (th->died && l->tid == w->dead_tid) {
+		if (!within(g->end, th->died, w->gone) || g->end >= w->end_ns)
+			fail_msg("span of a thread that exited is closed at %lu, not at "
+				 "its exit in [%lu, %lu] (recording end %lu): %s",
+				 g->end, th->died, w->gone, w->end_ns, a);
+	} else if (l->pid == w->killed) {
+		if (!within(g->end, w->killed_at, w->end_ns))
+			fail_msg("span of a killed process closed at %lu, not in [%lu, "
+				 "%lu]: %s",
+				 g->end, w->killed_at, w->end_ns, a);
+	} else if (!within(g->end, w->end_ns - STAGGER_NS, w->end_ns)) {
+		fail_msg("unterminated span closed at %lu, not at the recording's end "
+			 "%lu: %s",
+			 g->end, w->end_ns, a);
+	}
+}
+
+/* A recorded span's depth: the recorded ones among its logged ancestors. */
+static int recorded_depth(const struct logs *lg, const struct lspan *l)
+{
+	int depth = 0;
+
+	for (int up = l->parent; up >= 0; up = lg->s[up].parent)
+		depth += lg->s[up].match >= 0;
+	return depth;
+}
+
+/* A logged span whose marker fired is there, in the form its markers allow; v counts it. */
+static void check_logged(const struct judging *jd, const struct lspan *l, struct verdict *v)
+{
+	const struct rspan *g = l->match >= 0 ? &jd->tr->s[l->match] : NULL;
+	const struct group *p = &jd->g[group_of(jd, l->pid, l->name)];
+	enum state e = marker_state(l, 0, p->ready, jd->w), x = marker_state(l, 1, p->ready, jd->w);
+	bool normal_ok, sbr_ok, unterm_ok, ok;
+	char a[512], b[256];
+	int depth;
+
+	describe(a, sizeof(a), l);
+	check_active(jd->w, p, l, a);
+	normal_ok = e != NOT && e != NONE && (x == FIRED || x == GRAY);
+	sbr_ok = (e == NOT || e == GRAY) && (x == FIRED || x == GRAY);
+	unterm_ok = (e == FIRED || e == GRAY) && x != FIRED;
+	if (!g) {
+		if (e == FIRED || x == FIRED)
+			fail_msg("span lost: enter %s, exit %s: %s", state_names[e],
+				 state_names[x], a);
+		return;
+	}
+	snprintf(b, sizeof(b), "[%lu, %lu]%s%s", g->start, g->end,
+		 g->sbr ? " started_before_recording" : "", g->unterm ? " unterminated" : "");
+	ok = g->sbr ? sbr_ok : g->unterm ? unterm_ok : normal_ok;
+	if (!ok)
+		fail_msg("span recorded as %s, but its enter %s and its exit %s: %s", b,
+			 state_names[e], state_names[x], a);
+	if (g->unterm)
+		check_unterminated_end(jd, l, g, a);
+	/* Nested under the recorded ones among its logged ancestors. */
+	depth = recorded_depth(jd->lg, l);
+	if (g->depth != depth)
+		fail_msg("span recorded at depth %d, expected %d: %s", g->depth, depth, a);
+	if (g->sbr)
+		v->sbr++;
+	else if (g->unterm)
+		v->unterm++;
+	else
+		v->normal++;
+}
+
+/* Each process and thread is named by its comm. */
+static void check_names(const struct judging *jd)
+{
+	struct trace *tr = jd->tr;
+
+	for (size_t k = 0; k < tr->n; k++) {
+		const struct rspan *g = &tr->s[k];
+		const char *want = thread_of(jd->lg, g->pid, g->tid)->comm;
+		const char *pname = thread_of(jd->lg, g->pid, g->pid)->comm;
 		const char *got = trace_name(tr, false, g->pid, g->tid);
 		const char *pgot = trace_name(tr, true, g->pid, 0);
 
@@ -824,6 +890,25 @@ static struct verdict judge(struct trace *tr, struct logs *lg, const struct wind
 			fail_msg("process %d is named %s in the trace, its comm is %s", g->pid,
 				 pgot ? pgot : "(nothing)", pname);
 	}
+}
+
+/*
+ * Checks the trace against the logs as the file's header explains; returns the
+ * counts of complete, started-before-recording and unterminated spans matched.
+ */
+static struct verdict judge(struct trace *tr, struct logs *lg, const struct window *w)
+{
+	struct judging jd = { .tr = tr, .lg = lg, .w = w };
+	struct verdict v = { 0 };
+
+	group_logs(&jd);
+	for (size_t p = 0; p < jd.n; p++)
+		if (jd.g[p].late >= 0)
+			check_late_start(&jd, &jd.g[p]);
+	match_recorded(&jd);
+	for (size_t i = 0; i < lg->n; i++)
+		check_logged(&jd, &lg->s[i], &v);
+	check_names(&jd);
 	print_message("judged %zu logged spans: %zu recorded complete, %zu started before "
 		      "recording, %zu unterminated\n",
 		      lg->n, v.normal, v.sbr, v.unterm);
