@@ -20,7 +20,7 @@
 #include "nest.h"
 #include "paths.h"
 #include "strtab.h"
-#include "unit.h"
+#include "fixtures.h"
 
 #define THREADS 8
 #define NAMES 5
@@ -69,14 +69,6 @@ static uint64_t rnd(uint64_t n)
 	rng_state ^= rng_state >> 7;
 	rng_state ^= rng_state << 17;
 	return rng_state % n;
-}
-
-static uint32_t id(struct fx *fx, const char *s)
-{
-	uint32_t i = strtab_intern(fx->st, s, strlen(s));
-
-	assert_true(i != UINT32_MAX);
-	return i;
 }
 
 static void path_of(struct fx *fx, int t, size_t depth, char *out, size_t sz)
@@ -240,7 +232,7 @@ static void test_interleaved_threads(void **state)
 		char b[16];
 
 		snprintf(b, sizeof(b), "n%d", i);
-		names[i] = id(fx, b);
+		names[i] = ut_id(fx->st, b);
 	}
 	for (int step = 0; step < 20000; step++) {
 		int t = (int)rnd(THREADS);
@@ -267,7 +259,8 @@ static void test_interleaved_threads(void **state)
 static void test_unterminated_and_started_before(void **state)
 {
 	struct fx *fx = *state;
-	uint32_t a = id(fx, "a"), b = id(fx, "b"), c = id(fx, "c"), before = id(fx, "before");
+	uint32_t a = ut_id(fx->st, "a"), b = ut_id(fx->st, "b"), c = ut_id(fx->st, "c");
+	uint32_t before = ut_id(fx->st, "before");
 	uint64_t self = 0;
 	struct lp_event ev = { .type = LP_EVENT_EXIT, .pid = 7, .tid = 101, .ts_ns = 500,
 			       .name = before };
@@ -350,7 +343,7 @@ static void test_cap(void **state)
 {
 	struct fx *fx = *state;
 	const uint32_t n = LP_PATHS_MAX + 500;
-	uint32_t root = id(fx, "root");
+	uint32_t root = ut_id(fx->st, "root");
 	struct lp_span s;
 	struct count c;
 	uint64_t spans = 0;
@@ -361,7 +354,7 @@ static void test_cap(void **state)
 			char b[16];
 
 			snprintf(b, sizeof(b), "c%u", i + round * (n / 2));
-			s = span(1, id(fx, b), 1, 10, 10);
+			s = span(1, ut_id(fx->st, b), 1, 10, 10);
 			assert_int_equal(lp_paths_add(fx->p, &s), 0);
 			spans++;
 		}
@@ -399,8 +392,8 @@ static void collect(void *ctx, uint32_t name_id)
 static void test_bad_depth_and_names(void **state)
 {
 	struct fx *fx = *state;
-	struct lp_span s = span(1, id(fx, "x"), LP_NEST_MAX_DEPTH + 1, 1, 1);
-	uint32_t a = id(fx, "a"), b = id(fx, "b");
+	struct lp_span s = span(1, ut_id(fx->st, "x"), LP_NEST_MAX_DEPTH + 1, 1, 1);
+	uint32_t a = ut_id(fx->st, "a"), b = ut_id(fx->st, "b");
 	struct seen seen = { 0 };
 
 	assert_int_equal(lp_paths_add(fx->p, &s), -EINVAL);
@@ -417,7 +410,7 @@ static void test_bad_depth_and_names(void **state)
 static void test_json(void **state)
 {
 	struct fx *fx = *state;
-	uint32_t r = id(fx, "r"), x = id(fx, "x"), y = id(fx, "y\x01z");
+	uint32_t r = ut_id(fx->st, "r"), x = ut_id(fx->st, "x"), y = ut_id(fx->st, "y\x01z");
 	struct lp_span seq[] = {
 		span(1, x, 1, 10, 10), span(1, y, 1, 30, 20), span(1, x, 2, 10, 10),
 	};

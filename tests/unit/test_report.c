@@ -13,7 +13,7 @@
 
 #include "report.h"
 #include "summary_tree.h"
-#include "unit.h"
+#include "fixtures.h"
 
 #define ELLIPSIS "\xe2\x80\xa6"
 #define FFFD "\xef\xbf\xbd"
@@ -63,22 +63,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static uint32_t id(struct fx *fx, const char *s)
-{
-	uint32_t i = strtab_intern(fx->st, s, strlen(s));
-
-	assert_true(i != UINT32_MAX);
-	return i;
-}
-
-static uint32_t id_n(struct fx *fx, const char *s, size_t len)
-{
-	uint32_t i = strtab_intern(fx->st, s, len);
-
-	assert_true(i != UINT32_MAX);
-	return i;
-}
-
 static void add(struct fx *fx, uint32_t name, uint32_t meta, uint64_t total, uint64_t self,
 		bool has_counter, uint64_t counter_self, uint64_t counter_total, unsigned flags)
 {
@@ -110,9 +94,11 @@ static void render_table(struct fx *fx)
 /* The reference run of the nested example (docs/reference-run.md). */
 static void seed_run(struct fx *fx)
 {
-	uint32_t fwd = id(fx, "model.forward"), fwd_meta = id(fx, "phase=forward, module=encoder");
-	uint32_t load = id(fx, "input.load"), load_meta = id(fx, "phase=input, activity=load");
-	uint32_t root = id(fx, "example.nested-spans");
+	uint32_t fwd = ut_id(fx->st, "model.forward");
+	uint32_t fwd_meta = ut_id(fx->st, "phase=forward, module=encoder");
+	uint32_t load = ut_id(fx->st, "input.load");
+	uint32_t load_meta = ut_id(fx->st, "phase=input, activity=load");
+	uint32_t root = ut_id(fx->st, "example.nested-spans");
 
 	add(fx, fwd, fwd_meta, 4050000, 4050000, true, 2, 2, 0);
 	add(fx, fwd, fwd_meta, 4055001, 4055001, true, 2, 2, 0);
@@ -175,11 +161,11 @@ static void test_table_row_layout(void **state)
 	char *line, *save = NULL;
 	int rows = 0;
 
-	add(fx, id(fx, "short"), 0, 1000, 1000, false, 0, 0, 0);
-	add(fx, id_n(fx, hostile, sizeof(hostile) - 1), id(fx, "k=v"), 2000, 2000, false, 0, 0,
-	    0);
-	add(fx, id(fx, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"), 0, 500, 500,
-	    false, 0, 0, LP_SPAN_UNCERTAIN);
+	add(fx, ut_id(fx->st, "short"), 0, 1000, 1000, false, 0, 0, 0);
+	add(fx, ut_id_n(fx->st, hostile, sizeof(hostile) - 1), ut_id(fx->st, "k=v"), 2000, 2000,
+	    false, 0, 0, 0);
+	add(fx, ut_id(fx->st, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"), 0, 500,
+	    500, false, 0, 0, LP_SPAN_UNCERTAIN);
 	finish_groups(fx);
 	fx->totals.spans = 3;
 	fx->totals.threads = 1;
@@ -248,59 +234,18 @@ static void test_table_optional_lines(void **state)
 	assert_memory_equal(fx->out + fx->out_len - hl - 1, header_line, hl);
 }
 
-/* The summary JSON as lp_report_summary_json() writes it, NUL-terminated. */
-static char *summary_text(const struct lp_report *r)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-
-	assert_non_null(f);
-	assert_int_equal(lp_report_summary_json(f, r), 0);
-	assert_int_equal(fclose(f), 0);
-	assert_non_null(text);
-	assert_int_equal(strlen(text), len);
-	return text;
-}
-
-/* Valid UTF-8, strict JSON: the parsed object. */
-static json_object *parse_strict(const char *text)
-{
-	struct json_tokener *tok = json_tokener_new();
-	json_object *o;
-
-	assert_true(ut_valid_utf8(text, strlen(text)));
-	assert_non_null(tok);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	o = json_tokener_parse_ex(tok, text, (int)strlen(text));
-	if (!o)
-		fail_msg("not JSON: %s\n%s", json_tokener_error_desc(json_tokener_get_error(tok)),
-			 text);
-	json_tokener_free(tok);
-	return o;
-}
-
 static json_object *summary(struct fx *fx)
 {
-	char *text = summary_text(&fx->r);
+	char *text = ut_summary_text(&fx->r);
 
-	fx->root = parse_strict(text);
+	fx->root = ut_parse_strict(text, strlen(text));
 	free(text);
 	return fx->root;
 }
 
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("no key \"%s\" in %s", key, json_object_to_json_string(o));
-	return v;
-}
-
 static uint64_t u64(json_object *o, const char *key)
 {
-	json_object *v = get(o, key);
+	json_object *v = ut_get(o, key);
 
 	assert_true(json_object_is_type(v, json_type_int));
 	return json_object_get_uint64(v);
@@ -308,7 +253,7 @@ static uint64_t u64(json_object *o, const char *key)
 
 static const char *str(json_object *o, const char *key)
 {
-	json_object *v = get(o, key);
+	json_object *v = ut_get(o, key);
 
 	assert_true(json_object_is_type(v, json_type_string));
 	return json_object_get_string(v);
@@ -322,13 +267,14 @@ static void test_summary_json(void **state)
 	const uint64_t huge = 9007199254740993ULL; /* 2^53 + 1: not exact as a double */
 
 	seed_run(fx);
-	add(fx, id(fx, "huge"), id(fx, "k=1, k=2, solo"), huge, huge, false, 0, 0,
+	add(fx, ut_id(fx->st, "huge"), ut_id(fx->st, "k=1, k=2, solo"), huge, huge, false, 0, 0,
 	    LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN);
 	/* 20 calls of 1..20 us: P95 is the 19th, not the maximum */
 	for (uint64_t i = 20; i >= 1; i--)
-		add(fx, id(fx, "many"), 0, i * 1000, 10, false, 0, 0, 0);
+		add(fx, ut_id(fx->st, "many"), 0, i * 1000, 10, false, 0, 0, 0);
 	finish_groups(fx);
-	fx->threads[0] = (struct lp_report_thread){ .pid = 7, .tid = 8, .name = id(fx, "worker"),
+	fx->threads[0] = (struct lp_report_thread){ .pid = 7, .tid = 8,
+						    .name = ut_id(fx->st, "worker"),
 						    .spans = 8, .recorded_ns = 123456789,
 						    .lost = 3, .max_depth = 2 };
 	fx->r.threads = fx->threads;
@@ -346,10 +292,10 @@ static void test_summary_json(void **state)
 
 	root = summary(fx);
 	assert_string_equal(str(root, "schema"), LP_SUMMARY_SCHEMA);
-	assert_int_equal(json_object_array_length(get(root, "command")), 3);
-	assert_string_equal(json_object_get_string(json_object_array_get_idx(get(root, "command"),
-									      2)),
-			    "bad" FFFD "arg");
+	assert_int_equal(json_object_array_length(ut_get(root, "command")), 3);
+	assert_string_equal(
+		json_object_get_string(json_object_array_get_idx(ut_get(root, "command"), 2)),
+		"bad" FFFD "arg");
 	assert_int_equal(u64(root, "pid"), 7);
 	assert_int_equal(u64(root, "exit_status"), 3);
 	assert_string_equal(str(root, "counter_name"), "Lean heartbeats");
@@ -358,15 +304,15 @@ static void test_summary_json(void **state)
 	assert_int_equal(u64(root, "window_ns"), 18440000);
 	assert_int_equal(u64(root, "recorded_thread_time_ns"), 18440000);
 	assert_int_equal(u64(root, "counter_total"), 290);
-	assert_int_equal(u64(get(root, "lost_events"), "total"), 3);
-	assert_int_equal(u64(get(root, "input"), "malformed_records"), 4);
-	assert_int_equal(u64(get(root, "input"), "truncated_strings"), 5);
-	assert_int_equal(u64(get(root, "input"), "unreadable_strings"), 6);
-	assert_true(json_object_get_boolean(get(get(root, "resources"), "available")));
-	assert_int_equal(u64(get(root, "resources"), "peak_rss_kib"), 59528);
-	assert_string_equal(str(get(root, "files"), "trace"), "out/trace.json");
+	assert_int_equal(u64(ut_get(root, "lost_events"), "total"), 3);
+	assert_int_equal(u64(ut_get(root, "input"), "malformed_records"), 4);
+	assert_int_equal(u64(ut_get(root, "input"), "truncated_strings"), 5);
+	assert_int_equal(u64(ut_get(root, "input"), "unreadable_strings"), 6);
+	assert_true(json_object_get_boolean(ut_get(ut_get(root, "resources"), "available")));
+	assert_int_equal(u64(ut_get(root, "resources"), "peak_rss_kib"), 59528);
+	assert_string_equal(str(ut_get(root, "files"), "trace"), "out/trace.json");
 
-	rows = get(root, "rows");
+	rows = ut_get(root, "rows");
 	assert_int_equal(json_object_array_length(rows), 5);
 
 	/* the huge row sorts first (largest self) and keeps every ns */
@@ -378,12 +324,12 @@ static void test_summary_json(void **state)
 	assert_true(u64(row, "min_ns") == huge);
 	assert_true(u64(row, "max_ns") == huge);
 	assert_true(u64(row, "mean_ns") == huge);
-	assert_true(json_object_is_type(get(row, "self_counter"), json_type_null));
-	assert_true(json_object_is_type(get(row, "total_counter"), json_type_null));
+	assert_true(json_object_is_type(ut_get(row, "self_counter"), json_type_null));
+	assert_true(json_object_is_type(ut_get(row, "total_counter"), json_type_null));
 	assert_int_equal(u64(row, "unterminated"), 1);
 	assert_int_equal(u64(row, "uncertain"), 1);
 	assert_string_equal(str(row, "meta_text"), "k=1, k=2, solo");
-	meta = get(row, "meta");
+	meta = ut_get(row, "meta");
 	assert_string_equal(str(meta, "k"), "1");
 	assert_string_equal(str(meta, "k#2"), "2");
 	assert_string_equal(str(meta, "solo"), "");
@@ -392,7 +338,7 @@ static void test_summary_json(void **state)
 	row = json_object_array_get_idx(rows, 1);
 	assert_string_equal(str(row, "name"), "model.forward");
 	assert_string_equal(str(row, "meta_text"), "phase=forward, module=encoder");
-	assert_string_equal(str(get(row, "meta"), "module"), "encoder");
+	assert_string_equal(str(ut_get(row, "meta"), "module"), "encoder");
 	assert_int_equal(u64(row, "calls"), 3);
 	assert_int_equal(u64(row, "self_ns"), 12165001);
 	assert_int_equal(u64(row, "total_ns"), 12165001);
@@ -402,8 +348,8 @@ static void test_summary_json(void **state)
 	assert_int_equal(u64(row, "max_ns"), 4060000);
 	assert_int_equal(u64(row, "self_counter"), 6);
 	assert_int_equal(u64(row, "total_counter"), 6);
-	assert_true(json_object_get_double(get(row, "self_percent")) > 65.9);
-	assert_true(json_object_get_double(get(row, "self_percent")) < 66.0);
+	assert_true(json_object_get_double(ut_get(row, "self_percent")) > 65.9);
+	assert_true(json_object_get_double(ut_get(row, "self_percent")) < 66.0);
 
 	row = json_object_array_get_idx(rows, 4);
 	assert_string_equal(str(row, "name"), "many");
@@ -417,12 +363,12 @@ static void test_summary_json(void **state)
 	row = json_object_array_get_idx(rows, 3);
 	assert_string_equal(str(row, "name"), "example.nested-spans");
 	assert_string_equal(str(row, "meta_text"), "");
-	assert_int_equal(json_object_object_length(get(row, "meta")), 0);
+	assert_int_equal(json_object_object_length(ut_get(row, "meta")), 0);
 	assert_int_equal(u64(row, "self_ns"), 89890);
 	assert_int_equal(u64(row, "self_counter"), 278);
 	assert_int_equal(u64(row, "total_counter"), 290);
 
-	json_object *th = json_object_array_get_idx(get(root, "thread_list"), 0);
+	json_object *th = json_object_array_get_idx(ut_get(root, "thread_list"), 0);
 
 	assert_int_equal(u64(th, "tid"), 8);
 	assert_string_equal(str(th, "name"), "worker");
@@ -438,13 +384,13 @@ static void test_summary_hostile_text(void **state)
 	static const char meta[] = "k\xc0=v\xed\xa0\x80, \x7f=\\";
 	json_object *row, *m;
 
-	add(fx, id_n(fx, name, sizeof(name) - 1), id_n(fx, meta, sizeof(meta) - 1), 10, 10, false,
-	    0, 0, 0);
+	add(fx, ut_id_n(fx->st, name, sizeof(name) - 1), ut_id_n(fx->st, meta, sizeof(meta) - 1),
+	    10, 10, false, 0, 0, 0);
 	finish_groups(fx);
 	fx->totals.spans = 1;
-	row = json_object_array_get_idx(get(summary(fx), "rows"), 0);
+	row = json_object_array_get_idx(ut_get(summary(fx), "rows"), 0);
 	assert_string_equal(str(row, "name"), "n" FFFD "\"\n\x01");
-	m = get(row, "meta");
+	m = ut_get(row, "meta");
 	assert_string_equal(str(m, "k" FFFD), "v" FFFD FFFD FFFD);
 	assert_string_equal(str(m, "\x7f"), "\\");
 }
@@ -471,11 +417,11 @@ static void test_summary_long_duplicate_key_utf8(void **state)
 		meta[len++] = '=';
 		meta[len++] = rep ? '2' : '1';
 	}
-	add(fx, id(fx, "n"), id_n(fx, meta, len), 10, 10, false, 0, 0, 0);
+	add(fx, ut_id(fx->st, "n"), ut_id_n(fx->st, meta, len), 10, 10, false, 0, 0, 0);
 	finish_groups(fx);
 	fx->totals.spans = 1;
 
-	json_object *m = get(json_object_array_get_idx(get(summary(fx), "rows"), 0), "meta");
+	json_object *m = ut_get(json_object_array_get_idx(ut_get(summary(fx), "rows"), 0), "meta");
 
 	assert_int_equal(json_object_object_length(m), 2);
 }
@@ -498,8 +444,8 @@ static void test_other_data_json(void **state)
 	o = json_tokener_parse(text);
 	assert_non_null(o);
 	assert_string_equal(str(o, "generator"), "leanprofiler");
-	assert_int_equal(json_object_array_length(get(o, "command")), 2);
-	assert_int_equal(u64(get(o, "lost_events"), "enter"), 4);
+	assert_int_equal(json_object_array_length(ut_get(o, "command")), 2);
+	assert_int_equal(u64(ut_get(o, "lost_events"), "enter"), 4);
 	assert_int_equal(u64(o, "unterminated_spans"), 2);
 	assert_int_equal(u64(o, "uncertain_spans"), 3);
 	json_object_put(o);
@@ -510,7 +456,7 @@ static void test_other_data_json(void **state)
 static void test_approximate_p95_and_profiler_usage(void **state)
 {
 	struct fx *fx = *state;
-	uint32_t hot = id(fx, "hot"), cold = id(fx, "cold");
+	uint32_t hot = ut_id(fx->st, "hot"), cold = ut_id(fx->st, "cold");
 	json_object *o, *rows;
 	char *text, *line;
 
@@ -552,7 +498,7 @@ static void test_approximate_p95_and_profiler_usage(void **state)
 	assert_non_null(line);
 	assert_null(memchr(line, '~', (size_t)(strchr(line + 1, '\n') - line)));
 
-	text = summary_text(&fx->r);
+	text = ut_summary_text(&fx->r);
 	o = json_tokener_parse(text);
 	assert_non_null(o);
 	rows = json_object_object_get(o, "rows");
@@ -586,7 +532,7 @@ static void test_span_pairs_reported(void **state)
 	render_table(fx);
 	assert_non_null(strstr(fx->out, "Span pairs: 3 keyed exits without an open span, 0 entries "
 					 "past 255 tracks, 7 past depth 1024, 1 malformed records\n"));
-	text = summary_text(&fx->r);
+	text = ut_summary_text(&fx->r);
 	o = json_tokener_parse(text);
 	sp = json_object_object_get(o, "span_pairs");
 	assert_non_null(sp);
@@ -617,25 +563,27 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
 
 	lp_stats_set_exact_limit(fx->stats, 8);
 	seed_run(fx);
-	add(fx, id(fx, "huge"), id(fx, "k=1, k=2, solo, counter=3"), huge, huge, false, 0, 0,
-	    LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN | LP_SPAN_STARTED_BEFORE);
+	add(fx, ut_id(fx->st, "huge"), ut_id(fx->st, "k=1, k=2, solo, counter=3"), huge, huge,
+	    false, 0, 0, LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN | LP_SPAN_STARTED_BEFORE);
 	for (uint64_t i = 40; i >= 1; i--)
-		add(fx, id(fx, "many"), 0, i * 1000 + 7, 10, i % 2, i, 2 * i, 0);
-	add(fx, id_n(fx, hostile, sizeof(hostile) - 1), id_n(fx, meta, sizeof(meta) - 1), 3, 1,
-	    false, 0, 0, 0);
-	add(fx, id(fx, "zero"), 0, 0, 0, false, 0, 0, 0);
+		add(fx, ut_id(fx->st, "many"), 0, i * 1000 + 7, 10, i % 2, i, 2 * i, 0);
+	add(fx, ut_id_n(fx->st, hostile, sizeof(hostile) - 1),
+	    ut_id_n(fx->st, meta, sizeof(meta) - 1), 3, 1, false, 0, 0, 0);
+	add(fx, ut_id(fx->st, "zero"), 0, 0, 0, false, 0, 0, 0);
 	finish_groups(fx);
-	fx->threads[0] = (struct lp_report_thread){ .pid = 7, .tid = 8, .name = id(fx, "w\x1b"),
+	fx->threads[0] = (struct lp_report_thread){ .pid = 7, .tid = 8,
+						    .name = ut_id(fx->st, "w\x1b"),
 						    .spans = 8, .recorded_ns = 123456789,
 						    .lost = 3, .max_depth = 2 };
 	fx->threads[1] = (struct lp_report_thread){ .pid = 7, .tid = 0x40000009,
-						    .name = id(fx, "w (9) keyed spans 0") };
+						    .name = ut_id(fx->st, "w (9) keyed spans 0") };
 	fx->r.threads = fx->threads;
 	fx->r.nthreads = 2;
-	procs[0] = (struct lp_report_process){ .pid = 7, .ppid = 1, .comm = id(fx, "lean"),
+	procs[0] = (struct lp_report_process){ .pid = 7, .ppid = 1, .comm = ut_id(fx->st, "lean"),
 					       .origin = LP_ORIGIN_LAUNCHED, .alive = false };
 	procs[1] = (struct lp_report_process){ .pid = 4294967295u, .ppid = 7,
-					       .comm = id(fx, "su\xff"), .origin = LP_ORIGIN_FORKED,
+					       .comm = ut_id(fx->st, "su\xff"),
+					       .origin = LP_ORIGIN_FORKED,
 					       .alive = true, .privileged = true };
 	fx->r.procs = procs;
 	fx->r.nprocs = 2;
@@ -676,30 +624,31 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
  */
 static void assert_same_as_tree(struct fx *fx)
 {
-	char *text = summary_text(&fx->r), *tree = tree_summary_json(&fx->r);
-	json_object *streamed = parse_strict(text), *old = parse_strict(tree), *rows;
+	char *text = ut_summary_text(&fx->r), *tree = tree_summary_json(&fx->r);
+	json_object *streamed = ut_parse_strict(text, strlen(text));
+	json_object *old = ut_parse_strict(tree, strlen(tree)), *rows;
 	int flags = JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE;
 	char *a, *b;
 
-	assert_int_equal(u64(get(streamed, "groups"), "kept"), fx->r.fold.kept);
+	assert_int_equal(u64(ut_get(streamed, "groups"), "kept"), fx->r.fold.kept);
 	json_object_object_del(streamed, "groups");
-	rows = get(streamed, "rows");
+	rows = ut_get(streamed, "rows");
 	assert_int_equal(json_object_array_length(rows), fx->r.ngroups);
 	for (size_t i = 0; i < fx->r.ngroups; i++) {
 		json_object *row = json_object_array_get_idx(rows, i);
 
-		assert_true(json_object_is_type(get(row, "folded"), json_type_null));
+		assert_true(json_object_is_type(ut_get(row, "folded"), json_type_null));
 		json_object_object_del(row, "folded");
-		assert_int_equal(u64(get(row, "hist"), "sub_bits"), LP_HIST_SUB_BITS);
+		assert_int_equal(u64(ut_get(row, "hist"), "sub_bits"), LP_HIST_SUB_BITS);
 		json_object_object_del(row, "hist");
 	}
-	assert_true(json_object_is_type(get(get(streamed, "table"), "profiler_line"),
+	assert_true(json_object_is_type(ut_get(ut_get(streamed, "table"), "profiler_line"),
 					json_type_boolean));
 	json_object_object_del(streamed, "table");
 	if (fx->r.res.valid) {
-		assert_true(json_object_is_type(get(get(streamed, "resources"), "until_exit"),
+		assert_true(json_object_is_type(ut_get(ut_get(streamed, "resources"), "until_exit"),
 						json_type_boolean));
-		json_object_object_del(get(streamed, "resources"), "until_exit");
+		json_object_object_del(ut_get(streamed, "resources"), "until_exit");
 	}
 	a = strdup(json_object_to_json_string_ext(streamed, flags));
 	b = strdup(json_object_to_json_string_ext(old, flags));
@@ -763,7 +712,7 @@ static uint32_t meta_no(struct fx *fx, int i)
 	char m[16];
 
 	snprintf(m, sizeof(m), "m=%d", i);
-	return id(fx, m);
+	return ut_id(fx->st, m);
 }
 
 /*
@@ -780,11 +729,11 @@ static uint32_t meta_no(struct fx *fx, int i)
 static void test_started_before_metadata_unknown(void **state)
 {
 	struct fx *fx = *state;
-	uint32_t w = id(fx, "worker.outer");
+	uint32_t w = ut_id(fx->st, "worker.outer");
 	json_object *root, *rows;
 	size_t unknown = 0, empty = 0;
 
-	add(fx, w, id(fx, "worker=1"), 5000000, 5000000, false, 0, 0, 0);
+	add(fx, w, ut_id(fx->st, "worker=1"), 5000000, 5000000, false, 0, 0, 0);
 	add(fx, w, 0, 1000000, 1000000, false, 0, 0, 0);
 	add(fx, w, 0, 3000000, 3000000, false, 0, 0, LP_SPAN_STARTED_BEFORE);
 	finish_groups(fx);
@@ -823,22 +772,23 @@ static void test_started_before_metadata_unknown(void **state)
 static void test_overflow_rows(void **state)
 {
 	struct fx *fx = *state;
-	uint32_t a = id(fx, "a"), b = id(fx, "b");
-	uint32_t fake_name = id(fx, LP_OVERFLOW_NAME_TEXT), fake_meta = id(fx, LP_OVERFLOW_META_TEXT);
+	uint32_t a = ut_id(fx->st, "a"), b = ut_id(fx->st, "b");
+	uint32_t fake_name = ut_id(fx->st, LP_OVERFLOW_NAME_TEXT);
+	uint32_t fake_meta = ut_id(fx->st, LP_OVERFLOW_META_TEXT);
 	json_object *root, *rows, *groups;
 	size_t marked = 0, fakes = 0;
 	char *line;
 
 	lp_stats_set_max_groups(fx->stats, 4);
-	add(fx, a, id(fx, "m=1"), 1000, 1000, false, 0, 0, 0);
+	add(fx, a, ut_id(fx->st, "m=1"), 1000, 1000, false, 0, 0, 0);
 	add(fx, b, 0, 1000, 1000, false, 0, 0, 0);
 	add(fx, fake_name, 0, 10, 10, false, 0, 0, 0);
 	add(fx, a, fake_meta, 10, 10, false, 0, 0, 0);
 	/* The cap is reached: a's new metadata, then names without a row. */
 	for (int i = 2; i < 12; i++)
 		add(fx, a, meta_no(fx, i), 500000, 400000, false, 0, 0, 0);
-	add(fx, id(fx, "c"), 0, 300000, 300000, false, 0, 0, LP_SPAN_UNCERTAIN);
-	add(fx, id(fx, "d"), id(fx, "m=1"), 300000, 300000, false, 0, 0, 0);
+	add(fx, ut_id(fx->st, "c"), 0, 300000, 300000, false, 0, 0, LP_SPAN_UNCERTAIN);
+	add(fx, ut_id(fx->st, "d"), ut_id(fx->st, "m=1"), 300000, 300000, false, 0, 0, 0);
 	/* Right after a folded span of a: its forged twin, by the same (name, meta) path. */
 	add(fx, a, fake_meta, 10, 10, false, 0, 0, 0);
 	add(fx, fake_name, 0, 10, 10, false, 0, 0, 0);
@@ -869,16 +819,17 @@ static void test_overflow_rows(void **state)
 					"--max-groups keeps more groups apart\n"));
 
 	root = summary(fx);
-	groups = get(root, "groups");
+	groups = ut_get(root, "groups");
 	assert_int_equal(u64(groups, "max"), 4);
 	assert_int_equal(u64(groups, "kept"), 4);
 	assert_int_equal(u64(groups, "overflow_rows"), 2);
 	assert_int_equal(u64(groups, "folded_spans"), 12);
 	assert_int_equal(u64(groups, "folded_distinct_estimate"), 12);
-	rows = get(root, "rows");
+	rows = ut_get(root, "rows");
 	assert_int_equal(json_object_array_length(rows), 6);
 	for (size_t i = 0; i < 6; i++) {
-		json_object *row = json_object_array_get_idx(rows, i), *folded = get(row, "folded");
+		json_object *row = json_object_array_get_idx(rows, i);
+		json_object *folded = ut_get(row, "folded");
 		const char *name = str(row, "name"), *meta = str(row, "meta_text");
 
 		if (!strcmp(name, LP_OVERFLOW_NAME_TEXT) && !json_object_is_type(folded, json_type_null)) {
@@ -894,7 +845,7 @@ static void test_overflow_rows(void **state)
 			assert_int_equal(u64(folded, "distinct_estimate"), 10);
 			assert_int_equal(u64(row, "calls"), 10);
 			assert_int_equal(u64(row, "self_ns"), 4000000);
-			assert_int_equal(json_object_object_length(get(row, "meta")), 0);
+			assert_int_equal(json_object_object_length(ut_get(row, "meta")), 0);
 		} else if (!strcmp(name, LP_OVERFLOW_NAME_TEXT) || !strcmp(meta, LP_OVERFLOW_META_TEXT)) {
 			/* The target's own: a row each, both spans in it, not folded. */
 			assert_int_equal(u64(row, "calls"), 2);
@@ -914,8 +865,8 @@ static void test_table_rows_limit(void **state)
 
 	for (int i = 0; i < 5; i++) {
 		snprintf(name, sizeof(name), "row%d", i);
-		add(fx, id(fx, name), 0, 1000 * (uint64_t)(i + 1), 1000 * (uint64_t)(i + 1), false, 0,
-		    0, 0);
+		add(fx, ut_id(fx->st, name), 0, 1000 * (uint64_t)(i + 1), 1000 * (uint64_t)(i + 1),
+		    false, 0, 0, 0);
 	}
 	finish_groups(fx);
 	fx->totals.recorded_ns = 15000;
@@ -927,7 +878,7 @@ static void test_table_rows_limit(void **state)
 	assert_non_null(strstr(fx->out, "\nNot shown: 3 more rows; --rows N shows N rows, --rows all "
 					"every one (the summary JSON has them all)\n"));
 	assert_null(strstr(fx->out, "Folded:"));
-	assert_int_equal(json_object_array_length(get(summary(fx), "rows")), 5);
+	assert_int_equal(json_object_array_length(ut_get(summary(fx), "rows")), 5);
 	/* As many rows as there are, or 0 (all): no such line. */
 	for (size_t rows = 0; rows <= 5; rows += 5) {
 		free(fx->out);

@@ -22,7 +22,7 @@
 #include "diff.h"
 #include "summary_read.h"
 #include "text.h"
-#include "unit.h"
+#include "fixtures.h"
 
 struct fx {
 	struct strtab *st;
@@ -65,19 +65,6 @@ static int teardown(void **state)
 	strtab_free(fx->st);
 	free(fx);
 	return 0;
-}
-
-static uint32_t id_n(struct fx *fx, const char *s, size_t len)
-{
-	uint32_t i = strtab_intern(fx->st, s, len);
-
-	assert_true(i != UINT32_MAX);
-	return i;
-}
-
-static uint32_t id(struct fx *fx, const char *s)
-{
-	return id_n(fx, s, strlen(s));
 }
 
 /* A span into the statistics, the paths and the header's totals. */
@@ -123,19 +110,6 @@ static char *view_of(const struct lp_summary *s, const struct lp_view_opts *o)
 	return out;
 }
 
-/* The summary JSON of r, as record writes it (caller frees). */
-static char *summary_text(const struct lp_report *r)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *m = open_memstream(&text, &len);
-
-	assert_non_null(m);
-	assert_int_equal(lp_report_summary_json(m, r), 0);
-	assert_int_equal(fclose(m), 0);
-	return text;
-}
-
 /* Writes the summary, reads it back, and checks both print the same table. */
 static void round_trip(struct fx *fx)
 {
@@ -143,7 +117,7 @@ static void round_trip(struct fx *fx)
 
 	fx->r.ngroups = lp_stats_sorted(fx->stats, &fx->r.groups);
 	fx->r.paths = fx->paths;
-	text = summary_text(&fx->r);
+	text = ut_summary_text(&fx->r);
 	assert_non_null(text);
 	if (fx->loaded)
 		lp_summary_free(&fx->s);
@@ -163,12 +137,13 @@ static void round_trip(struct fx *fx)
 static void some_rows(struct fx *fx)
 {
 	static const char hostile[] = "bad\nname\t\x1b[2J\xff\0end \xe2\x80\xae of a long name";
-	uint32_t root = id(fx, "root"), a = id(fx, "a"), b = id_n(fx, hostile, sizeof(hostile) - 1);
+	uint32_t root = ut_id(fx->st, "root"), a = ut_id(fx->st, "a");
+	uint32_t b = ut_id_n(fx->st, hostile, sizeof(hostile) - 1);
 
 	/* a: 12 calls, 12.66 us; b: 500 ns; root: 20 us, of which 6.84 us its own. */
 	for (int i = 0; i < 12; i++)
-		add(fx, a, id(fx, "k=v, x=\x01"), 1, 1000 + (uint64_t)i * 10, 1000 + (uint64_t)i * 10,
-		    true, 0);
+		add(fx, a, ut_id(fx->st, "k=v, x=\x01"), 1, 1000 + (uint64_t)i * 10,
+		    1000 + (uint64_t)i * 10, true, 0);
 	add(fx, b, 0, 1, 500, 500, false, LP_SPAN_UNCERTAIN);
 	add(fx, root, 0, 0, 20000, 6840, false, LP_SPAN_UNTERMINATED);
 	fx->totals.threads = 1;
@@ -234,7 +209,7 @@ static void test_counter_name_from_file(void **state)
 	some_rows(fx);
 	fx->r.ngroups = lp_stats_sorted(fx->stats, &fx->r.groups);
 	fx->r.counter_name = "work \x1b]0;title\x07 units";
-	text = summary_text(&fx->r);
+	text = ut_summary_text(&fx->r);
 	assert_non_null(text);
 	assert_int_equal(lp_summary_parse(text, strlen(text), "mem.json", &fx->s, problem,
 					  sizeof(problem)),
@@ -251,12 +226,12 @@ static void test_counter_name_from_file(void **state)
 static void test_approximate_rows(void **state)
 {
 	struct fx *fx = *state;
-	uint32_t hot = id(fx, "hot");
+	uint32_t hot = ut_id(fx->st, "hot");
 
 	lp_stats_set_exact_limit(fx->stats, 4);
 	for (uint64_t i = 1; i <= 100; i++)
 		add(fx, hot, 0, 0, i * 1013, i * 1013, false, 0);
-	add(fx, id(fx, "cold"), 0, 0, 5, 5, false, 0);
+	add(fx, ut_id(fx->st, "cold"), 0, 0, 5, 5, false, 0);
 	round_trip(fx);
 	assert_false(lp_group_p95_exact(fx->s.groups[0]));
 	assert_true(lp_group_p95_exact(fx->s.groups[1]));
@@ -271,8 +246,10 @@ static void test_views(void **state)
 {
 	struct fx *fx = *state;
 	struct lp_report_thread th[2] = {
-		{ .pid = 1, .tid = 1, .name = id(fx, "main"), .spans = 14, .recorded_ns = 20000 },
-		{ .pid = 1, .tid = 2, .name = id(fx, "evil\x1b[31m"), .spans = 1, .recorded_ns = 0 },
+		{ .pid = 1, .tid = 1, .name = ut_id(fx->st, "main"), .spans = 14,
+		  .recorded_ns = 20000 },
+		{ .pid = 1, .tid = 2, .name = ut_id(fx->st, "evil\x1b[31m"), .spans = 1,
+		  .recorded_ns = 0 },
 	};
 	struct lp_view_opts o = { .view = LP_VIEW_TABLE, .sort = LP_SORT_NAME, .top = 2 };
 	char *out;

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "trace.h"
-#include "unit.h"
+#include "fixtures.h"
 
 #define FFFD "\xef\xbf\xbd"
 
@@ -90,48 +90,14 @@ static int teardown(void **state)
 	return 0;
 }
 
-static uint32_t id(struct fx *fx, const char *s)
-{
-	uint32_t i = strtab_intern(fx->st, s, strlen(s));
-
-	assert_true(i != UINT32_MAX);
-	return i;
-}
-
-static uint32_t id_n(struct fx *fx, const char *s, size_t len)
-{
-	uint32_t i = strtab_intern(fx->st, s, len);
-
-	assert_true(i != UINT32_MAX);
-	return i;
-}
-
 /* Reads the written trace: valid UTF-8, strict JSON, one value. */
 static json_object *load(struct fx *fx)
 {
-	struct json_tokener *tok = json_tokener_new();
-
 	fx->text = ut_read_file(fx->path, &fx->len);
 	assert_non_null(fx->text);
-	assert_true(ut_valid_utf8(fx->text, fx->len));
-	assert_non_null(tok);
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	fx->root = json_tokener_parse_ex(tok, fx->text, (int)fx->len);
-	if (!fx->root)
-		fail_msg("trace is not JSON: %s\n%s",
-			 json_tokener_error_desc(json_tokener_get_error(tok)), fx->text);
-	json_tokener_free(tok);
+	fx->root = ut_parse_strict(fx->text, fx->len);
 	assert_true(json_object_is_type(fx->root, json_type_object));
 	return fx->root;
-}
-
-static json_object *get(json_object *o, const char *key)
-{
-	json_object *v = NULL;
-
-	if (!json_object_object_get_ex(o, key, &v))
-		fail_msg("no key \"%s\" in %s", key, json_object_to_json_string(o));
-	return v;
 }
 
 static bool has(json_object *o, const char *key)
@@ -141,7 +107,7 @@ static bool has(json_object *o, const char *key)
 
 static void assert_jstr(json_object *o, const char *key, const char *want)
 {
-	json_object *v = get(o, key);
+	json_object *v = ut_get(o, key);
 
 	assert_true(json_object_is_type(v, json_type_string));
 	assert_string_equal(json_object_get_string(v), want);
@@ -150,7 +116,7 @@ static void assert_jstr(json_object *o, const char *key, const char *want)
 /* A number as written in the file (json-c keeps a double's original text). */
 static void assert_jnum_text(json_object *o, const char *key, const char *want)
 {
-	json_object *v = get(o, key);
+	json_object *v = ut_get(o, key);
 
 	assert_true(json_object_is_type(v, json_type_double) ||
 		    json_object_is_type(v, json_type_int));
@@ -159,7 +125,7 @@ static void assert_jnum_text(json_object *o, const char *key, const char *want)
 
 static void assert_jint(json_object *o, const char *key, int64_t want)
 {
-	json_object *v = get(o, key);
+	json_object *v = ut_get(o, key);
 
 	assert_true(json_object_is_type(v, json_type_int));
 	assert_int_equal(json_object_get_int64(v), want);
@@ -167,7 +133,7 @@ static void assert_jint(json_object *o, const char *key, int64_t want)
 
 static json_object *events(json_object *root)
 {
-	json_object *ev = get(root, "traceEvents");
+	json_object *ev = ut_get(root, "traceEvents");
 
 	assert_true(json_object_is_type(ev, json_type_array));
 	return ev;
@@ -180,21 +146,21 @@ static void test_x_and_m_events(void **state)
 	char names[4][64];
 	struct lp_span a = {
 		.pid = 10, .tid = 11,
-		.name = id(fx, "compile"),
-		.meta = id(fx, "file=a.lean, n = 3"),
+		.name = ut_id(fx->st, "compile"),
+		.meta = ut_id(fx->st, "file=a.lean, n = 3"),
 		.start_ns = 1001500, .end_ns = 1001500 + 1234567,
 		.total_ns = 1234567, .self_ns = 1000000,
 		.counter_total = 50, .counter_self = 20, .has_counter = true,
 	};
 	struct lp_span b = {
 		.pid = 10, .tid = 12,
-		.name = id(fx, "inner"),
+		.name = ut_id(fx->st, "inner"),
 		.start_ns = 1000000, .end_ns = 1000000,
 		.flags = LP_SPAN_UNTERMINATED | LP_SPAN_UNCERTAIN,
 	};
 	struct lp_span c = {
 		.pid = 10, .tid = 12,
-		.name = id(fx, "early"),
+		.name = ut_id(fx->st, "early"),
 		.start_ns = 999000, .end_ns = 1000001, .total_ns = 1001, .self_ns = 1001,
 	};
 
@@ -202,8 +168,8 @@ static void test_x_and_m_events(void **state)
 	lp_trace_span(&t, &a);
 	lp_trace_span(&t, &b);
 	lp_trace_span(&t, &c);
-	lp_trace_name(&t, true, 10, 10, id(fx, "lean"));
-	lp_trace_name(&t, false, 10, 11, id(fx, "worker"));
+	lp_trace_name(&t, true, 10, 10, ut_id(fx->st, "lean"));
+	lp_trace_name(&t, false, 10, 11, ut_id(fx->st, "worker"));
 	assert_int_equal(t.spans, 3);
 	/* nothing at the final name until the commit */
 	assert_int_equal(access(fx->path, F_OK), -1);
@@ -215,7 +181,7 @@ static void test_x_and_m_events(void **state)
 	json_object *root = load(fx), *ev = events(root), *x, *args, *m;
 
 	assert_jstr(root, "displayTimeUnit", "ns");
-	assert_jstr(get(root, "otherData"), "generator", "leanprofiler");
+	assert_jstr(ut_get(root, "otherData"), "generator", "leanprofiler");
 	assert_int_equal(json_object_array_length(ev), 5);
 
 	x = json_object_array_get_idx(ev, 0);
@@ -226,7 +192,7 @@ static void test_x_and_m_events(void **state)
 	assert_jint(x, "tid", 11);
 	assert_jnum_text(x, "ts", "1.500");
 	assert_jnum_text(x, "dur", "1234.567");
-	args = get(x, "args");
+	args = ut_get(x, "args");
 	assert_jstr(args, "file", "a.lean");
 	assert_jstr(args, "n", "3");
 	assert_jint(args, "counter", 50);
@@ -240,9 +206,9 @@ static void test_x_and_m_events(void **state)
 	assert_jint(x, "tid", 12);
 	assert_jnum_text(x, "ts", "0.000");
 	assert_jnum_text(x, "dur", "0.000");
-	args = get(x, "args");
-	assert_true(json_object_get_boolean(get(args, "unterminated")));
-	assert_true(json_object_get_boolean(get(args, "uncertain")));
+	args = ut_get(x, "args");
+	assert_true(json_object_get_boolean(ut_get(args, "unterminated")));
+	assert_true(json_object_get_boolean(ut_get(args, "uncertain")));
 	assert_false(has(args, "counter"));
 	assert_int_equal(json_object_object_length(args), 2);
 
@@ -250,19 +216,19 @@ static void test_x_and_m_events(void **state)
 	x = json_object_array_get_idx(ev, 2);
 	assert_jnum_text(x, "ts", "0.000");
 	assert_jnum_text(x, "dur", "1.001");
-	assert_int_equal(json_object_object_length(get(x, "args")), 0);
+	assert_int_equal(json_object_object_length(ut_get(x, "args")), 0);
 
 	m = json_object_array_get_idx(ev, 3);
 	assert_jstr(m, "ph", "M");
 	assert_jstr(m, "name", "process_name");
 	assert_jint(m, "pid", 10);
 	assert_jint(m, "tid", 10);
-	assert_jstr(get(m, "args"), "name", "lean");
+	assert_jstr(ut_get(m, "args"), "name", "lean");
 	m = json_object_array_get_idx(ev, 4);
 	assert_jstr(m, "ph", "M");
 	assert_jstr(m, "name", "thread_name");
 	assert_jint(m, "tid", 11);
-	assert_jstr(get(m, "args"), "name", "worker");
+	assert_jstr(ut_get(m, "args"), "name", "worker");
 
 	/* the raw text carries exactly three decimals */
 	assert_non_null(strstr(fx->text, "\"ts\":1.500,\"dur\":1234.567"));
@@ -275,8 +241,8 @@ static void test_args_reserved_and_duplicate_keys(void **state)
 	struct lp_trace t;
 	struct lp_span s = {
 		.pid = 1, .tid = 1,
-		.name = id(fx, "n"),
-		.meta = id(fx, "counter=x, a=1, a=2, unterminated=no, flag, a=3"),
+		.name = ut_id(fx->st, "n"),
+		.meta = ut_id(fx->st, "counter=x, a=1, a=2, unterminated=no, flag, a=3"),
 		.start_ns = 0, .end_ns = 10, .total_ns = 10, .self_ns = 10,
 		.has_counter = true, .counter_total = 9, .counter_self = 9,
 		.flags = LP_SPAN_UNTERMINATED,
@@ -289,7 +255,7 @@ static void test_args_reserved_and_duplicate_keys(void **state)
 	json_object *root = load(fx), *args;
 
 	assert_false(has(root, "otherData"));
-	args = get(json_object_array_get_idx(events(root), 0), "args");
+	args = ut_get(json_object_array_get_idx(events(root), 0), "args");
 	assert_jstr(args, "meta.counter", "x");
 	assert_jstr(args, "a", "1");
 	assert_jstr(args, "a#2", "2");
@@ -298,7 +264,7 @@ static void test_args_reserved_and_duplicate_keys(void **state)
 	assert_jstr(args, "flag", "");
 	assert_jint(args, "counter", 9);
 	assert_jint(args, "self_counter", 9);
-	assert_true(json_object_get_boolean(get(args, "unterminated")));
+	assert_true(json_object_get_boolean(ut_get(args, "unterminated")));
 	/* json-c keeps one value per key: 9 distinct keys means none was written twice */
 	assert_int_equal(json_object_object_length(args), 9);
 }
@@ -312,8 +278,8 @@ static void test_hostile_text(void **state)
 	static const char meta[] = "k\xff=v\x80\"\\, \x1b=\n";
 	struct lp_span s = {
 		.pid = 1, .tid = 1,
-		.name = id_n(fx, name, sizeof(name) - 1),
-		.meta = id_n(fx, meta, sizeof(meta) - 1),
+		.name = ut_id_n(fx->st, name, sizeof(name) - 1),
+		.meta = ut_id_n(fx->st, meta, sizeof(meta) - 1),
 		.start_ns = 5, .end_ns = 10, .total_ns = 5, .self_ns = 5,
 	};
 
@@ -326,10 +292,10 @@ static void test_hostile_text(void **state)
 
 	assert_jstr(x, "name",
 		    "q\"b\\s\n\t\x01\x1f\x7f" FFFD FFFD FFFD FFFD FFFD FFFD " end" FFFD FFFD);
-	args = get(x, "args");
+	args = ut_get(x, "args");
 	assert_jstr(args, "k" FFFD, "v" FFFD "\"\\");
 	assert_jstr(args, "\x1b", "\n"); /* only spaces and tabs are trimmed */
-	assert_jstr(get(json_object_array_get_idx(ev, 1), "args"), "name",
+	assert_jstr(ut_get(json_object_array_get_idx(ev, 1), "args"), "name",
 		    "q\"b\\s\n\t\x01\x1f\x7f" FFFD FFFD FFFD FFFD FFFD FFFD " end" FFFD FFFD);
 	/* no raw control byte in the file but the newlines between events */
 	for (size_t i = 0; i < fx->len; i++) {
@@ -343,7 +309,7 @@ static void test_many_spans(void **state)
 {
 	struct fx *fx = *state;
 	struct lp_trace t;
-	uint32_t name = id(fx, "s"), meta = id(fx, "i=1");
+	uint32_t name = ut_id(fx->st, "s"), meta = ut_id(fx->st, "i=1");
 
 	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
 	for (uint64_t i = 0; i < 5000; i++) {
@@ -369,7 +335,7 @@ static void test_abort_leaves_nothing(void **state)
 	struct fx *fx = *state;
 	struct lp_trace t;
 	char names[4][64];
-	struct lp_span s = { .name = id(fx, "x"), .total_ns = 1 };
+	struct lp_span s = { .name = ut_id(fx->st, "x"), .total_ns = 1 };
 
 	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
 	lp_trace_span(&t, &s);
@@ -529,16 +495,16 @@ static void test_cached_equals_uncached(void **state)
 	uint64_t x = 1;
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		name_ids[nn++] = id(fx, names[i]);
+		name_ids[nn++] = ut_id(fx->st, names[i]);
 	memset(many, 'n', 256); /* LP_NAME_MAX */
-	name_ids[nn++] = id_n(fx, many, 256);
+	name_ids[nn++] = ut_id_n(fx->st, many, 256);
 	name_ids[nn++] = 999999; /* past the table: read as id 0, as strtab_str does */
 	for (size_t i = 0; i < ARRAY_SIZE(metas); i++)
-		meta_ids[nm++] = id(fx, metas[i]);
-	meta_ids[nm++] = id_n(fx, nul, sizeof(nul) - 1);
+		meta_ids[nm++] = ut_id(fx->st, metas[i]);
+	meta_ids[nm++] = ut_id_n(fx->st, nul, sizeof(nul) - 1);
 	for (int i = 0; i < 70; i++) /* past LP_META_MAX_ITEMS: "_rest" */
 		pos += (size_t)snprintf(many + pos, sizeof(many) - pos, "a%d=%d, ", i % 40, i);
-	meta_ids[nm++] = id_n(fx, many, pos);
+	meta_ids[nm++] = ut_id_n(fx->st, many, pos);
 	meta_ids[nm++] = 888888;
 	for (size_t r = 0; r < 3; r++) {
 		for (size_t i = 0; i < nn; i++) {
@@ -605,9 +571,9 @@ static void test_forget_and_compact(void **state)
 			if (r > 0 && i % 2)
 				continue;
 			snprintf(text, sizeof(text), "round %d name %d \"q\"", r, i);
-			names[i] = id(fx, text);
+			names[i] = ut_id(fx->st, text);
 			snprintf(text, sizeof(text), "round=%d, i=%d, k=v, k=w", r, i);
-			metas[i] = id(fx, text);
+			metas[i] = ut_id(fx->st, text);
 		}
 		for (int i = 0; i < TEXTS; i++) {
 			struct lp_span s = { .pid = 1, .tid = 2, .name = names[i],
@@ -648,8 +614,9 @@ static void test_disk_full(void **state)
 	struct fx *fx = *state;
 	char mnt[128], path[160], names[4][64];
 	struct lp_trace t;
-	struct lp_span s = { .pid = 1, .tid = 1, .name = id(fx, "a span name of some length"),
-			     .meta = id(fx, "kind=literal, n=3"), .total_ns = 123456 };
+	struct lp_span s = { .pid = 1, .tid = 1,
+			     .name = ut_id(fx->st, "a span name of some length"),
+			     .meta = ut_id(fx->st, "kind=literal, n=3"), .total_ns = 123456 };
 	DIR *d;
 	int n = 0, err;
 
