@@ -206,23 +206,10 @@ static void test_child_outlives_command(void **state)
 }
 
 /*
- * The running process a test started: killed and reaped by the teardown, so
- * that a failed assertion never leaves it spinning.
+ * A running process: starts it and reads its "pid=P tids=..." line. The
+ * teardown (stop_started) kills and reaps it, so that a failed assertion never
+ * leaves it spinning.
  */
-static pid_t spinner = -1;
-
-static int stop_spinner(void **state)
-{
-	(void)state;
-	if (spinner > 0) {
-		kill(spinner, SIGKILL);
-		waitpid(spinner, NULL, 0);
-	}
-	spinner = -1;
-	return 0;
-}
-
-/* A running process: starts it and reads its "pid=P tids=..." line. */
 static pid_t start_spinner(const char *mode, const char *arg, char *tids, size_t size)
 {
 	char *argv[] = { (char *)target(), (char *)mode, (char *)arg, NULL };
@@ -230,8 +217,7 @@ static pid_t start_spinner(const char *mode, const char *arg, char *tids, size_t
 	pid_t pid = spawn_to(argv, outp, fmt("%s/spin.%s.err", tmpdir, mode));
 	char *text, *t;
 
-	spinner = pid;
-
+	started_add(pid);
 	assert_true(wait_text(outp, "\n", pid, 20000));
 	text = slurp(outp, NULL);
 	t = strstr(text, "tids=");
@@ -254,7 +240,7 @@ static void test_duration_is_exact(void **state)
 	json_object *rec = get(sum, "recording");
 
 	(void)state;
-	stop_spinner(NULL);
+	stop_started(NULL);
 	assert_string_equal(json_object_get_string(get(rec, "end_reason")), "duration");
 	assert_int_equal(num(rec, "end_ns") - num(rec, "start_ns"), 500000000);
 	assert_true(num(sum, "window_ns") <= 500000000);
@@ -279,7 +265,7 @@ static void test_pid_is_a_thread_id(void **state)
 	(void)state;
 	assert_int_not_equal(atoi(tid), (int)pid);
 	sum = record(&r, out, (char *[]){ "-p", tid, "--duration", "0.3", NULL });
-	stop_spinner(NULL);
+	stop_started(NULL);
 	assert_non_null(strstr(r.err, fmt("%s is a thread of process %d", tid, (int)pid)));
 	assert_int_equal(num(sum, "pid"), pid);
 	assert_int_equal(num(sum, "threads"), 3);
@@ -300,7 +286,6 @@ static void test_attached_exit_resources(void **state)
 
 	(void)state;
 	assert_int_equal(wait_exit(pid), 0);
-	spinner = -1;
 	assert_string_equal(json_object_get_string(get(get(sum, "recording"), "end_reason")),
 			    "targets exited");
 	assert_true(json_object_get_boolean(get(res, "available")));
@@ -409,9 +394,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_many_threads),
 		cmocka_unit_test(test_thread_id_reuse),
 		cmocka_unit_test(test_child_outlives_command),
-		cmocka_unit_test_teardown(test_duration_is_exact, stop_spinner),
-		cmocka_unit_test_teardown(test_pid_is_a_thread_id, stop_spinner),
-		cmocka_unit_test_teardown(test_attached_exit_resources, stop_spinner),
+		cmocka_unit_test_teardown(test_duration_is_exact, stop_started),
+		cmocka_unit_test_teardown(test_pid_is_a_thread_id, stop_started),
+		cmocka_unit_test_teardown(test_attached_exit_resources, stop_started),
 		cmocka_unit_test(test_scope_named_by_temporary),
 		cmocka_unit_test(test_own_usage_complete),
 	};

@@ -293,10 +293,7 @@ struct cdp {
 
 static long now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+	return (long)(now_ns() / 1000000ULL);
 }
 
 static void note(struct cdp *c, const char *what, const char *text)

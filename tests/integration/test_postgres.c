@@ -391,24 +391,14 @@ static long long query_num(const char *sql)
 /* Polls sql (a count) from another connection until it is want; false after WAIT_MS. */
 static bool wait_count(const char *sql, long long want)
 {
-	struct timespec t0, t;
+	uint64_t t0 = now_ns();
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		if (query_num(sql) == want)
 			return true;
 		wait_ms(5);
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < WAIT_MS);
+	} while ((now_ns() - t0) / 1000000ULL < WAIT_MS);
 	return false;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 /* A psql session reading its statements from a pipe: *in is the pipe's writing end. */
@@ -475,10 +465,10 @@ static void test_lock_wait(void **state)
 	b = spawn_as_owner(b_argv, fmt("%s/session-b.log", tmpdir));
 	assert_true(wait_count("select count(*) from pg_locks where relation = 'lp_locked'::regclass"
 			       " and not granted;", 1));
-	blocked_ns = mono_ns();
+	blocked_ns = now_ns();
 	/* B is still waiting: A holds the lock until its COMMIT. */
 	assert_int_equal(waitpid(b, NULL, WNOHANG), 0);
-	commit_ns = mono_ns();
+	commit_ns = now_ns();
 	say(a_in, "commit;\n");
 	close(a_in);
 	assert_int_equal(wait_exit(b), 0);

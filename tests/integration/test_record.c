@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <poll.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -418,11 +417,9 @@ static void test_failures(void **state)
 		{ lp, "record", "--rows", "-1", "--", "/bin/true", NULL },
 	};
 	struct run r;
-	FILE *f = fopen(notexec, "w");
 
 	(void)state;
-	assert_non_null(f);
-	fclose(f);
+	write_file(notexec, "");
 	chmod(notexec, 0644);
 	/* nobody must reach the BPF step: the output directory is its own. */
 	assert_int_equal(mkdir(nobody_out, 0755), 0);
@@ -760,16 +757,12 @@ static void test_privileges(void **state)
 	char want[128], *text;
 	struct stat st;
 	struct run r;
-	FILE *f;
 
 	(void)state;
 	/* The user's own directory, with a symlink planted where the trace goes: not followed. */
 	assert_int_equal(mkdir(out, 0755), 0);
 	assert_int_equal(chown(out, 65534, 65534), 0);
-	f = fopen(victim, "w");
-	assert_non_null(f);
-	fputs("precious\n", f);
-	fclose(f);
+	write_file(victim, "precious\n");
 	assert_int_equal(symlink(victim, fmt("%s/leanprofiler-trace.json", out)), 0);
 
 	setenv("SUDO_UID", "65534", 1);
@@ -839,23 +832,6 @@ static void test_disk_full(void **state)
 	run_free(&r);
 }
 
-/* Reads one line from fd into buf (bounded wait); false on timeout or EOF. */
-static bool read_line(int fd, char *buf, size_t size)
-{
-	size_t n = 0;
-
-	while (n + 1 < size) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
-
-		if (poll(&p, 1, 20000) != 1 || read(fd, buf + n, 1) != 1)
-			return false;
-		if (buf[n++] == '\n')
-			break;
-	}
-	buf[n] = '\0';
-	return true;
-}
-
 /*
  * A command that shrugs off SIGTERM: the first SIGTERM to leanprofiler is
  * passed on to it, a second one ends the recording; the files are written,
@@ -866,29 +842,21 @@ static void test_second_signal_stops_recording(void **state)
 	char *out = fmt("%s/stubborn", tmpdir), line[128];
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
 			 fmt("%s/tests/targets/stubborn", build), NULL };
-	int pipefd[2], status, target = 0;
+	struct io in = { .mode = IO_INHERIT }, lp_out = { .mode = IO_PIPE },
+		  lp_err = { .mode = IO_FILE, .file = fmt("%s/stubborn.err", tmpdir) };
+	struct lines *lines;
+	int status, target = 0;
 	json_object *sum;
 	pid_t lp;
 
 	(void)state;
-	assert_int_equal(pipe(pipefd), 0);
-	lp = fork();
-	assert_true(lp >= 0);
-	if (lp == 0) {
-		int err = open(fmt("%s/stubborn.err", tmpdir), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-		dup2(pipefd[1], 1);
-		dup2(err, 2);
-		close(pipefd[0]);
-		execv(argv[0], argv);
-		_exit(99);
-	}
-	close(pipefd[1]);
-	assert_true(read_line(pipefd[0], line, sizeof(line)));
+	lp = start_io(argv, &in, &lp_out, &lp_err, false);
+	lines = lines_new(lp_out.fd);
+	assert_int_equal(lines_read(lines, line, sizeof(line), 20000), 1);
 	assert_int_equal(sscanf(line, "ready pid=%d", &target), 1);
 	kill(lp, SIGTERM);
-	assert_true(read_line(pipefd[0], line, sizeof(line)));
-	assert_string_equal(line, "term\n"); /* passed on, and shrugged off */
+	assert_int_equal(lines_read(lines, line, sizeof(line), 20000), 1);
+	assert_string_equal(line, "term"); /* passed on, and shrugged off */
 	kill(lp, SIGTERM);
 	assert_int_equal(waitpid(lp, &status, 0), lp);
 	assert_true(WIFEXITED(status));
@@ -896,8 +864,8 @@ static void test_second_signal_stops_recording(void **state)
 	/* The command was left running, not killed by us, and we said so. */
 	assert_int_equal(kill(target, 0), 0);
 	kill(target, SIGKILL);
-	assert_non_null(strstr(slurp(fmt("%s/stubborn.err", tmpdir), NULL), "keeps running"));
-	close(pipefd[0]);
+	assert_non_null(strstr(slurp(lp_err.file, NULL), "keeps running"));
+	close(lp_out.fd);
 	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 	assert_string_equal(json_object_get_string(get(get(sum, "recording"), "end_reason")),
 			    "signal");

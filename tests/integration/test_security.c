@@ -41,7 +41,6 @@ static const char *build = "build";
 
 static uid_t op_uid, evil_uid;
 static gid_t op_gid, evil_gid;
-static pid_t racer = -1; /* lpsec-evil's process of the race, ended whatever the outcome */
 
 static int sh(const char *cmd)
 {
@@ -280,6 +279,7 @@ static void test_output_dir_race(void **state)
 			 "--", fmt("%s/examples/nested", build), NULL };
 	struct stat st;
 	int ok = 0;
+	pid_t racer;
 
 	(void)state;
 	racer = fork();
@@ -305,6 +305,8 @@ static void test_output_dir_race(void **state)
 		}
 		_exit(0);
 	}
+	/* lpsec-evil's process ends with the test, passed or failed (stop_started). */
+	started_add(racer);
 	for (int i = 0; i < 60; i++) {
 		struct run r;
 
@@ -320,18 +322,6 @@ static void test_output_dir_race(void **state)
 		assert_int_equal(access(fmt("%s/leanprofiler-summary.json", target), F_OK), -1);
 	}
 	print_message("race: %d of 60 recordings written, the rest refused\n", ok);
-}
-
-/* The racer ends with its test, passed or failed. */
-static int stop_racer(void **state)
-{
-	(void)state;
-	if (racer > 0) {
-		kill(racer, SIGKILL);
-		waitpid(racer, NULL, 0);
-	}
-	racer = -1;
-	return 0;
 }
 
 /*
@@ -564,7 +554,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_reading_other_programs),
 		cmocka_unit_test(test_output_symlink_refused),
 		cmocka_unit_test(test_output_dir_others_refused),
-		cmocka_unit_test_teardown(test_output_dir_race, stop_racer),
+		cmocka_unit_test_teardown(test_output_dir_race, stop_started),
 		cmocka_unit_test(test_no_escapes_to_terminal),
 		cmocka_unit_test(test_outputs_not_inherited),
 		cmocka_unit_test(test_huge_note_section),
