@@ -34,26 +34,11 @@
 #include <unistd.h>
 
 #include "leanprofiler.h"
+#include "target.h"
 
 static long spans_each;
 static atomic_int started;
 static atomic_int stop;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void spin_for(uint64_t ns)
-{
-	uint64_t end = mono_ns() + ns;
-
-	while (mono_ns() < end)
-		;
-}
 
 static void *work(void *arg)
 {
@@ -152,18 +137,18 @@ static int daemon_mode(int ms)
 			nanosleep(&nap, NULL);
 			LP_SPAN_EXIT("daemon.tick");
 			if (!after && getppid() != parent)
-				after = mono_ns() + (uint64_t)ms * 1000000ull;
-			if (after && mono_ns() >= after)
+				after = now_ns() + (uint64_t)ms * 1000000ull;
+			if (after && now_ns() >= after)
 				break;
 		}
 		LP_SPAN_ENTER("daemon.tick", NULL); /* open when the child exits */
 		fprintf(stderr, "child pid=%d exit_ns=%llu\n", (int)getpid(),
-			(unsigned long long)mono_ns());
+			(unsigned long long)now_ns());
 		_exit(0);
 	}
 	printf("child pid=%d\n", (int)child);
 	fflush(stdout);
-	spin_for(50000000ull);
+	spin_ns(50000000ull);
 	return 0;
 }
 
@@ -174,7 +159,7 @@ static void *spinner(void *arg)
 	*(pid_t *)arg = (pid_t)syscall(SYS_gettid);
 	while (!stop) {
 		LP_SPAN_ENTER("core.spin", NULL);
-		spin_for(200000);
+		spin_ns(200000);
 		LP_SPAN_EXIT("core.spin");
 		if (!told) {
 			told = true;
@@ -194,7 +179,7 @@ static int spin(int n, int exit_after_ms)
 	for (int i = 0; i < n; i++)
 		pthread_create(&t[i], NULL, spinner, &tids[i]);
 	while (atomic_load(&started) < n)
-		spin_for(100000);
+		spin_ns(100000);
 	printf("pid=%d tids=", (int)getpid());
 	for (int i = 0; i < n; i++)
 		printf("%s%d", i ? "," : "", (int)tids[i]);
@@ -205,8 +190,8 @@ static int spin(int n, int exit_after_ms)
 			pause();
 	/* MS counts from the moment a profiler attached (LP_ACTIVE()), however long that took. */
 	while (!LP_ACTIVE())
-		spin_for(1000000);
-	spin_for((uint64_t)exit_after_ms * 1000000ull);
+		spin_ns(1000000);
+	spin_ns((uint64_t)exit_after_ms * 1000000ull);
 	{
 		/* Touched memory: the peak RSS a sample before the exit must show. */
 		size_t sz = 16u << 20;

@@ -14,17 +14,10 @@
 #include <time.h>
 
 #include "leanprofiler.h"
+#include "target.h"
 
 typedef void marked_log_fn(void *ctx, int is_exit, const char *name, const char *meta,
 			   uint64_t t_before, uint64_t t_after, int active_before, int active_after);
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int marked_active(void)
 {
@@ -54,35 +47,17 @@ static int site_patched(void (*site)(void))
  */
 int marked_wait_probed(int timeout_ms)
 {
-	uint64_t end = now() + (uint64_t)timeout_ms * 1000000ULL;
+	uint64_t end = now_ns() + (uint64_t)timeout_ms * 1000000ULL;
 	const struct timespec poll_interval = { 0, 100000 };
 
 	while (!(LP_ACTIVE() && site_patched((void (*)(void))lp__probe_enter) &&
 		 site_patched((void (*)(void))lp__probe_exit))) {
-		if (now() > end)
+		if (now_ns() > end)
 			return 0;
 		nanosleep(&poll_interval, NULL);
 	}
 	return 1;
 }
-
-static void spin_us(unsigned us)
-{
-	uint64_t end = now() + us * 1000ULL;
-
-	while (now() < end)
-		;
-}
-
-#define MARK(log, ctx, is_exit, name, meta, marker)                                               \
-	do {                                                                                       \
-		uint64_t t0_ = now();                                                              \
-		int a0_ = LP_ACTIVE();                                                             \
-		marker;                                                                            \
-		int a1_ = LP_ACTIVE();                                                             \
-		uint64_t t1_ = now();                                                              \
-		log(ctx, is_exit, name, meta, t0_, t1_, a0_, a1_);                                  \
-	} while (0)
 
 /* k spans "lib.span [i=N]" (runtime metadata, N = 0..15), each around "lib.leaf [from=lib]". */
 void marked_spans(int k, marked_log_fn *log, void *ctx)
@@ -91,10 +66,11 @@ void marked_spans(int k, marked_log_fn *log, void *ctx)
 
 	for (int i = 0; i < k; i++) {
 		snprintf(meta, sizeof(meta), "i=%d", i % 16);
-		MARK(log, ctx, 0, "lib.span", meta, LP_SPAN_ENTER("lib.span", meta));
-		MARK(log, ctx, 0, "lib.leaf", "from=lib", LP_SPAN_ENTER("lib.leaf", "from=lib"));
+		TARGET_MARK(log, ctx, 0, "lib.span", meta, LP_SPAN_ENTER("lib.span", meta));
+		TARGET_MARK(log, ctx, 0, "lib.leaf", "from=lib",
+			    LP_SPAN_ENTER("lib.leaf", "from=lib"));
 		spin_us(20);
-		MARK(log, ctx, 1, "lib.leaf", NULL, LP_SPAN_EXIT("lib.leaf"));
-		MARK(log, ctx, 1, "lib.span", NULL, LP_SPAN_EXIT("lib.span"));
+		TARGET_MARK(log, ctx, 1, "lib.leaf", NULL, LP_SPAN_EXIT("lib.leaf"));
+		TARGET_MARK(log, ctx, 1, "lib.span", NULL, LP_SPAN_EXIT("lib.span"));
 	}
 }

@@ -16,55 +16,28 @@
 #include <unistd.h>
 
 #include "leanprofiler.h"
+#include "target.h"
 
 static int logfd;
 static int pid, tid, next_id, depth, stack[8];
 
-static uint64_t now(void)
+static void log_mark(void *ctx, int is_exit, const char *name, const char *meta, uint64_t t0,
+		     uint64_t t1, int a0, int a1)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void log_line(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0 && write(logfd, buf, (size_t)n) != n)
-		abort();
-}
-
-static void log_mark(int is_exit, const char *name, const char *meta, uint64_t t0, uint64_t t1,
-		     int a0, int a1)
-{
+	(void)ctx;
 	if (!is_exit) {
-		log_line("E %d %d %d %d %d %llu %llu %d %d %s\t%s\n", pid, tid, next_id,
-			 depth ? stack[depth - 1] : -1, depth, (unsigned long long)t0,
-			 (unsigned long long)t1, a0, a1, name, meta ? meta : "");
+		log_to(logfd, "E %d %d %d %d %d %llu %llu %d %d %s\t%s\n", pid, tid, next_id,
+		       depth ? stack[depth - 1] : -1, depth, (unsigned long long)t0,
+		       (unsigned long long)t1, a0, a1, name, meta ? meta : "");
 		stack[depth++] = next_id++;
 	} else {
 		depth--;
-		log_line("X %d %d %d %llu %llu %d %d\n", pid, tid, stack[depth],
-			 (unsigned long long)t0, (unsigned long long)t1, a0, a1);
+		log_to(logfd, "X %d %d %d %llu %llu %d %d\n", pid, tid, stack[depth],
+		       (unsigned long long)t0, (unsigned long long)t1, a0, a1);
 	}
 }
 
-#define MARK(is_exit, name, meta, marker)                                                        \
-	do {                                                                                       \
-		uint64_t t0_ = now();                                                              \
-		int a0_ = LP_ACTIVE();                                                             \
-		marker;                                                                            \
-		int a1_ = LP_ACTIVE();                                                             \
-		uint64_t t1_ = now();                                                              \
-		log_mark(is_exit, name, meta, t0_, t1_, a0_, a1_);                                 \
-	} while (0)
+#define MARK(is_exit, name, meta, marker) TARGET_MARK(log_mark, NULL, is_exit, name, meta, marker)
 
 int main(int argc, char **argv)
 {
@@ -82,13 +55,12 @@ int main(int argc, char **argv)
 	k = atoi(argv[2]);
 	pid = getpid();
 	tid = gettid();
-	log_line("N %d %d second\n", pid, tid);
+	log_to(logfd, "N %d %d second\n", pid, tid);
 	MARK(0, "second.main", NULL, LP_SPAN_ENTER("second.main", NULL));
 	for (int i = 0; i < k; i++) {
 		snprintf(meta, sizeof(meta), "i=%d", i);
 		MARK(0, "second.step", meta, LP_SPAN_ENTER("second.step", meta));
-		for (uint64_t end = now() + 50000; now() < end;)
-			;
+		spin_us(50);
 		nanosleep(&nap, NULL);
 		MARK(1, "second.step", NULL, LP_SPAN_EXIT("second.step"));
 	}

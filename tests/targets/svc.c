@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "leanprofiler.h"
+#include "target.h"
 
 #define MAX_WORKERS 32
 #define MAX_DEPTH 16
@@ -71,27 +72,6 @@
 
 static int logfd = -1;
 static const char *log_path;
-
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-static void log_line(const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (n > 0 && write(logfd, buf, (size_t)n) != n)
-		abort();
-}
 
 /* One thread's open spans. */
 struct ctx {
@@ -111,7 +91,7 @@ static void ctx_init(struct ctx *c, const char *comm)
 		char name[32] = "";
 
 		prctl(PR_GET_NAME, name);
-		log_line("N %d %d %s\n", c->pid, c->tid, name);
+		log_to(logfd, "N %d %d %s\n", c->pid, c->tid, name);
 	}
 }
 
@@ -125,38 +105,22 @@ static void log_mark(void *arg, int is_exit, const char *name, const char *meta,
 
 		if (c->depth == MAX_DEPTH)
 			abort();
-		log_line("E %d %d %d %d %d %llu %llu %d %d %s\t%s\n", c->pid, c->tid, id,
-			 c->depth ? c->stack[c->depth - 1] : -1, c->depth, (unsigned long long)t0,
-			 (unsigned long long)t1, a0, a1, name, meta ? meta : "");
+		log_to(logfd, "E %d %d %d %d %d %llu %llu %d %d %s\t%s\n", c->pid, c->tid, id,
+		       c->depth ? c->stack[c->depth - 1] : -1, c->depth, (unsigned long long)t0,
+		       (unsigned long long)t1, a0, a1, name, meta ? meta : "");
 		c->stack[c->depth++] = id;
 	} else {
 		if (c->depth == 0)
 			abort();
-		log_line("X %d %d %d %llu %llu %d %d\n", c->pid, c->tid, c->stack[--c->depth],
-			 (unsigned long long)t0, (unsigned long long)t1, a0, a1);
+		log_to(logfd, "X %d %d %d %llu %llu %d %d\n", c->pid, c->tid, c->stack[--c->depth],
+		       (unsigned long long)t0, (unsigned long long)t1, a0, a1);
 	}
 }
 
 /* A marker between two clock readings and two LP_ACTIVE() readings, then logged. */
-#define MARK(c, is_exit, name, meta, marker)                                                      \
-	do {                                                                                       \
-		uint64_t t0_ = now();                                                              \
-		int a0_ = LP_ACTIVE();                                                             \
-		marker;                                                                            \
-		int a1_ = LP_ACTIVE();                                                             \
-		uint64_t t1_ = now();                                                              \
-		log_mark(c, is_exit, name, meta, t0_, t1_, a0_, a1_);                              \
-	} while (0)
+#define MARK(c, is_exit, name, meta, marker) TARGET_MARK(log_mark, c, is_exit, name, meta, marker)
 #define ENTER(c, name, meta) MARK(c, 0, name, meta, LP_SPAN_ENTER(name, meta))
 #define EXIT(c, name) MARK(c, 1, name, NULL, LP_SPAN_EXIT(name))
-
-static void spin_us(unsigned us)
-{
-	uint64_t end = now() + us * 1000ULL;
-
-	while (now() < end)
-		;
-}
 
 static void nap_us(unsigned us)
 {
@@ -331,10 +295,10 @@ static int semaphores_are(int want)
 
 static int wait_semaphores(int want)
 {
-	uint64_t end = now() + WAIT_MS * 1000000ULL;
+	uint64_t end = now_ns() + WAIT_MS * 1000000ULL;
 
 	while (!semaphores_are(want)) {
-		if (now() > end)
+		if (now_ns() > end)
 			return -1;
 		nap_us(200);
 	}
@@ -352,7 +316,7 @@ static void *dying_main(void *arg)
 	ENTER(&c, "dying.outer", "kind=dying");
 	ENTER(&c, "dying.inner", "kind=dying");
 	spin_us(100);
-	log_line("T %d %d %llu\n", c.pid, c.tid, (unsigned long long)now());
+	log_to(logfd, "T %d %d %llu\n", c.pid, c.tid, (unsigned long long)now_ns());
 	return NULL; /* both spans left open */
 }
 
@@ -360,11 +324,11 @@ static void *dying_main(void *arg)
 static int wait_task_gone(pid_t tid)
 {
 	char p[64];
-	uint64_t end = now() + WAIT_MS * 1000000ULL;
+	uint64_t end = now_ns() + WAIT_MS * 1000000ULL;
 
 	snprintf(p, sizeof(p), "/proc/self/task/%d", (int)tid);
 	while (access(p, F_OK) == 0) {
-		if (now() > end)
+		if (now_ns() > end)
 			return -1;
 		nap_us(100);
 	}
@@ -541,7 +505,7 @@ int main(int argc, char **argv)
 			if (wait_task_gone(tid))
 				reply("timeout");
 			else
-				reply("ok tid=%d gone=%llu", (int)tid, (unsigned long long)now());
+				reply("ok tid=%d gone=%llu", (int)tid, (unsigned long long)now_ns());
 		} else if (!strcmp(cmd, "burn")) {
 			spin_us((unsigned)n * 1000u);
 			reply("ok");

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "leanprofiler.h"
+#include "target.h"
 
 struct span {
 	int depth;
@@ -37,14 +38,6 @@ struct thread {
 	int n, depth;
 };
 
-static uint64_t now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static const char *or_empty(const char *s)
 {
 	return s ? s : "";
@@ -57,25 +50,17 @@ static const char *or_empty(const char *s)
 	sp->depth = (t)->depth++;                                                                \
 	snprintf(sp->name, sizeof(sp->name), "%s", nm);                                          \
 	snprintf(sp->meta, sizeof(sp->meta), "%s", or_empty(mt));              \
-	sp->clk[0] = now();                                                                        \
+	sp->clk[0] = now_ns();                                                                     \
 	call;                                                                                    \
-	sp->clk[1] = now()
+	sp->clk[1] = now_ns()
 
 #define EXIT(t, call)                                                                            \
 	do {                                                                                     \
-		sp->clk[2] = now();                                                                \
+		sp->clk[2] = now_ns();                                                             \
 		call;                                                                            \
-		sp->clk[3] = now();                                                                \
+		sp->clk[3] = now_ns();                                                             \
 		(t)->depth--;                                                                    \
 	} while (0)
-
-static void spin_us(unsigned us)
-{
-	uint64_t end = now() + us * 1000ULL;
-
-	while (now() < end)
-		;
-}
 
 static void recurse(struct thread *t, int level)
 {
