@@ -44,6 +44,7 @@ static const char *build = "build";
 static char tmpdir[] = "/tmp/lp-hostile-XXXXXX";
 
 #include "itest.h"
+#include "tests/unit/unit.h" /* ut_utf8_invalid_at(): the unit tests' strict UTF-8 check */
 
 /* The one recording every test looks at. */
 static struct {
@@ -183,50 +184,11 @@ static void expect_kv(json_object *obj, const char *key, const char *want)
 		fail_msg("key %s: got %s, want %s", show(key), show(got), show(want));
 }
 
-/*
- * Strict UTF-8 (RFC 3629): no overlong forms, no surrogates, nothing past
- * U+10FFFF, no cut sequences, no stray continuation bytes. Returns the offset
- * of the first bad byte, or (size_t)-1 when all is valid.
- */
-static size_t utf8_invalid_at(const unsigned char *s, size_t len)
-{
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned c = s[i], n;
-		uint32_t cp, min;
-
-		if (c < 0x80) {
-			i++;
-			continue;
-		} else if ((c & 0xe0) == 0xc0) {
-			n = 2, cp = c & 0x1f, min = 0x80;
-		} else if ((c & 0xf0) == 0xe0) {
-			n = 3, cp = c & 0x0f, min = 0x800;
-		} else if ((c & 0xf8) == 0xf0) {
-			n = 4, cp = c & 0x07, min = 0x10000;
-		} else {
-			return i;
-		}
-		if (len - i < n)
-			return i;
-		for (unsigned k = 1; k < n; k++) {
-			if ((s[i + k] & 0xc0) != 0x80)
-				return i;
-			cp = (cp << 6) | (s[i + k] & 0x3f);
-		}
-		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return i;
-		i += n;
-	}
-	return (size_t)-1;
-}
-
 /* Valid UTF-8; with terminal set, no C0 control but \n, no DEL, no C1 control. */
 static void expect_clean_text(const char *what, const char *s, size_t len, bool terminal)
 {
 	const unsigned char *u = (const unsigned char *)s;
-	size_t bad = utf8_invalid_at(u, len);
+	size_t bad = ut_utf8_invalid_at(s, len);
 
 	if (bad != (size_t)-1)
 		fail_msg("%s: invalid UTF-8 at byte %zu (0x%02x), near \"%s\"", what, bad, u[bad],

@@ -16,9 +16,11 @@
 /*
  * Strict UTF-8 check written independently of user/core/text.c, so that a bug
  * there cannot hide itself: no overlongs, no surrogates, nothing past
- * U+10FFFF, no sequence cut short.
+ * U+10FFFF, no sequence cut short, no stray continuation byte. Returns the
+ * offset of the first bad byte, or (size_t)-1 when all is valid.
+ * (tests/integration/test_hostile.c uses it too.)
  */
-static inline bool ut_valid_utf8(const char *str, size_t len)
+static inline size_t ut_utf8_invalid_at(const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0;
@@ -38,20 +40,25 @@ static inline bool ut_valid_utf8(const char *str, size_t len)
 		} else if ((c & 0xf8) == 0xf0) {
 			n = 4, cp = c & 0x07, min = 0x10000;
 		} else {
-			return false;
+			return i;
 		}
 		if (i + n > len)
-			return false;
+			return i;
 		for (size_t k = 1; k < n; k++) {
 			if ((s[i + k] & 0xc0) != 0x80)
-				return false;
+				return i;
 			cp = (cp << 6) | (s[i + k] & 0x3f);
 		}
 		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-			return false;
+			return i;
 		i += n;
 	}
-	return true;
+	return (size_t)-1;
+}
+
+static inline bool ut_valid_utf8(const char *str, size_t len)
+{
+	return ut_utf8_invalid_at(str, len) == (size_t)-1;
 }
 
 /* Code points in valid UTF-8 text. */
