@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -214,19 +215,28 @@ static ITEST_UNUSED pid_t spawn_to(char *const argv[], const char *out, const ch
 	return start_io(argv, &i, &o, &e, false);
 }
 
-/* Runs argv with stdout and stderr captured to files (no pipe deadlocks). 0 or -1. */
-static ITEST_UNUSED int run(struct run *r, char *const argv[])
+/*
+ * Runs argv with stdout and stderr captured to files (no pipe deadlocks); ru
+ * (may be NULL): what the command used, from wait4(). 0 or -1.
+ */
+static ITEST_UNUSED int run_usage(struct run *r, char *const argv[], struct rusage *ru)
 {
 	char *outp = fmt("%s/stdout", tmpdir), *errp = fmt("%s/stderr", tmpdir);
 	pid_t pid = spawn_to(argv, outp, errp);
 	int st;
 
-	if (waitpid(pid, &st, 0) != pid)
+	if (wait4(pid, &st, 0, ru) != pid)
 		return -1;
 	r->status = exit_code(st);
 	r->out = slurp(outp, &r->out_len);
 	r->err = slurp(errp, &r->err_len);
 	return r->out && r->err ? 0 : -1;
+}
+
+/* Runs argv with stdout and stderr captured to files (no pipe deadlocks). 0 or -1. */
+static ITEST_UNUSED int run(struct run *r, char *const argv[])
+{
+	return run_usage(r, argv, NULL);
 }
 
 static ITEST_UNUSED void run_free(struct run *r)

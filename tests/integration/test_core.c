@@ -342,9 +342,9 @@ static void test_own_usage_complete(void **state)
 	char *out = fmt("%s/usage", tmpdir);
 	char *argv[] = { (char *)profiler, "record", "-o", out, "--",
 			 fmt("%s/tests/targets/distinct", build), "30000", "meta", "300", NULL };
-	pid_t pid;
+	struct run r;
 	struct rusage ru;
-	int st;
+	int rc;
 	json_object *sum, *self, *res;
 	uint64_t total_cpu, target_cpu, own_cpu, said_cpu;
 
@@ -354,10 +354,10 @@ static void test_own_usage_complete(void **state)
 	 * any figure could be taken: not the profiler's work, left out here.
 	 */
 	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-	pid = spawn_to(argv, fmt("%s/usage.out", tmpdir), fmt("%s/usage.err", tmpdir));
+	rc = run_usage(&r, argv, &ru);
 	unsetenv("ASAN_OPTIONS");
-	assert_int_equal(wait4(pid, &st, 0, &ru), pid);
-	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	assert_int_equal(rc, 0);
+	assert_int_equal(r.status, 0);
 	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 	self = get(sum, "profiler");
 	res = get(sum, "resources");
@@ -386,6 +386,7 @@ static void test_own_usage_complete(void **state)
 			 (long long)num(self, "peak_rss_kib"), ru.ru_maxrss);
 	assert_true(num(self, "end_to_figures_ns") > 0);
 	json_object_put(sum);
+	run_free(&r);
 }
 
 int main(int argc, char **argv)

@@ -449,19 +449,13 @@ static void test_outputs_not_inherited(void **state)
 	run_free(&r);
 }
 
-/* Runs argv with output to files in tmpdir; its exit code and peak RSS (KiB) from wait4. */
+/* Runs argv (run_usage()): its exit code, and its peak RSS (KiB) from wait4. */
 static int run_measured(char *const argv[], long *maxrss_kib, struct run *r)
 {
-	char *o = fmt("%s/m.out", tmpdir), *e = fmt("%s/m.err", tmpdir);
-	pid_t pid = spawn_to(argv, o, e);
 	struct rusage ru;
-	int st;
 
-	assert_int_equal(wait4(pid, &st, 0, &ru), pid);
+	assert_int_equal(run_usage(r, argv, &ru), 0);
 	*maxrss_kib = ru.ru_maxrss;
-	r->out = slurp(o, &r->out_len);
-	r->err = slurp(e, &r->err_len);
-	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return r->status;
 }
 
