@@ -280,7 +280,7 @@ static ITEST_UNUSED int wait_exit_within(pid_t pid, int timeout_ms)
 
 /*
  * Waits until the file holds text: false when the process pid exited first
- * (it is then reaped) or timeout_ms passed.
+ * (it is then reaped, and no longer one stop_started() ends) or timeout_ms passed.
  */
 static ITEST_UNUSED bool wait_text(const char *path, const char *text, pid_t pid, int timeout_ms)
 {
@@ -291,8 +291,10 @@ static ITEST_UNUSED bool wait_text(const char *path, const char *text, pid_t pid
 		free(s);
 		if (found)
 			return true;
-		if (waitpid(pid, NULL, WNOHANG) == pid)
+		if (waitpid(pid, NULL, WNOHANG) == pid) {
+			started_forget(pid);
 			return false;
+		}
 		wait_ms(10);
 	}
 	return false;
