@@ -411,21 +411,6 @@ static void step(struct gen *g, struct run *r)
 		leave(g, r, p, th);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t cap = 0;
-	ssize_t n;
-
-	assert_non_null(f);
-	n = getdelim(&text, &cap, '\0', f); /* the file has no NUL: all of it */
-	assert_true(n > 0);
-	fclose(f);
-	*len = (size_t)n;
-	return text;
-}
-
 /* The stream of seed through a pipeline collecting as r->every says; keeps its outputs. */
 static void run(struct run *r, const char *dir, uint64_t seed)
 {
@@ -471,7 +456,9 @@ static void run(struct run *r, const char *dir, uint64_t seed)
 	lp_report_table(m, &rep);
 	fclose(m);
 	assert_int_equal(lp_trace_close(&r->trace, "{\"command\":\"generated\"}"), 0);
-	r->trace_text = slurp(r->path, &r->trace_len);
+	r->trace_text = ut_read_file(r->path, &r->trace_len);
+	assert_non_null(r->trace_text);
+	assert_true(r->trace_len > 0);
 	unlink(r->path);
 
 	free(g);
