@@ -219,4 +219,18 @@ static ITEST_UNUSED bool wait_text(const char *path, const char *text, pid_t pid
 	return false;
 }
 
+/*
+ * Whether stderr text err has a line of leanprofiler's that is not a warning:
+ * one that says what failed (every exit 125 must come with one).
+ */
+static ITEST_UNUSED bool says_error(const char *err)
+{
+	for (const char *l = err; l && *l; l = strchr(l, '\n')) {
+		l += *l == '\n';
+		if (!strncmp(l, "leanprofiler: ", 14) && strncmp(l, "leanprofiler: warning: ", 23))
+			return true;
+	}
+	return false;
+}
+
 #endif
