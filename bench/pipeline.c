@@ -246,7 +246,7 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 	if (err || lp_pipeline_error(pl))
 		die("the pipeline", err ? err : lp_pipeline_error(pl));
 	t = rep.totals;
-	if (t->spans != spans || t->unterminated || t->uncertain) {
+	if (t->spans != spans || t->unterminated || t->uncertain || rep.unknown_literal) {
 		fprintf(stderr, "pipeline: %llu spans, not %llu (or some flagged)\n",
 			(unsigned long long)t->spans, (unsigned long long)spans);
 		exit(1);

@@ -108,6 +108,20 @@ static int parse_size(const char *s, size_t *out)
 	return 0;
 }
 
+/*
+ * argp_parse() says a bad command line itself and ends the process; what it
+ * returns is its own failure (out of memory), which it does not say.
+ */
+static int parse_args(const struct argp *argp, int argc, char **argv, unsigned flags,
+		      void *input)
+{
+	error_t err = argp_parse(argp, argc, argv, flags, NULL, input);
+
+	if (err)
+		lp_err("cannot read the command line: %s", strerror(err));
+	return err;
+}
+
 /* A process ID: a decimal number from 1 to INT32_MAX. 0 or -EINVAL. */
 /*
  * top -H, ps -L and gettid() show thread ids: one stands for its process,
@@ -325,7 +339,7 @@ static int cmd_record(int argc, char **argv)
 	}
 	o.specs = specs;
 	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
-	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o)) {
+	if (parse_args(&argp, argc, argv, ARGP_IN_ORDER, &o)) {
 		free(specs);
 		return LP_EXIT_FAILURE;
 	}
@@ -407,7 +421,7 @@ static int cmd_list(int argc, char **argv)
 	int err;
 
 	argv[0] = "leanprofiler list";
-	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+	if (parse_args(&argp, argc, argv, 0, &o))
 		return LP_EXIT_FAILURE;
 	if (o.presets) {
 		for (size_t i = 0; i < lp_npresets; i++) {
@@ -571,7 +585,7 @@ static int cmd_report(int argc, char **argv)
 	int err;
 
 	argv[0] = "leanprofiler report";
-	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+	if (parse_args(&argp, argc, argv, 0, &a))
 		return LP_EXIT_FAILURE;
 	if (lp_pictures_wanted(&a.pictures))
 		return lp_pictures_run(&a.pictures, a.path ? a.path : ".") ? LP_EXIT_FAILURE : 0;
@@ -668,7 +682,7 @@ static int cmd_diff(int argc, char **argv)
 	int err;
 
 	argv[0] = "leanprofiler diff";
-	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+	if (parse_args(&argp, argc, argv, 0, &a))
 		return LP_EXIT_FAILURE;
 	if (lp_summary_read(a.paths[0], &base))
 		return LP_EXIT_FAILURE; /* said */

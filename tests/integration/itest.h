@@ -464,4 +464,18 @@ static ITEST_UNUSED void write_file(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/*
+ * Whether stderr text err has a line of leanprofiler's that is not a warning:
+ * one that says what failed (every exit 125 must come with one).
+ */
+static ITEST_UNUSED bool says_error(const char *err)
+{
+	for (const char *l = err; l && *l; l = strchr(l, '\n')) {
+		l += *l == '\n';
+		if (!strncmp(l, "leanprofiler: ", 14) && strncmp(l, "leanprofiler: warning: ", 23))
+			return true;
+	}
+	return false;
+}
+
 #endif

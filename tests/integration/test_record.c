@@ -462,6 +462,47 @@ static void test_failures(void **state)
 }
 
 /*
+ * Too few open files for the probes, a limit rising 2 at a time: each step
+ * that takes a descriptor (loading the programs, attaching them, mapping the
+ * ring buffer, reading a file's probes, attaching a marker) fails in turn.
+ * Every failure exits 125 with a line that says what failed, never silently
+ * and never by a crash; up to the first limit at which the command is
+ * recorded (each recording takes a second: detaching waits for the kernel).
+ */
+static void test_few_open_files(void **state)
+{
+	char *out = fmt("%s/nofile", tmpdir);
+	char *argv[] = { "/usr/bin/prlimit", NULL, fmt("%s/leanprofiler", build), "record", "-o",
+			 out, "--", fmt("%s/examples/nested", build), NULL };
+	int failed = 0, n;
+	struct run r;
+
+	(void)state;
+	if (access(argv[0], X_OK)) {
+		print_message("SKIPPED: no /usr/bin/prlimit\n");
+		skip();
+	}
+	for (n = 10; n <= 128; n += 2) {
+		bool recorded;
+
+		argv[1] = fmt("--nofile=%d:%d", n, n);
+		assert_int_equal(run(&r, argv), 0);
+		recorded = r.status == 0 && strstr(r.out, "Lean profile: 7 events");
+		if (r.status == 125 && says_error(r.err))
+			failed++;
+		else if (!recorded)
+			fail_msg("at most %d open files: exit %d, stdout:\n%s\nstderr:\n%s", n,
+				 r.status, r.out, r.err);
+		run_free(&r);
+		if (recorded)
+			break;
+	}
+	if (failed == 0 || n > 128)
+		fail_msg("%d failures below %d open files, then %s", failed, n,
+			 n > 128 ? "no recording" : "a recording");
+}
+
+/*
  * A flood through a 64 KiB ring buffer: what was recorded plus what was
  * reported lost is what the target emitted, exactly, and the damage is flagged.
  */
@@ -895,6 +936,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_workload_recorded_exactly),
 		cmocka_unit_test(test_exit_status_passed_on),
 		cmocka_unit_test(test_failures),
+		cmocka_unit_test(test_few_open_files),
 		cmocka_unit_test(test_losses_counted_exactly),
 		cmocka_unit_test(test_summary_only),
 		cmocka_unit_test(test_max_groups),

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -502,6 +503,84 @@ static void test_bad_input(void **state)
 	free(good);
 }
 
+/* leanprofiler CMD... with at most kib KiB of address space (prlimit --as): its status. */
+static int run_in(struct run *r, char *const cmd[], size_t kib)
+{
+	char *argv[12] = { "/usr/bin/prlimit", fmt("--as=%zu", kib << 10), lp() };
+	int n = 3;
+
+	for (int i = 0; cmd[i]; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	assert_true(n < 12);
+	assert_int_equal(run(r, argv), 0);
+	return r->status;
+}
+
+/* The dynamic loader failed before main() ran (its own message, exit 127). */
+static bool loader_failed(const struct run *r)
+{
+	return r->status == 127 && !says_error(r->err);
+}
+
+/* ... or, far lower, exec itself (killed by SIGSEGV before the loader ran). */
+static bool not_started(const struct run *r)
+{
+	return loader_failed(r) || (r->status == 128 + SIGSEGV && !*r->out && !*r->err);
+}
+
+/*
+ * Short of memory: an address-space limit rising 8 KiB at a time, from where
+ * the program starts at all up to where it succeeds, makes each allocation
+ * fail in turn (the command line's, the summary's, the trace's, the page's;
+ * diff reads summaries as report does).
+ * Every failure exits 125 with a line that says what failed: never silently,
+ * never by a crash.
+ */
+static void test_short_of_memory(void **state)
+{
+	char *dir = fmt("%s/nested", tmpdir), *page = fmt("%s/short.html", tmpdir);
+	char *const cmds[][6] = {
+		{ "report", "--tree", dir, NULL },
+		{ "report", "--html", page, dir, NULL },
+	};
+	const size_t most = 256 << 10; /* KiB: far more than any of them needs */
+	struct run r;
+
+	(void)state;
+	if (access("/usr/bin/prlimit", X_OK)) {
+		print_message("SKIPPED: no /usr/bin/prlimit\n");
+		skip();
+	}
+	for (size_t c = 0; c < sizeof(cmds) / sizeof(cmds[0]); c++) {
+		size_t kib = 1024, failed = 0;
+
+		/* 64 KiB at a time up to where main() runs, then back one step. */
+		while (kib < most && (run_in(&r, cmds[c], kib), not_started(&r))) {
+			run_free(&r);
+			kib += 64;
+		}
+		run_free(&r);
+		kib = kib > 1024 + 64 ? kib - 64 : 1024;
+		for (; kib < most; kib += 8) {
+			run_in(&r, cmds[c], kib);
+			if (r.status == 0) {
+				run_free(&r);
+				break;
+			}
+			if (r.status == 125 && says_error(r.err))
+				failed++;
+			else if (!loader_failed(&r))
+				fail_msg("%s %s with %zu KiB of address space: exit %d, stderr:\n%s",
+					 cmds[c][0], cmds[c][1], kib, r.status, r.err);
+			run_free(&r);
+		}
+		if (kib >= most || !failed)
+			fail_msg("%s %s: %zu failures up to %zu KiB, then %s", cmds[c][0], cmds[c][1],
+				 failed, kib, kib >= most ? "no success" : "success");
+	}
+}
+
 /* Text of the file reaches the terminal only through the sanitizers, in every view. */
 static void test_untrusted_text(void **state)
 {
@@ -552,6 +631,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_diff_regression),
 		cmocka_unit_test(test_diff_added_removed),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_short_of_memory),
 		cmocka_unit_test(test_untrusted_text),
 	};
 

@@ -220,12 +220,22 @@ static void test_table_optional_lines(void **state)
 	fx->totals.too_deep = 4;
 	fx->r.loss.enter = 5;
 	fx->r.loss.exit = 6;
+	fx->r.abi_mismatch = 3;
+	fx->r.unknown_literal = 2;
 	render_table(fx);
 	assert_non_null(strstr(fx->out, "Lean profile: 0 events, 0 threads, window 0.00 ns,\n"));
 	assert_non_null(strstr(fx->out, "Process resources: not measured for this recording\n"));
 	assert_non_null(strstr(fx->out, "Lost: 11 events (5 entries, 6 exits)"));
 	assert_non_null(strstr(fx->out, "Unterminated spans: 2, started before recording: 0, "
 					"exits without an open span: 1, enters past depth 1024: 4\n"));
+	/* Events the decoder could not take as sent: what, and what to do. */
+	assert_non_null(strstr(fx->out, "Marker version: 3 events came from markers built with "
+					"another version of include/leanprofiler.h (marker ABI "
+					"other than 1): their figures may be wrong; rebuild those "
+					"programs with this leanprofiler's header\n"));
+	assert_non_null(strstr(fx->out, "Unknown texts: 2 names or metadata of events referred "
+					"to a literal whose text never arrived: they are named "
+					"(unknown)\n"));
 	assert_non_null(strstr(fx->out, "\n\n"));
 	/* ends with the header line: no rows */
 	size_t hl = strlen(header_line);
@@ -288,6 +298,10 @@ static void test_summary_json(void **state)
 	fx->r.malformed = 4;
 	fx->r.truncated = 5;
 	fx->r.unreadable = 6;
+	fx->r.records = 40;
+	fx->r.from_file = 7;
+	fx->r.unknown_literal = 8;
+	fx->r.abi_mismatch = 9;
 	fx->r.buffer_bytes = 16 << 20;
 
 	root = summary(fx);
@@ -308,6 +322,10 @@ static void test_summary_json(void **state)
 	assert_int_equal(u64(ut_get(root, "input"), "malformed_records"), 4);
 	assert_int_equal(u64(ut_get(root, "input"), "truncated_strings"), 5);
 	assert_int_equal(u64(ut_get(root, "input"), "unreadable_strings"), 6);
+	assert_int_equal(u64(ut_get(root, "input"), "records_received"), 40);
+	assert_int_equal(u64(ut_get(root, "input"), "strings_from_file"), 7);
+	assert_int_equal(u64(ut_get(root, "input"), "unknown_literals"), 8);
+	assert_int_equal(u64(ut_get(root, "input"), "abi_mismatch_events"), 9);
 	assert_true(json_object_get_boolean(ut_get(ut_get(root, "resources"), "available")));
 	assert_int_equal(u64(ut_get(root, "resources"), "peak_rss_kib"), 59528);
 	assert_string_equal(str(ut_get(root, "files"), "trace"), "out/trace.json");
@@ -600,6 +618,10 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
 	fx->r.malformed = 4;
 	fx->r.truncated = 5;
 	fx->r.unreadable = 6;
+	fx->r.records = 300;
+	fx->r.from_file = 7;
+	fx->r.unknown_literal = 8;
+	fx->r.abi_mismatch = 9;
 	fx->r.enters = 100;
 	fx->r.exits = 99;
 	fx->r.buffer_bytes = 16 << 20;
@@ -619,7 +641,8 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
  * the same members in the same order, the same values, the same number
  * texts, null where null and absent where absent, once the members that came
  * later are taken out ("groups", each row's "folded", null on these rows,
- * and "hist", "table" and resources' "until_exit", checked for their type).
+ * and "hist", "table" and resources' "until_exit", checked for their type;
+ * input's last four, the decoder's counts, checked for their values).
  * Whitespace aside, json-c writes both the same way.
  */
 static void assert_same_as_tree(struct fx *fx)
@@ -645,6 +668,19 @@ static void assert_same_as_tree(struct fx *fx)
 	assert_true(json_object_is_type(ut_get(ut_get(streamed, "table"), "profiler_line"),
 					json_type_boolean));
 	json_object_object_del(streamed, "table");
+	/* The decoder's counts that came later, at the end of "input". */
+	{
+		static const char *const later[] = { "records_received", "strings_from_file",
+						     "unknown_literals", "abi_mismatch_events" };
+		const uint64_t want[] = { fx->r.records, fx->r.from_file, fx->r.unknown_literal,
+					  fx->r.abi_mismatch };
+		json_object *in = ut_get(streamed, "input");
+
+		for (size_t i = 0; i < ARRAY_SIZE(later); i++) {
+			assert_int_equal(u64(in, later[i]), want[i]);
+			json_object_object_del(in, later[i]);
+		}
+	}
 	if (fx->r.res.valid) {
 		assert_true(json_object_is_type(ut_get(ut_get(streamed, "resources"), "until_exit"),
 						json_type_boolean));

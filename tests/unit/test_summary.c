@@ -166,6 +166,23 @@ static void test_table_round_trip(void **state)
 	fx->totals.unmatched_exits = 2;
 	fx->r.loss = (struct lp_loss){ .enter = 4, .exit = 5 };
 	round_trip(fx);
+	/* The decoder's counts: read back, and the two lines they make said again. */
+	fx->r.records = 70;
+	fx->r.from_file = 6;
+	fx->r.abi_mismatch = 3;
+	fx->r.unknown_literal = 2;
+	round_trip(fx);
+	assert_int_equal(fx->s.rep.records, 70);
+	assert_int_equal(fx->s.rep.from_file, 6);
+	assert_int_equal(fx->s.rep.abi_mismatch, 3);
+	assert_int_equal(fx->s.rep.unknown_literal, 2);
+	{
+		char *got = table_of(&fx->s.rep);
+
+		assert_non_null(strstr(got, "\nMarker version: 3 events came from markers "));
+		assert_non_null(strstr(got, "\nUnknown texts: 2 names or metadata "));
+		free(got);
+	}
 	fx->r.self = (struct lp_resources){ .valid = true, .user_ns = 12000000, .peak_rss_kib = 99 };
 	fx->r.show_self = true;
 	fx->r.bpf_runs = 10;
@@ -377,6 +394,27 @@ static void test_bad_input(void **state)
 			 0);
 	assert_false(s.has_paths);
 	lp_summary_free(&s);
+	/* Written before the decoder's last four counts: they read as 0, nothing to say. */
+	snprintf(buf, sizeof(buf),
+		 "%s\"input\": {\"malformed_records\": 1, \"truncated_strings\": 2, "
+		 "\"unreadable_strings\": 3}, \"rows\": []}\n",
+		 good_head);
+	assert_int_equal(lp_summary_parse(buf, strlen(buf), "old.json", &s, problem,
+					  sizeof(problem)),
+			 0);
+	assert_int_equal(s.rep.malformed, 1);
+	assert_int_equal(s.rep.unreadable, 3);
+	assert_int_equal(s.rep.records + s.rep.from_file + s.rep.unknown_literal +
+				 s.rep.abi_mismatch,
+			 0);
+	lp_summary_free(&s);
+	/* ... and one of them that is not a count is refused. */
+	snprintf(buf, sizeof(buf), "%s\"input\": {\"abi_mismatch_events\": -1}, \"rows\": []}\n",
+		 good_head);
+	assert_int_equal(lp_summary_parse(buf, strlen(buf), "bad.json", &s, problem,
+					  sizeof(problem)),
+			 -EINVAL);
+	assert_string_equal(problem, "input.abi_mismatch_events is negative");
 }
 
 /* Mann-Whitney z from histograms, against the textbook value. */

@@ -20,13 +20,27 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	struct lp_buf b = { 0 };
 	char *text = NULL;
-	int n = vasprintf(&text, fmt, ap);
+	va_list again;
+	int n;
 
+	va_copy(again, ap);
+	n = vasprintf(&text, fmt, ap);
 	if (n < 0 || lp_text_display(&b, text, (size_t)n)) {
-		fprintf(stderr, "leanprofiler: %s(a message could not be formatted)\n", prefix);
+		/*
+		 * Memory is short (often what the message says): formatted on
+		 * the stack, cut to a line, every byte but printable ASCII as '?'.
+		 */
+		char line[512];
+
+		vsnprintf(line, sizeof(line), fmt, again);
+		for (unsigned char *c = (unsigned char *)line; *c; c++)
+			if (*c < 0x20 || *c > 0x7e)
+				*c = '?';
+		fprintf(stderr, "leanprofiler: %s%s\n", prefix, line);
 	} else {
 		fprintf(stderr, "leanprofiler: %s%.*s\n", prefix, (int)b.len, b.p);
 	}
+	va_end(again);
 	free(text);
 	lp_buf_free(&b);
 }

@@ -458,6 +458,10 @@ int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep)
 	rep->nprocs = p->nprocs;
 	rep->nspecs = p->nspecs;
 	rep->pairs = p->nspecs ? lp_pairs_stats(p->pairs) : NULL;
+	rep->records = ds->records;
+	rep->from_file = ds->from_file;
+	rep->unknown_literal = ds->unknown_literal;
+	rep->abi_mismatch = ds->abi_mismatch;
 	rep->malformed = ds->malformed;
 	rep->truncated = ds->truncated;
 	rep->unreadable = ds->unreadable;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/wire.h"
 #include "jsonw.h"
 #include "meta.h"
 #include "text.h"
@@ -136,6 +137,23 @@ static const char *resources_scope(const struct lp_report *r)
 	return "";
 }
 
+/* What the decoder could not take as sent: said only when it happened. */
+static void input_lines(FILE *out, const struct lp_report *r)
+{
+	if (r->abi_mismatch)
+		fprintf(out,
+			"Marker version: %" PRIu64 " events came from markers built with another "
+			"version of include/leanprofiler.h (marker ABI other than %u): their "
+			"figures may be wrong; rebuild those programs with this leanprofiler's "
+			"header\n",
+			r->abi_mismatch, LP_MARKER_ABI_VERSION);
+	if (r->unknown_literal)
+		fprintf(out,
+			"Unknown texts: %" PRIu64 " names or metadata of events referred to a "
+			"literal whose text never arrived: they are named (unknown)\n",
+			r->unknown_literal);
+}
+
 void lp_report_table(FILE *out, const struct lp_report *r)
 {
 	const struct lp_nest_totals *t = r->totals;
@@ -204,6 +222,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			"\n",
 			t->unterminated, t->started_before, t->unmatched_exits, LP_NEST_MAX_DEPTH,
 			t->too_deep);
+	input_lines(out, r);
 	fputc('\n', out);
 	fputs("Name                                      Self       Total  Calls      Mean       P95"
 	      "  Self HB      %\n",
@@ -379,6 +398,10 @@ static void write_input(struct jw *w, const struct lp_report *r)
 	put_u64(w, "malformed_records", r->malformed);
 	put_u64(w, "truncated_strings", r->truncated);
 	put_u64(w, "unreadable_strings", r->unreadable);
+	put_u64(w, "records_received", r->records);
+	put_u64(w, "strings_from_file", r->from_file);
+	put_u64(w, "unknown_literals", r->unknown_literal);
+	put_u64(w, "abi_mismatch_events", r->abi_mismatch);
 	jw_obj_end(w);
 }
 

@@ -95,7 +95,12 @@ struct lp_report {
 	size_t nspecs;                 /* span-pair specs (--span, --preset) */
 	const struct lp_pairs_stats *pairs; /* NULL: none */
 	struct lp_loss loss;
+	/* The decoder's counts (user/core/decode.h struct lp_decode_stats), the summary's "input". */
+	uint64_t records;         /* ring-buffer records received, of every kind */
 	uint64_t malformed, truncated, unreadable;
+	uint64_t from_file;       /* texts the kernel could not read, read from their file */
+	uint64_t unknown_literal; /* names or metadata of a literal whose text never arrived */
+	uint64_t abi_mismatch;    /* span events from markers of another include/leanprofiler.h */
 	uint64_t enters, exits; /* span events received */
 	const char *counter_name; /* "Lean heartbeats" */
 	const char *trace_path;   /* NULL when not written */

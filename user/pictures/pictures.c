@@ -93,8 +93,10 @@ static int load_rows(struct lp_recording *r)
 									: 0;
 
 	r->rows = calloc(n ? n : 1, sizeof(*r->rows));
-	if (!r->rows)
+	if (!r->rows) {
+		lp_err("cannot read %s: out of memory", r->summary_path);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < n; i++) {
 		json_object *o = json_object_array_get_idx(rows, i);
 		struct lp_pic_row *w = &r->rows[r->nrows];
@@ -185,8 +187,10 @@ static int locate(struct lp_recording *r, const char *path)
 		return err;
 	}
 	copy = strdup(path);
-	if (!copy)
+	if (!copy) {
+		lp_err("cannot read the recording %s: out of memory", path);
 		return -ENOMEM;
+	}
 	dir = S_ISDIR(st.st_mode) ? copy : dirname(copy);
 	if (S_ISDIR(st.st_mode))
 		n = asprintf(&r->trace_path, "%s/%s", dir, LP_TRACE_FILE) < 0 ||
@@ -198,7 +202,11 @@ static int locate(struct lp_recording *r, const char *path)
 		n = !(r->summary_path = strdup(path)) ||
 		    asprintf(&r->trace_path, "%s/%s", dir, LP_TRACE_FILE) < 0;
 	free(copy);
-	return n ? -ENOMEM : 0;
+	if (n) {
+		lp_err("cannot read the recording %s: out of memory", path);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int load_summary(struct lp_recording *r)
@@ -332,20 +340,23 @@ int lp_recording_load(struct lp_recording *r, const char *path)
 		lp_warn("the summary names a trace, but %s is not there: no timeline",
 			r->trace_path);
 	err = extent_of(r, &extent);
-	if (!err)
-		err = lp_picture_init(&r->pic, extent);
+	if (err)
+		return err; /* said, as reading the trace's */
+	err = lp_picture_init(&r->pic, extent);
 	if (!err)
 		err = load_paths(r);
-	if (!err && r->has_trace)
+	if (!err && r->has_trace) {
 		err = load_trace(r);
-	if (!err)
-		err = lp_picture_finish(&r->pic);
-	if (err)
-		return err;
-	for (size_t i = 0; i < r->nrows; i++) {
-		err = lp_colors_add(&r->colors, r->rows[i].name, strlen(r->rows[i].name));
 		if (err)
 			return err;
+	}
+	if (!err)
+		err = lp_picture_finish(&r->pic);
+	for (size_t i = 0; !err && i < r->nrows; i++)
+		err = lp_colors_add(&r->colors, r->rows[i].name, strlen(r->rows[i].name));
+	if (err) {
+		lp_err("cannot draw %s: %s", path, strerror(-err));
+		return err;
 	}
 	for (size_t i = 0; i < r->nrows; i++)
 		r->rows[i].color = lp_colors_get(&r->colors, r->rows[i].name,

@@ -299,6 +299,11 @@ static void load_input(struct rd *rd, json_object *root)
 	num(rd, o, "input", "malformed_records", &r->malformed, false);
 	num(rd, o, "input", "truncated_strings", &r->truncated, false);
 	num(rd, o, "input", "unreadable_strings", &r->unreadable, false);
+	/* Summaries written before these counts have none: 0, as nothing to say. */
+	num(rd, o, "input", "records_received", &r->records, false);
+	num(rd, o, "input", "strings_from_file", &r->from_file, false);
+	num(rd, o, "input", "unknown_literals", &r->unknown_literal, false);
+	num(rd, o, "input", "abi_mismatch_events", &r->abi_mismatch, false);
 }
 
 static void load_resources(struct rd *rd, json_object *root)

@@ -25,7 +25,10 @@ static int attach_file(void *ctx, const struct lp_proc_file *f)
 	size_t before = lp_session_probes(a->r->s);
 
 	/* Its errors are said; a file that is gone, or not ELF, has nothing to probe. */
-	lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
+	int err = lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
+
+	if (err < 0 && err != -ESRCH && err != -ENOEXEC)
+		a->r->attach_failures++;
 	a->attached += (int)(lp_session_probes(a->r->s) - before);
 	return 0;
 }

@@ -25,9 +25,14 @@ static int nothing_to_record(struct recorder *r, const char *what)
 {
 	if (lp_session_probes(r->s) || lp_late_pending(r))
 		return 0;
-	lp_err("no leanprofiler markers in %s: nothing to record (is it built with "
-	       "include/leanprofiler.h?)",
-	       what);
+	if (r->attach_failures)
+		lp_err("nothing to record in %s: attaching to the markers of %zu file%s failed "
+		       "(said above)",
+		       what, r->attach_failures, r->attach_failures > 1 ? "s" : "");
+	else
+		lp_err("no leanprofiler markers in %s: nothing to record (is it built with "
+		       "include/leanprofiler.h?)",
+		       what);
 	return -ENOENT;
 }
 
@@ -60,7 +65,9 @@ static int launch_attach(struct recorder *r)
 
 	r->since = lp_now_ns();
 	err = lp_session_add_target(r->s, c->pid, r->since);
-	if (!err && lp_proc_comm(c->pid, comm, sizeof(comm)) == 0)
+	if (err)
+		return err; /* said */
+	if (lp_proc_comm(c->pid, comm, sizeof(comm)) == 0)
 		err = lp_pipeline_add_process(r->pl, (uint32_t)c->pid, (uint32_t)getpid(),
 					      LP_ORIGIN_LAUNCHED, comm);
 	/*
@@ -193,9 +200,10 @@ static int attach_attach(struct recorder *r)
 	/* A target first, so that a library mapped while we scan is still reported. */
 	r->since = lp_now_ns();
 	err = lp_session_add_target(r->s, pid, r->since);
-	if (!err)
-		err = lp_pipeline_add_process(r->pl, (uint32_t)pid, (uint32_t)ppid,
-					      LP_ORIGIN_ATTACHED, comm);
+	if (err)
+		return err; /* said */
+	err = lp_pipeline_add_process(r->pl, (uint32_t)pid, (uint32_t)ppid, LP_ORIGIN_ATTACHED,
+				      comm);
 	if (!err) {
 		err = lp_attach_process(r, pid);
 		err = err > 0 ? 0 : err;
@@ -313,6 +321,7 @@ static int all_prepare(struct recorder *r, struct lp_session_opts *so)
 	return 0;
 }
 
+/* A process found running the binary; its errors are said (-ECANCELED: stop the scan). */
 static int found_running(void *ctx, pid_t pid)
 {
 	struct recorder *r = ctx;
@@ -325,12 +334,16 @@ static int found_running(void *ctx, pid_t pid)
 	lp_proc_comm(pid, comm, sizeof(comm));
 	lp_proc_ppid(pid, &ppid);
 	err = lp_session_add_target(r->s, pid, r->since);
-	if (!err)
-		err = lp_pipeline_add_process(r->pl, (uint32_t)pid, (uint32_t)ppid,
-					      LP_ORIGIN_FOUND, comm);
-	if (!err)
-		lp_attach_process(r, pid); /* one that exited meanwhile has nothing to probe */
-	return err;
+	if (err)
+		return -ECANCELED; /* said */
+	err = lp_pipeline_add_process(r->pl, (uint32_t)pid, (uint32_t)ppid, LP_ORIGIN_FOUND,
+				      comm);
+	if (err) {
+		lp_err("cannot record PID %d (%s): %s", (int)pid, comm, strerror(-err));
+		return -ECANCELED;
+	}
+	lp_attach_process(r, pid); /* one that exited meanwhile has nothing to probe */
+	return 0;
 }
 
 /*
@@ -372,6 +385,8 @@ static int all_attach(struct recorder *r)
 	dynamic = attach_interp(r);
 	r->since = lp_now_ns();
 	err = lp_proc_each_running(lp_proc_kdev(st.st_dev), st.st_ino, found_running, r);
+	if (err == -ECANCELED)
+		return err; /* found_running said why */
 	if (err) {
 		lp_err("cannot scan the running processes: %s", strerror(-err));
 		return err;

@@ -181,8 +181,9 @@ static int start_recording(struct recorder *r)
 {
 	int err = lp_open_gates(r, &r->since);
 
-	if (!err)
-		err = lp_pipeline_begin(r->pl, r->since);
+	if (err)
+		return err; /* said */
+	err = lp_pipeline_begin(r->pl, r->since);
 	if (err) {
 		lp_err("cannot start recording: %s", strerror(-err));
 		return err;
@@ -236,6 +237,7 @@ static bool wait_events(struct recorder *r, int ep, int watched, int *err)
 	n = epoll_wait(ep, evs, 4, timeout);
 	if (n < 0 && errno != EINTR) {
 		*err = -errno;
+		lp_err("cannot wait for records: %s", strerror(-*err));
 		return false;
 	}
 	for (int i = 0; i < n; i++) {
@@ -255,13 +257,18 @@ static int run_loop(struct recorder *r)
 	int ep = epoll_create1(EPOLL_CLOEXEC), err = 0;
 	int fds[3] = { lp_session_fd(r->s), r->sigfd, r->ops->watch_fd(r) };
 
-	if (ep < 0)
-		return -errno;
+	if (ep < 0) {
+		err = -errno;
+		lp_err("cannot wait for records: %s", strerror(-err));
+		return err;
+	}
 	for (size_t i = 0; i < 3 && !err; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
 
-		if (fds[i] >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev))
+		if (fds[i] >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev)) {
 			err = -errno;
+			lp_err("cannot wait for records: %s", strerror(-err));
+		}
 	}
 	while (!err && wait_events(r, ep, fds[2], &err)) {
 		err = lp_session_consume(r->s);
@@ -413,11 +420,11 @@ static int finish_recording(struct recorder *r, int err)
 	warn_recording(r);
 	perr = fill_report(r, rep);
 	perr = perr ? perr : lp_pipeline_error(r->pl);
-	perr = perr ? perr : r->err;
 	if (perr)
 		lp_err("processing records failed: %s; the results are incomplete",
 		       strerror(-perr));
-	err = err ? err : perr;
+	/* (r->err: probes of files mapped while recording could not start, said then.) */
+	err = err ? err : perr ? perr : r->err;
 	perr = write_outputs(r, rep);
 	return err ? err : perr;
 }
@@ -479,9 +486,8 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		err = start_recording(&r);
 	if (!err) {
 		res->stage = LP_STAGE_RUN;
+		/* Its errors are said; what was recorded until then is written. */
 		err = run_loop(&r);
-		if (err)
-			lp_err("recording failed: %s; writing what was recorded", strerror(-err));
 		err = finish_recording(&r, err);
 	}
 	recorder_cleanup(&r);

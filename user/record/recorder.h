@@ -93,6 +93,7 @@ struct recorder {
 	uint64_t since, deadline_ns, end_ns;
 	enum lp_end_reason end_reason;
 	int err; /* the first error while recording outside the pipeline (lp_pipeline_error) */
+	size_t attach_failures; /* files whose markers could not be attached (said) */
 };
 
 uint64_t lp_now_ns(void);

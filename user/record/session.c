@@ -87,8 +87,10 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	libbpf_set_print(libbpf_print);
 	raise_fd_limit();
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		lp_err("cannot load the BPF programs: out of memory");
 		return -ENOMEM;
+	}
 	s->opts = *o;
 	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -169,12 +171,14 @@ fail:
 	return err;
 }
 
-static int add_link(struct lp_session *s, struct bpf_link *l)
+/* Keeps l, a probe attached in the file users know as name; 0 or -ENOMEM (said). */
+static int add_link(struct lp_session *s, struct bpf_link *l, const char *name)
 {
 	struct bpf_link **links = lp_grow(s->links, &s->cap, s->nlinks + 1, sizeof(*links));
 
 	if (!links) {
 		bpf_link__destroy(l);
+		lp_err("cannot attach to %s: out of memory", name);
 		return -ENOMEM;
 	}
 	s->links = links;
@@ -214,7 +218,7 @@ static void attach_loader(struct lp_session *s, const char *path, const char *na
 			name);
 		return;
 	}
-	if (add_link(s, l) == 0)
+	if (add_link(s, l, name) == 0)
 		lp_info("watching %s for dlopen()%s", name,
 			uo.bpf_cookie ? "" : " (no _r_debug: every change pauses the process)");
 }
@@ -291,7 +295,7 @@ static int attach_specs(struct lp_session *s, const char *path, const char *name
 						probes[k].provider, probes[k].name, name, strerror(-err));
 					continue;
 				}
-				err = add_link(s, l);
+				err = add_link(s, l, name);
 				if (err)
 					return err;
 				s->spec_found[i] |= 1u << role;
@@ -402,7 +406,7 @@ static int attach_markers(struct lp_session *s, const char *path, const char *na
 			       notes[i].provider, notes[i].name, name, strerror(-err));
 			return err;
 		}
-		err = add_link(s, l);
+		err = add_link(s, l, name);
 		if (err)
 			return err;
 		attached++;
@@ -419,8 +423,10 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	size_t n, first_link;
 	int fd, err, attached = 0;
 
-	if (!known)
+	if (!known) {
+		lp_err("cannot attach to %s: out of memory", name);
 		return -ENOMEM;
+	}
 	if (known->v1)
 		return (int)known->v1 - 1;
 	/*
@@ -556,8 +562,14 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 			__u32 key = i;
 			__u64 v = at;
 
-			if (bpf_map_update_elem(fd, &key, &v, BPF_ANY))
-				return -errno;
+			if (bpf_map_update_elem(fd, &key, &v, BPF_ANY)) {
+				int err = -errno;
+
+				lp_err("cannot start recording the probes of %u files: the kernel "
+				       "refused their start time: %s",
+				       s->nfiles - first, strerror(-err));
+				return err;
+			}
 		}
 	} while (mono_ns() >= at);
 	s->gates_open = s->nfiles;
@@ -610,8 +622,18 @@ int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)
 			       .dl_state = LP_RT_UNSEEN };
 	__u32 key = (__u32)pid;
 
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &t, BPF_ANY))
-		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &t, BPF_ANY)) {
+		int err = -errno;
+
+		if (err == -E2BIG)
+			lp_err("cannot record PID %d: already %u target processes, the most the "
+			       "kernel half follows at once",
+			       (int)pid, bpf_map__max_entries(s->skel->maps.targets));
+		else
+			lp_err("cannot record PID %d: the kernel refused it as a target: %s", (int)pid,
+			       strerror(-err));
+		return err;
+	}
 	return 0;
 }
 
@@ -629,27 +651,39 @@ int lp_session_consume(struct lp_session *s)
 {
 	int n = ring_buffer__consume(s->rb);
 
-	return n < 0 ? n : 0;
+	if (n < 0) {
+		lp_err("cannot read the ring buffer: %s", strerror(-n));
+		return n;
+	}
+	return 0;
 }
 
 int lp_session_loss(struct lp_session *s, struct lp_loss *loss)
 {
-	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats);
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(s->skel->maps.stats), err = 0;
 	__u64 sums[LP_STAT_MAX] = { 0 };
-	__u64 *vals;
+	__u64 *vals = NULL;
 
 	if (ncpu < 0)
-		return ncpu;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 k = 0; k < LP_STAT_MAX; k++) {
-		if (bpf_map_lookup_elem(fd, &k, vals))
-			continue;
+		err = ncpu;
+	else if (!(vals = calloc((size_t)ncpu, sizeof(*vals))))
+		err = -ENOMEM;
+	for (__u32 k = 0; !err && k < LP_STAT_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, vals)) {
+			err = -errno;
+			break;
+		}
 		for (int c = 0; c < ncpu; c++)
 			sums[k] += vals[c];
 	}
 	free(vals);
+	if (err) {
+		lp_warn("cannot read the kernel's counts of lost events: %s; the lost-event "
+			"figures are 0, which they may not be",
+			strerror(-err));
+		*loss = (struct lp_loss){ 0 };
+		return err;
+	}
 	loss->enter = sums[LP_STAT_LOST_ENTER];
 	loss->exit = sums[LP_STAT_LOST_EXIT];
 	loss->string = sums[LP_STAT_LOST_STRING];
@@ -679,8 +713,16 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
 		struct bpf_prog_info info = { 0 };
 		__u32 len = sizeof(info);
 
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
-			return -errno;
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len)) {
+			int err = -errno;
+
+			/* runs 0: no figures rather than some of them. */
+			*runs = *run_ns = 0;
+			lp_warn("cannot read the BPF programs' run time: %s; the profiler's BPF "
+				"figures are left out",
+				strerror(-err));
+			return err;
+		}
 		*runs += info.run_cnt;
 		*run_ns += info.run_time_ns;
 	}

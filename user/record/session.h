@@ -39,6 +39,10 @@ struct lp_session_opts {
 	size_t nspecs;
 };
 
+/*
+ * Every -errno below is said on stderr (one line: what failed, what to do),
+ * but where a function says otherwise: callers need add none of their own.
+ */
 struct lp_session;
 
 /* Loads the BPF programs. 0 or -errno; *s is NULL on failure. */
@@ -55,7 +59,7 @@ int lp_session_open(struct lp_session **s, const struct lp_session_opts *o);
  * Every file looked at is made known to the kernel half (a target exec'ing it
  * or mapping it is not paused for it again). Returns the number of probes
  * attached (0: none) or -errno, said on stderr except -ESRCH (path gone:
- * nothing to probe) and -ENOEXEC (not ELF).
+ * nothing to probe) and -ENOEXEC (not ELF), which the caller judges.
  */
 int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
 		      uint64_t ino);
@@ -87,7 +91,8 @@ unsigned lp_session_spec_found(const struct lp_session *s, size_t i);
 /*
  * A text the kernel could not read, from a file a target maps (wire.h
  * LP_STR_IN_FILE): up to size-1 bytes at off, up to a NUL, NUL-terminated.
- * Its length, -ENOENT for a file not examined (or not kept), or -errno.
+ * Its length, -ENOENT for a file not examined (or not kept), or -errno: not
+ * said, the text is then "(unreadable)" and counted (decode.h).
  */
 long lp_session_file_text(struct lp_session *s, uint64_t dev, uint64_t ino, uint64_t off,
 			  char *buf, size_t size);
@@ -97,14 +102,14 @@ size_t lp_session_probes(const struct lp_session *s);
 int lp_session_fd(struct lp_session *s);
 /* Hands every waiting record to on_record; 0 or -errno. */
 int lp_session_consume(struct lp_session *s);
-/* Kernel-side loss counters, summed over CPUs. */
+/* Kernel-side loss counters, summed over CPUs; on failure (warned) all 0. */
 int lp_session_loss(struct lp_session *s, struct lp_loss *loss);
 /* Lost events of one thread as counted by the kernel. */
 uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid);
 /*
  * Time the kernel spent in the programs that run per event (the markers'
  * enter and exit, the span-pair probes'), when kernel.bpf_stats_enabled is
- * set (else runs is 0). 0 or -errno.
+ * set (else runs is 0). 0 or -errno (warned; runs is then 0).
  */
 int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns);
 /*
