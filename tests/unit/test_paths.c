@@ -375,6 +375,436 @@ static void test_cap(void **state)
 	}
 }
 
+/*
+ * A reference for the differential test below: the rules of paths.c (each
+ * thread's aggregate per open depth, merged into the tree when a top-level
+ * span completes, the cap counted per class in the order nodes are placed)
+ * written as plainly as possible: children in arrays searched one by one, no
+ * index, no node reused. Its tree must equal paths.c's node for node, folded
+ * ones included, whatever the stream.
+ */
+enum { R_HOLDER, R_TREE, R_OPEN, R_FREE };
+
+struct rnode {
+	uint32_t name;
+	bool other; /* an "(other paths)" node */
+	int kind;
+	uint32_t *kids; /* the newest last: paths.c links a new child first */
+	size_t nkids, cap;
+	uint64_t calls, total, self;
+};
+
+struct rthread {
+	uint32_t pid, tid;
+	uint32_t level[LP_NEST_MAX_DEPTH + 2]; /* UINT32_MAX: none */
+};
+
+struct ref {
+	struct rnode *n;
+	size_t len, cap;
+	uint64_t kept[R_FREE];
+	uint64_t folds[R_FREE]; /* spans folded, by the class they were folded in */
+	struct rthread th[64];
+	size_t nth;
+};
+
+static uint32_t rnew(struct ref *r, int kind, uint32_t name, bool other)
+{
+	if (r->len == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 1024;
+		r->n = realloc(r->n, r->cap * sizeof(*r->n));
+		assert_non_null(r->n);
+	}
+	r->n[r->len] = (struct rnode){ .name = name, .other = other, .kind = kind };
+	if ((kind == R_TREE || kind == R_OPEN) && !other)
+		r->kept[kind]++;
+	return (uint32_t)r->len++;
+}
+
+static void rfree(struct ref *r, uint32_t x)
+{
+	if ((r->n[x].kind == R_TREE || r->n[x].kind == R_OPEN) && !r->n[x].other)
+		r->kept[r->n[x].kind]--;
+	r->n[x].kind = R_FREE;
+	free(r->n[x].kids);
+	r->n[x].kids = NULL;
+	r->n[x].nkids = 0;
+}
+
+static void rlink(struct ref *r, uint32_t owner, uint32_t x)
+{
+	struct rnode *o = &r->n[owner];
+
+	if (o->nkids == o->cap) {
+		o->cap = o->cap ? o->cap * 2 : 4;
+		o->kids = realloc(o->kids, o->cap * sizeof(*o->kids));
+		assert_non_null(o->kids);
+	}
+	o->kids[o->nkids++] = x;
+}
+
+static uint32_t rchild(const struct ref *r, uint32_t owner, uint32_t name, bool other)
+{
+	for (size_t i = 0; i < r->n[owner].nkids; i++) {
+		const struct rnode *c = &r->n[r->n[owner].kids[i]];
+
+		if (c->other == other && (other || c->name == name))
+			return r->n[owner].kids[i];
+	}
+	return UINT32_MAX;
+}
+
+/* x's children, in the order paths.c walks its list (newest first); caller frees. */
+static uint32_t *rtake(struct ref *r, uint32_t x, size_t *n)
+{
+	uint32_t *kids = r->n[x].kids;
+
+	*n = r->n[x].nkids;
+	for (size_t i = 0; i < *n / 2; i++) {
+		uint32_t t = kids[i];
+
+		kids[i] = kids[*n - 1 - i];
+		kids[*n - 1 - i] = t;
+	}
+	r->n[x].kids = NULL;
+	r->n[x].nkids = r->n[x].cap = 0;
+	return kids;
+}
+
+static void rabsorb(struct ref *r, uint32_t f, uint32_t x)
+{
+	size_t n;
+	uint32_t *kids = rtake(r, x, &n);
+
+	r->n[f].calls += r->n[x].calls;
+	r->n[f].self += r->n[x].self;
+	for (size_t i = 0; i < n; i++)
+		rabsorb(r, f, kids[i]);
+	free(kids);
+	rfree(r, x);
+}
+
+static void rplace(struct ref *r, uint32_t owner, uint32_t x, int cls)
+{
+	uint32_t y = rchild(r, owner, r->n[x].name, r->n[x].other), *kids;
+	int was = r->n[x].kind;
+	size_t n;
+
+	if (y != UINT32_MAX) {
+		r->n[y].calls += r->n[x].calls;
+		r->n[y].total += r->n[x].total;
+		r->n[y].self += r->n[x].self;
+		kids = rtake(r, x, &n);
+		for (size_t i = 0; i < n; i++)
+			rplace(r, y, kids[i], cls);
+		free(kids);
+		rfree(r, x);
+		return;
+	}
+	if (was != cls && !r->n[x].other) {
+		r->kept[was]--;
+		r->kept[cls]++;
+	}
+	r->n[x].kind = cls;
+	if (!r->n[x].other && r->kept[cls] > LP_PATHS_MAX) {
+		uint32_t f = rchild(r, owner, 0, true);
+
+		if (f == UINT32_MAX) {
+			f = rnew(r, cls, 0, true);
+			rlink(r, owner, f);
+		}
+		r->n[f].total += r->n[x].total;
+		r->folds[cls]++;
+		rabsorb(r, f, x);
+		return;
+	}
+	rlink(r, owner, x);
+	if (was == cls)
+		return;
+	kids = rtake(r, x, &n);
+	for (size_t i = 0; i < n; i++)
+		rplace(r, x, kids[i], cls);
+	free(kids);
+}
+
+static struct rthread *rthread(struct ref *r, uint32_t pid, uint32_t tid)
+{
+	for (size_t i = 0; i < r->nth; i++)
+		if (r->th[i].pid == pid && r->th[i].tid == tid)
+			return &r->th[i];
+	assert_true(r->nth < 64);
+	r->th[r->nth] = (struct rthread){ .pid = pid, .tid = tid };
+	memset(r->th[r->nth].level, 0xff, sizeof(r->th[r->nth].level));
+	return &r->th[r->nth++];
+}
+
+static void ref_add(struct ref *r, const struct lp_span *s)
+{
+	struct rthread *t = rthread(r, s->pid, s->tid);
+	uint32_t d = s->depth, x = t->level[d + 1];
+
+	t->level[d + 1] = UINT32_MAX;
+	if (x == UINT32_MAX) {
+		x = rnew(r, R_OPEN, s->name, false);
+	} else {
+		r->n[x].kind = R_OPEN;
+		r->n[x].name = s->name;
+		r->n[x].other = false; /* a holder until now */
+		r->kept[R_OPEN]++;
+	}
+	r->n[x].calls = 1;
+	r->n[x].total = s->total_ns;
+	r->n[x].self = s->self_ns;
+	if (d > 0) {
+		if (t->level[d] == UINT32_MAX)
+			t->level[d] = rnew(r, R_HOLDER, 0, true);
+		rplace(r, t->level[d], x, R_OPEN);
+		return;
+	}
+	rplace(r, 0, x, R_TREE);
+	/* What a stream that broke nesting left at deeper levels becomes top-level. */
+	for (uint32_t k = 1; k < LP_NEST_MAX_DEPTH + 2; k++) {
+		uint32_t h = t->level[k], *kids;
+		size_t n;
+
+		if (h == UINT32_MAX)
+			continue;
+		kids = rtake(r, h, &n);
+		for (size_t i = 0; i < n; i++)
+			rplace(r, 0, kids[i], R_TREE);
+		free(kids);
+		rfree(r, h);
+		t->level[k] = UINT32_MAX;
+	}
+}
+
+/* One node of a finished tree, by its path of name ids (UINT32_MAX: "(other paths)"). */
+struct flat {
+	uint32_t path[LP_NEST_MAX_DEPTH + 2];
+	uint32_t depth;
+	uint64_t calls, total, self;
+};
+
+static int cmp_flat(const void *a, const void *b)
+{
+	const struct flat *x = a, *y = b;
+
+	for (uint32_t i = 0; i <= x->depth && i <= y->depth; i++)
+		if (x->path[i] != y->path[i])
+			return x->path[i] < y->path[i] ? -1 : 1;
+	return (x->depth > y->depth) - (x->depth < y->depth);
+}
+
+static void ref_flatten(const struct ref *r, uint32_t owner, struct flat *at, uint32_t depth,
+			struct flat *out, size_t *n)
+{
+	for (size_t i = 0; i < r->n[owner].nkids; i++) {
+		const struct rnode *c = &r->n[r->n[owner].kids[i]];
+		struct flat *f = &out[(*n)++];
+
+		assert_true(depth <= LP_NEST_MAX_DEPTH + 1);
+		*f = *at;
+		f->path[depth] = c->other ? UINT32_MAX : c->name;
+		f->depth = depth;
+		f->calls = c->calls;
+		f->total = c->total;
+		f->self = c->self;
+		ref_flatten(r, r->n[owner].kids[i], f, depth + 1, out, n);
+	}
+}
+
+static void count_name(void *ctx, uint32_t id)
+{
+	(void)id;
+	++*(uint64_t *)ctx;
+}
+
+/* paths.c's tree equals the reference's, node for node; so do the counts. */
+static void check_against_model(struct fx *fx, const struct ref *r)
+{
+	struct lp_path_node *nodes;
+	long n = lp_paths_nodes(fx->p, fx->st, &nodes);
+	struct flat *got, *want, zero = { .depth = 0 };
+	size_t nwant = 0;
+	uint64_t folded = 0, names = 0;
+
+	assert_true(n >= 0);
+	got = calloc((size_t)n + 1, sizeof(*got));
+	want = calloc(r->len + 1, sizeof(*want));
+	assert_true(got && want);
+	for (long i = 0; i < n; i++) {
+		if (nodes[i].parent >= 0)
+			got[i] = got[nodes[i].parent];
+		got[i].depth = nodes[i].depth;
+		got[i].path[nodes[i].depth] = nodes[i].folded ? UINT32_MAX : nodes[i].name;
+		got[i].calls = nodes[i].calls;
+		got[i].total = nodes[i].total_ns;
+		got[i].self = nodes[i].self_ns;
+		folded += nodes[i].folded ? nodes[i].calls : 0;
+	}
+	ref_flatten(r, 0, &zero, 0, want, &nwant);
+	assert_int_equal((size_t)n, nwant);
+	qsort(got, nwant, sizeof(*got), cmp_flat);
+	qsort(want, nwant, sizeof(*want), cmp_flat);
+	for (size_t i = 0; i < nwant; i++) {
+		assert_int_equal(cmp_flat(&got[i], &want[i]), 0);
+		assert_int_equal(got[i].calls, want[i].calls);
+		assert_int_equal(got[i].total, want[i].total);
+		assert_int_equal(got[i].self, want[i].self);
+	}
+	assert_int_equal(lp_paths_kept(fx->p), r->kept[R_TREE]);
+	assert_int_equal(lp_paths_folded_spans(fx->p), folded);
+	/* The names held: the tree's and the open aggregates' (the cap counts both). */
+	lp_paths_each_name(fx->p, count_name, &names);
+	assert_int_equal(names, r->kept[R_TREE] + r->kept[R_OPEN]);
+	free(got);
+	free(want);
+	free(nodes);
+}
+
+/* A stream of spans, children before parents, as nest.c delivers them (or not: see brk). */
+struct shape {
+	uint32_t threads, maxd;
+	uint32_t pool[LP_NEST_MAX_DEPTH]; /* names to draw from at each depth */
+	uint32_t stay[LP_NEST_MAX_DEPTH]; /* per 100000: at depth d > 0, chance to go deeper */
+	uint32_t brk;                     /* per 100000: a span at a random depth, out of nesting */
+	uint64_t spans;
+	bool tree_folds, open_folds;      /* what the stream is meant to reach */
+};
+
+static void run_shape(struct fx *fx, const struct shape *sh, const uint32_t *ids)
+{
+	struct ref r = { 0 };
+	uint32_t stack[8][LP_NEST_MAX_DEPTH + 1], depth[8] = { 0 };
+	uint64_t done = 0;
+
+	assert_true(sh->threads <= 8 && sh->maxd <= LP_NEST_MAX_DEPTH);
+	rnew(&r, R_HOLDER, 0, true); /* node 0: the tree's holder */
+	while (done < sh->spans || depth[0] + depth[1] + depth[2] + depth[3] + depth[4] +
+					   depth[5] + depth[6] + depth[7]) {
+		uint32_t t = (uint32_t)rnd(sh->threads), d = depth[t];
+		/* Threads 2k and 2k + 1 share a tid (in two processes), all a tid % 64. */
+		struct lp_span s = { .pid = 3 + (t & 1), .tid = 64 * (t >> 1) + 5,
+				     .total_ns = 1 + rnd(1000) };
+
+		s.self_ns = rnd(s.total_ns + 1);
+		if (sh->brk && rnd(100000) < sh->brk) {
+			s.depth = (uint32_t)rnd(sh->maxd);
+			s.name = ids[rnd(sh->pool[s.depth])];
+		} else if (done < sh->spans &&
+			   (d == 0 || (d < sh->maxd && rnd(100000) < sh->stay[d]))) {
+			stack[t][depth[t]++] = ids[rnd(sh->pool[d])];
+			continue;
+		} else if (d) {
+			s.name = stack[t][--depth[t]];
+			s.depth = depth[t];
+		} else {
+			continue;
+		}
+		assert_int_equal(lp_paths_add(fx->p, &s), 0);
+		ref_add(&r, &s);
+		done++;
+	}
+	check_against_model(fx, &r);
+	/* The stream reached what it was meant to: a test of the cap must hit it. */
+	assert_int_equal(r.folds[R_TREE] > 0, sh->tree_folds);
+	assert_int_equal(r.folds[R_OPEN] > 0, sh->open_folds);
+	for (size_t i = 0; i < r.len; i++)
+		free(r.n[i].kids);
+	free(r.n);
+}
+
+/*
+ * paths.c against the plain reference, on streams that fill the tree past
+ * the cap, that fill the open aggregates past it (a top-level span open
+ * around 30000 distinct paths), with wide and narrow open nodes, loops that
+ * repeat a child, and spans out of nesting.
+ */
+static void test_against_model(void **state)
+{
+	struct fx *fx = *state;
+	static const struct shape shapes[] = {
+		/* Many threads, deep: the tree fills, then folds. */
+		{ .threads = 4, .maxd = 5, .pool = { 40, 40, 40, 40, 40 },
+		  .stay = { 0, 50000, 50000, 50000, 50000 }, .spans = 120000, .tree_folds = true },
+		/* One top-level span around 200 x 150 paths: the open side folds. */
+		{ .threads = 1, .maxd = 3, .pool = { 1, 200, 150 },
+		  .stay = { 0, 99999, 50000 }, .spans = 90000, .open_folds = true },
+		/* Few names, long loops under wide open nodes, and spans out of nesting. */
+		{ .threads = 3, .maxd = 4, .pool = { 3, 30, 4, 12 },
+		  .stay = { 0, 99000, 60000, 40000 }, .brk = 300, .spans = 40000 },
+		{ .threads = 8, .maxd = 8, .pool = { 2, 3, 3, 3, 3, 3, 3, 3 },
+		  .stay = { 0, 70000, 70000, 70000, 70000, 70000, 70000, 70000 }, .brk = 2000,
+		  .spans = 40000 },
+	};
+	uint32_t ids[256];
+
+	for (int i = 0; i < 256; i++) {
+		char b[16];
+
+		snprintf(b, sizeof(b), "m%d", i);
+		ids[i] = ut_id(fx->st, b);
+	}
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		lp_paths_free(fx->p);
+		fx->p = lp_paths_new();
+		assert_non_null(fx->p);
+		run_shape(fx, &shapes[i], ids);
+	}
+}
+
+static void add_both(struct fx *fx, struct ref *r, uint32_t tid, uint32_t name, uint32_t depth)
+{
+	struct lp_span s = span(tid, name, depth, 10 + depth, 3);
+
+	assert_int_equal(lp_paths_add(fx->p, &s), 0);
+	ref_add(r, &s);
+}
+
+static uint32_t nth_name(struct fx *fx, const char *prefix, uint32_t i)
+{
+	char b[32];
+
+	snprintf(b, sizeof(b), "%s%u", prefix, i);
+	return ut_id(fx->st, b);
+}
+
+/*
+ * Both caps at once, the case where their folds meet: a path that takes the
+ * tree's last place while its children come from an open aggregate that
+ * folded already ("(other paths)" among them, after a named one). Its named
+ * child folds into a new "(other paths)" of the tree, which the open one
+ * must then join: one such node per parent, never two.
+ */
+static void test_caps_meet(void **state)
+{
+	struct fx *fx = *state;
+	struct ref r = { 0 };
+	const uint32_t max = LP_PATHS_MAX;
+	struct count c;
+
+	rnew(&r, R_HOLDER, 0, true);
+	for (uint32_t i = 0; i < max - 1; i++) /* the tree one short of the cap */
+		add_both(fx, &r, 2, nth_name(fx, "t", i), 0);
+	/* Thread 1 holds max - 10 open paths, then 10 more under an open "z". */
+	for (uint32_t i = 0; i < max - 10; i++)
+		add_both(fx, &r, 1, nth_name(fx, "o", i), 1);
+	for (uint32_t i = 0; i < 10; i++)
+		add_both(fx, &r, 1, nth_name(fx, "zz", i), 2);
+	add_both(fx, &r, 3, ut_id(fx->st, "c2"), 1); /* past the open cap: folded */
+	add_both(fx, &r, 1, ut_id(fx->st, "z"), 1); /* folded with its 10: room again */
+	add_both(fx, &r, 3, ut_id(fx->st, "c1"), 1); /* kept, after the fold */
+	add_both(fx, &r, 3, ut_id(fx->st, "x"), 0); /* the tree's last place */
+	check_against_model(fx, &r);
+	assert_true(r.folds[R_TREE] > 0 && r.folds[R_OPEN] > 0);
+	c = count_tree(fx);
+	assert_int_equal(c.folded_nodes, 1); /* x's: "c1" and "c2" */
+	assert_int_equal(lp_paths_kept(fx->p), max);
+	for (size_t i = 0; i < r.len; i++)
+		free(r.n[i].kids);
+	free(r.n);
+}
+
 struct seen {
 	uint32_t id[8];
 	size_t n;
@@ -451,7 +881,8 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_interleaved_threads), T(test_unterminated_and_started_before), T(test_cap),
-		T(test_bad_depth_and_names), T(test_json),
+		T(test_bad_depth_and_names), T(test_json), T(test_against_model),
+		T(test_caps_meet),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,12 @@ struct node {
 	uint32_t child; /* first child */
 	uint32_t next;  /* next sibling; next free node */
 	uint8_t kind;
+	bool indexed; /* its children of class K_OPEN are in the open index (see WIDE) */
+	/*
+	 * The first child's name: a loop repeats the child it just added, which
+	 * is then found without reading that child (in the padding: still 48 bytes).
+	 */
+	uint32_t child_name;
 	uint64_t calls, total_ns, self_ns;
 };
 
@@ -32,33 +38,61 @@ struct slot {
 	uint32_t owner, name, node; /* node NONE: empty */
 };
 
+/*
+ * Children of tree nodes and children of open aggregates are indexed apart:
+ * the open ones come and go with every span, so their table stays small and
+ * in cache instead of sharing the tree's (~1.5 MiB at the cap), where every
+ * insertion and removal was a cache miss.
+ */
+struct index {
+	struct slot *slots;
+	size_t nslots, used;
+};
+
+/*
+ * An open node's children are found by walking its list while they are
+ * fewer than this, and indexed from then on: most open spans have a few
+ * children, which are in cache, where hashing each one in and out of the
+ * index cost three lookups per span.
+ */
+#define WIDE 8
+
 struct thread {
 	uint32_t *level; /* level[d]: holder of the completed spans at depth d, or NONE */
 	uint32_t nlevel;
+	uint32_t pid, tid;
 };
+
+/* Threads found by tid without the map, most of the time: their spans interleave. */
+#define RECENT_THREADS 64
 
 struct lp_paths {
 	struct node *nodes;
 	size_t n, cap;
 	uint32_t free_list;
 	uint64_t kept[K_OPEN + 1]; /* regular nodes of the tree (K_TREE), of open aggregates */
-	struct slot *slots;
-	size_t nslots, used;
+	struct index tree_index, open_index; /* children of class K_TREE, of K_OPEN */
 	struct thread *threads;
 	size_t nthreads, threads_cap;
 	struct lp_map thread_index; /* (pid, tid) -> v1: thread index + 1 */
-	uint32_t last_pid, last_tid, last_thread; /* the previous span's thread */
+	uint32_t recent[RECENT_THREADS]; /* by tid % RECENT_THREADS: thread index + 1, or 0 */
 };
 
-static size_t slot_of(const struct lp_paths *p, uint32_t owner, uint32_t name)
+/* The index of children of class cls (K_TREE or K_OPEN). */
+static struct index *index_of(struct lp_paths *p, enum kind cls)
 {
-	return lp_hash64(((uint64_t)owner << 32) | name) & (p->nslots - 1);
+	return cls == K_TREE ? &p->tree_index : &p->open_index;
 }
 
-static uint32_t find(const struct lp_paths *p, uint32_t owner, uint32_t name)
+static size_t slot_of(const struct index *ix, uint32_t owner, uint32_t name)
 {
-	for (size_t i = slot_of(p, owner, name);; i = (i + 1) & (p->nslots - 1)) {
-		const struct slot *s = &p->slots[i];
+	return lp_hash64(((uint64_t)owner << 32) | name) & (ix->nslots - 1);
+}
+
+static uint32_t find(const struct index *ix, uint32_t owner, uint32_t name)
+{
+	for (size_t i = slot_of(ix, owner, name);; i = (i + 1) & (ix->nslots - 1)) {
+		const struct slot *s = &ix->slots[i];
 
 		if (s->node == NONE)
 			return NONE;
@@ -67,23 +101,23 @@ static uint32_t find(const struct lp_paths *p, uint32_t owner, uint32_t name)
 	}
 }
 
-static int rehash(struct lp_paths *p, size_t nslots)
+static int rehash(struct index *ix, size_t nslots)
 {
-	struct slot *old = p->slots, *s = malloc(nslots * sizeof(*s));
-	size_t oldn = p->nslots;
+	struct slot *old = ix->slots, *s = malloc(nslots * sizeof(*s));
+	size_t oldn = ix->nslots;
 
 	if (!s)
 		return -ENOMEM;
 	for (size_t i = 0; i < nslots; i++)
 		s[i].node = NONE;
-	p->slots = s;
-	p->nslots = nslots;
+	ix->slots = s;
+	ix->nslots = nslots;
 	for (size_t i = 0; i < oldn; i++) {
 		size_t j;
 
 		if (old[i].node == NONE)
 			continue;
-		for (j = slot_of(p, old[i].owner, old[i].name); s[j].node != NONE;
+		for (j = slot_of(ix, old[i].owner, old[i].name); s[j].node != NONE;
 		     j = (j + 1) & (nslots - 1))
 			;
 		s[j] = old[i];
@@ -92,42 +126,43 @@ static int rehash(struct lp_paths *p, size_t nslots)
 	return 0;
 }
 
-static int index_add(struct lp_paths *p, uint32_t owner, uint32_t name, uint32_t node)
+static int index_add(struct index *ix, uint32_t owner, uint32_t name, uint32_t node)
 {
 	size_t i;
 
-	if ((p->used + 1) * 2 > p->nslots && rehash(p, p->nslots * 2))
+	if ((ix->used + 1) * 2 > ix->nslots && rehash(ix, ix->nslots * 2))
 		return -ENOMEM;
-	for (i = slot_of(p, owner, name); p->slots[i].node != NONE; i = (i + 1) & (p->nslots - 1))
+	for (i = slot_of(ix, owner, name); ix->slots[i].node != NONE;
+	     i = (i + 1) & (ix->nslots - 1))
 		;
-	p->slots[i] = (struct slot){ owner, name, node };
-	p->used++;
+	ix->slots[i] = (struct slot){ owner, name, node };
+	ix->used++;
 	return 0;
 }
 
 /* Linear probing's deletion: later entries of the run move back into the hole. */
-static void index_remove(struct lp_paths *p, uint32_t owner, uint32_t name)
+static void index_remove(struct index *ix, uint32_t owner, uint32_t name)
 {
-	size_t mask = p->nslots - 1, i = slot_of(p, owner, name), j;
+	size_t mask = ix->nslots - 1, i = slot_of(ix, owner, name), j;
 
-	while (p->slots[i].node != NONE &&
-	       (p->slots[i].owner != owner || p->slots[i].name != name))
+	while (ix->slots[i].node != NONE &&
+	       (ix->slots[i].owner != owner || ix->slots[i].name != name))
 		i = (i + 1) & mask;
-	if (p->slots[i].node == NONE)
+	if (ix->slots[i].node == NONE)
 		return;
-	p->used--;
+	ix->used--;
 	for (j = i;;) {
 		size_t home;
 
-		p->slots[i].node = NONE;
+		ix->slots[i].node = NONE;
 		do {
 			j = (j + 1) & mask;
-			if (p->slots[j].node == NONE)
+			if (ix->slots[j].node == NONE)
 				return;
-			home = slot_of(p, p->slots[j].owner, p->slots[j].name);
+			home = slot_of(ix, ix->slots[j].owner, ix->slots[j].name);
 			/* Stays when its home lies cyclically in (i, j]. */
 		} while (i <= j ? (i < home && home <= j) : (i < home || home <= j));
-		p->slots[i] = p->slots[j];
+		ix->slots[i] = ix->slots[j];
 		i = j;
 	}
 }
@@ -175,8 +210,8 @@ struct lp_paths *lp_paths_new(void)
 	if (!p)
 		return NULL;
 	p->free_list = NONE;
-	p->last_thread = NONE;
-	if (rehash(p, 1024) || node_new(p, K_HOLDER, OTHER) != ROOT) {
+	if (rehash(&p->tree_index, 1024) || rehash(&p->open_index, 1024) ||
+	    node_new(p, K_HOLDER, OTHER) != ROOT) {
 		lp_paths_free(p);
 		return NULL;
 	}
@@ -191,7 +226,8 @@ void lp_paths_free(struct lp_paths *p)
 		free(p->threads[i].level);
 	free(p->threads);
 	lp_map_free(&p->thread_index);
-	free(p->slots);
+	free(p->tree_index.slots);
+	free(p->open_index.slots);
 	free(p->nodes);
 	free(p);
 }
@@ -201,23 +237,76 @@ static void link_child(struct lp_paths *p, uint32_t owner, uint32_t x)
 	p->nodes[x].owner = owner;
 	p->nodes[x].next = p->nodes[owner].child;
 	p->nodes[owner].child = x;
+	p->nodes[owner].child_name = p->nodes[x].name;
 }
 
 /* Takes x's children off it (their index entries too): the caller places each again. */
 static uint32_t take_children(struct lp_paths *p, uint32_t x)
 {
 	uint32_t list = p->nodes[x].child;
+	bool indexed = p->nodes[x].indexed;
 
 	p->nodes[x].child = NONE;
-	for (uint32_t c = list; c != NONE; c = p->nodes[c].next)
-		index_remove(p, x, p->nodes[c].name);
+	p->nodes[x].indexed = false;
+	for (uint32_t c = list; c != NONE; c = p->nodes[c].next) {
+		const struct node *n = &p->nodes[c];
+
+		if (n->kind == K_TREE || indexed)
+			index_remove(index_of(p, n->kind), x, n->name);
+	}
 	return list;
+}
+
+/*
+ * owner's child of that name among its children of class cls, or NONE, when
+ * *len is set to how many children a walk went through (see attach).
+ */
+static uint32_t lookup(struct lp_paths *p, uint32_t owner, uint32_t name, enum kind cls,
+		       uint32_t *len)
+{
+	const struct node *o = &p->nodes[owner];
+	uint32_t n = 0;
+
+	*len = 0;
+	/* Loops repeat a child: the newest one first. */
+	if (o->child != NONE && o->child_name == name)
+		return o->child;
+	if (cls == K_TREE || o->indexed)
+		return find(index_of(p, cls), owner, name);
+	for (uint32_t c = o->child; c != NONE; c = p->nodes[c].next, n++)
+		if (p->nodes[c].name == name)
+			return c;
+	*len = n;
+	return NONE;
+}
+
+/*
+ * Links x (no child of owner has its name) as owner's child of class cls:
+ * indexed when owner's children are, or are now WIDE (len: how many it had,
+ * from lookup()).
+ */
+static int attach(struct lp_paths *p, uint32_t owner, uint32_t x, enum kind cls, uint32_t len)
+{
+	if (cls == K_OPEN && !p->nodes[owner].indexed) {
+		if (len + 1 < WIDE) {
+			link_child(p, owner, x);
+			return 0;
+		}
+		p->nodes[owner].indexed = true;
+		for (uint32_t c = p->nodes[owner].child; c != NONE; c = p->nodes[c].next)
+			if (index_add(&p->open_index, owner, p->nodes[c].name, c))
+				return -ENOMEM;
+	}
+	if (index_add(index_of(p, cls), owner, p->nodes[x].name, x))
+		return -ENOMEM;
+	link_child(p, owner, x);
+	return 0;
 }
 
 /* Adds the calls and self time of x and everything below it to f, and frees them. */
 static void absorb(struct lp_paths *p, uint32_t f, uint32_t x)
 {
-	uint32_t c = take_children(p, x);
+	uint32_t c = p->nodes[x].child == NONE ? NONE : take_children(p, x);
 
 	p->nodes[f].calls += p->nodes[x].calls;
 	p->nodes[f].self_ns += p->nodes[x].self_ns;
@@ -233,71 +322,86 @@ static void absorb(struct lp_paths *p, uint32_t f, uint32_t x)
 /* x's path is past the cap: it and its subtree go into owner's "(other paths)". */
 static int fold(struct lp_paths *p, uint32_t owner, uint32_t x, enum kind cls)
 {
-	uint32_t f = find(p, owner, OTHER);
+	uint32_t len, f = lookup(p, owner, OTHER, cls, &len);
 
 	if (f == NONE) {
 		f = node_new(p, cls, OTHER);
-		if (f == NONE || index_add(p, owner, OTHER, f))
+		if (f == NONE || attach(p, owner, f, cls, len))
 			return -ENOMEM;
-		link_child(p, owner, f);
 	}
 	p->nodes[f].total_ns += p->nodes[x].total_ns; /* x's subtree is inside x's total */
 	absorb(p, f, x);
 	return 0;
 }
 
-/*
- * Places the detached node x (with its subtree) under owner, whose nodes are
- * of class cls: merged into owner's child of the same name, or linked as a
- * new child when the class has room, or folded. Its children follow it.
- */
-static int place(struct lp_paths *p, uint32_t owner, uint32_t x, enum kind cls)
+static int place(struct lp_paths *p, uint32_t owner, uint32_t x, enum kind cls, bool fresh);
+
+/* Places each of x's children (taken off x) under owner. */
+static int place_children(struct lp_paths *p, uint32_t owner, uint32_t x, enum kind cls,
+			  bool fresh)
 {
-	uint32_t y = p->nodes[owner].child, c, next;
-	enum kind was = p->nodes[x].kind;
+	uint32_t c, next;
 	int err = 0;
 
-	/* Loops repeat a child: the newest one first, then the index. */
-	if (y == NONE || p->nodes[y].name != p->nodes[x].name)
-		y = find(p, owner, p->nodes[x].name);
-	if (y != NONE) {
-		p->nodes[y].calls += p->nodes[x].calls;
-		p->nodes[y].total_ns += p->nodes[x].total_ns;
-		p->nodes[y].self_ns += p->nodes[x].self_ns;
-		for (c = take_children(p, x); c != NONE && !err; c = next) {
-			next = p->nodes[c].next;
-			err = place(p, y, c, cls);
-		}
-		node_free(p, x);
-		return err;
-	}
-	if (was != cls && p->nodes[x].name != OTHER) {
-		p->kept[was]--;
-		p->kept[cls]++;
-	}
-	p->nodes[x].kind = (uint8_t)cls;
-	if (p->nodes[x].name != OTHER && p->kept[cls] > LP_PATHS_MAX)
-		return fold(p, owner, x, cls);
-	if (index_add(p, owner, p->nodes[x].name, x))
-		return -ENOMEM;
-	link_child(p, owner, x);
-	if (was == cls)
-		return 0;
-	/* Its children were counted in the other class: each needs room in this one. */
+	if (p->nodes[x].child == NONE)
+		return 0; /* most nodes: a call less per span */
 	for (c = take_children(p, x); c != NONE && !err; c = next) {
 		next = p->nodes[c].next;
-		err = place(p, x, c, cls);
+		err = place(p, owner, c, cls, fresh);
 	}
 	return err;
 }
 
+/*
+ * Places the detached node x (with its subtree) under owner, whose nodes are
+ * of class cls: merged into owner's child of the same name, or linked as a
+ * new child when the class has room, or folded. Its children follow it.
+ * fresh: owner had no children of class cls before its own children of the
+ * other class began to follow it, so of those (whose names differ) only an
+ * "(other paths)" may find one to merge into; the others need no lookup.
+ */
+static int place(struct lp_paths *p, uint32_t owner, uint32_t x, enum kind cls, bool fresh)
+{
+	uint32_t name = p->nodes[x].name, y = NONE, len = 0;
+	enum kind was = p->nodes[x].kind;
+	int err;
+
+	if (!fresh || name == OTHER)
+		y = lookup(p, owner, name, cls, &len);
+	if (y != NONE) {
+		p->nodes[y].calls += p->nodes[x].calls;
+		p->nodes[y].total_ns += p->nodes[x].total_ns;
+		p->nodes[y].self_ns += p->nodes[x].self_ns;
+		err = place_children(p, y, x, cls, false);
+		node_free(p, x);
+		return err;
+	}
+	if (was != cls && name != OTHER) {
+		p->kept[was]--;
+		p->kept[cls]++;
+	}
+	p->nodes[x].kind = (uint8_t)cls;
+	if (name != OTHER && p->kept[cls] > LP_PATHS_MAX)
+		return fold(p, owner, x, cls);
+	if (attach(p, owner, x, cls, len))
+		return -ENOMEM;
+	if (was == cls)
+		return 0;
+	/* Its children were counted in the other class: each needs room in this one. */
+	return place_children(p, x, x, cls, true);
+}
+
 static struct thread *get_thread(struct lp_paths *p, uint32_t pid, uint32_t tid)
 {
+	uint32_t *recent = &p->recent[tid % RECENT_THREADS];
 	struct lp_map_ent *e;
 	struct thread *t;
 
-	if (p->last_thread != NONE && p->last_pid == pid && p->last_tid == tid)
-		return &p->threads[p->last_thread];
+	if (*recent) {
+		t = &p->threads[*recent - 1];
+		if (t->tid == tid && t->pid == pid)
+			return t;
+	}
 	e = lp_map_find(&p->thread_index, pid, tid, true);
 	if (!e)
 		return NULL;
@@ -306,13 +410,11 @@ static struct thread *get_thread(struct lp_paths *p, uint32_t pid, uint32_t tid)
 		if (!t)
 			return NULL;
 		p->threads = t;
-		p->threads[p->nthreads] = (struct thread){ 0 };
+		p->threads[p->nthreads] = (struct thread){ .pid = pid, .tid = tid };
 		e->v1 = ++p->nthreads;
 	}
-	p->last_pid = pid;
-	p->last_tid = tid;
-	p->last_thread = (uint32_t)(e->v1 - 1);
-	return &p->threads[p->last_thread];
+	*recent = (uint32_t)e->v1;
+	return &p->threads[e->v1 - 1];
 }
 
 static int ensure_levels(struct thread *t, uint32_t n)
@@ -341,14 +443,13 @@ static int end_of_root(struct lp_paths *p, struct thread *t)
 	int err = 0;
 
 	for (uint32_t d = 1; d < t->nlevel; d++) {
-		uint32_t h = t->level[d], c, next;
+		uint32_t h = t->level[d];
+		int e;
 
 		if (h == NONE)
 			continue;
-		for (c = take_children(p, h); c != NONE && !err; c = next) {
-			next = p->nodes[c].next;
-			err = place(p, ROOT, c, K_TREE);
-		}
+		e = place_children(p, ROOT, h, K_TREE, false);
+		err = err ? err : e;
 		node_free(p, h);
 		t->level[d] = NONE;
 	}
@@ -384,7 +485,7 @@ int lp_paths_add(struct lp_paths *p, const struct lp_span *s)
 	n->total_ns = s->total_ns;
 	n->self_ns = s->self_ns;
 	if (d == 0) {
-		err = place(p, ROOT, x, K_TREE);
+		err = place(p, ROOT, x, K_TREE, false);
 		return err ? err : end_of_root(p, t);
 	}
 	owner = t->level[d];
@@ -394,7 +495,7 @@ int lp_paths_add(struct lp_paths *p, const struct lp_span *s)
 			return -ENOMEM;
 		t->level[d] = owner;
 	}
-	return place(p, owner, x, K_OPEN);
+	return place(p, owner, x, K_OPEN, false);
 }
 
 uint64_t lp_paths_kept(const struct lp_paths *p)

@@ -241,8 +241,6 @@ static int hist_add_index(struct lp_hist *h, unsigned index, uint64_t count);
 /* Sparse while the group's self times fall in few buckets, dense after. */
 static int add_self(struct lp_group *g, uint64_t self)
 {
-	unsigned index = lp_hist_index(self);
-
 	if (!g->self_dense && g->self_hist.n >= LP_SELF_SPARSE_MAX) {
 		struct lp_hist *h = calloc(1, sizeof(*h));
 
@@ -257,9 +255,10 @@ static int add_self(struct lp_group *g, uint64_t self)
 		lp_shist_free(&g->self_hist);
 		g->self_dense = h;
 	}
+	/* The value's chunk and slot straight away, not through its index and back. */
 	if (g->self_dense)
-		return hist_add_index(g->self_dense, index, 1);
-	return lp_shist_add(&g->self_hist, index, 1);
+		return lp_hist_add(g->self_dense, self);
+	return lp_shist_add(&g->self_hist, lp_hist_index(self), 1);
 }
 
 int lp_stats_add(struct lp_stats *s, const struct lp_span *span)

@@ -69,8 +69,8 @@ enum lp_overflow {
 };
 
 struct lp_hist {
+	uint64_t n; /* first: on the cache line of the small values' chunks, which every add reads */
 	uint64_t *chunk[LP_HIST_OCTAVES]; /* allocated when a value first falls in it */
-	uint64_t n;
 };
 
 /*
@@ -103,34 +103,38 @@ struct lp_shist {
 };
 
 struct lp_group {
-	uint32_t name, meta;
+	/*
+	 * What every call updates comes first, together (~2 cache lines, not 4):
+	 * a recording has many groups, and a span's is rarely still in cache.
+	 */
 	uint64_t calls;
 	uint64_t total_ns; /* sum of inclusive durations */
 	uint64_t self_ns;
 	uint64_t counter_self, counter_total;
 	uint64_t counter_calls; /* calls that carried a counter */
 	uint64_t min_ns, max_ns;
-	uint64_t unterminated, uncertain, started_before;
 	uint64_t *durs; /* inclusive duration of every call (while exact) */
 	size_t ndurs, cap;
-	bool sorted;  /* p95 is up to date */
-	uint64_t p95; /* of durs, once computed */
 	struct lp_hist *hist; /* set once the group passed the limit: durs is then empty */
-	size_t order; /* the groups before it: ties sort by it (ids are reused, so not by name id) */
-	/*
-	 * An overflow group: its meta (and, for LP_OVERFLOW_NAME, its name)
-	 * is 0 and says nothing; folded estimates the distinct groups in it.
-	 */
-	enum lp_overflow overflow;
-	struct lp_hll *folded;
 	/*
 	 * Self time of every call, bucketed (whatever the limit): `diff` asks
 	 * whether a row's self time grew call by call, not only in sum. Sparse
 	 * while it has few buckets (a group of a few calls stays small), then in
 	 * self_dense (adding stays O(1) for groups of many calls).
 	 */
-	struct lp_shist self_hist;
 	struct lp_hist *self_dense;
+	struct lp_shist self_hist;
+	/*
+	 * An overflow group: its meta (and, for LP_OVERFLOW_NAME, its name)
+	 * is 0 and says nothing; folded estimates the distinct groups in it.
+	 */
+	enum lp_overflow overflow;
+	bool sorted;  /* p95 is up to date */
+	uint32_t name, meta;
+	uint64_t unterminated, uncertain, started_before;
+	uint64_t p95; /* of durs, once computed */
+	size_t order; /* the groups before it: ties sort by it (ids are reused, so not by name id) */
+	struct lp_hll *folded;
 	/* Read back from a summary (report, diff): p95 is its P95 as written there. */
 	bool p95_fixed;
 	uint64_t folded_estimate; /* read back: an overflow row's distinct groups, as written */
