@@ -105,6 +105,7 @@ static void assert_nothing_after_end(const char *out, json_object *sum)
 static json_object *record(struct run *r, const char *out, char **args)
 {
 	char *argv[32] = { (char *)profiler, "record", "-o", (char *)out };
+	json_object *sum, *lost;
 	size_t n = 4;
 
 	while (*args && n < 31)
@@ -116,7 +117,12 @@ static json_object *record(struct run *r, const char *out, char **args)
 	/* A sanitizer's report fails the run even when the exit code was kept. */
 	if (strstr(r->err, "Sanitizer") || strstr(r->err, "runtime error"))
 		fail_msg("sanitizer report:\n%s", r->err);
-	return load_json(fmt("%s/leanprofiler-summary.json", out));
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	/* Nothing lost: every literal's text arrived, no event is named "(unknown)". */
+	lost = get(sum, "lost_events");
+	if (num(lost, "total") == 0 && num(lost, "string") == 0)
+		assert_int_equal(num(get(sum, "input"), "unknown_literals"), 0);
+	return sum;
 }
 
 /* 64 threads at once: the decoder's thread table grows while all are busy. */
