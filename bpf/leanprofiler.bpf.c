@@ -249,22 +249,44 @@ static long vma_file(struct task_struct *task, struct vm_area_struct *vma, void 
  * (LP_STR_IN_FILE), so that user space reads the same bytes from the file.
  * (A uprobe program may not fault; a sleepable one would, but the kernel then
  * skipped all of some threads' hits when the ring buffer overflowed.)
+ * bpf_find_vma() only tries the address space's lock, and fails (-EBUSY)
+ * while another thread maps or unmaps memory (a thread's stack at
+ * pthread_create(), a fork), or waits to: then r says which marker's site ran,
+ * in which file (LP_STR_AT_SITE), and user space looks for the text in that
+ * file, where a literal lies. (Said unreadable, and remembered as sent, the
+ * literal named every later event of that process "(unreadable)", with
+ * nothing lost: tests/integration/test_core.c, test_texts_while_mapping.)
  */
 static __always_inline bool text_in_file(struct task_struct *task, __u64 addr,
-					  struct lp_rec_string *r)
+					  struct lp_rec_string *r, __u32 file, __u64 site)
 {
 	struct file_loc l = { .addr = addr, .r = r };
+	long err;
 
+	r->file = 0;
 	r->file_dev = r->file_ino = r->file_off = 0;
-	if (!addr || bpf_find_vma(task, addr, vma_file, &l, 0) || !l.found)
+	if (!addr)
+		return false;
+	err = bpf_find_vma(task, addr, vma_file, &l, 0);
+	if (err == -EBUSY) {
+		r->h.flags |= LP_STR_AT_SITE;
+		r->file = (__u16)file;
+		r->file_off = site;
+		return true;
+	}
+	if (err || !l.found)
 		return false;
 	r->h.flags |= LP_STR_IN_FILE;
 	return true;
 }
 
-/* Sends the text of a literal unless this process image already sent it. */
+/*
+ * Sends the text of a literal unless this process image already sent it.
+ * file, site: the probed file whose marker ran, and its site's address.
+ */
 static __always_inline int intern(struct lp_task *st, struct task_struct *task, __u64 addr,
-				  __u32 pid, __u32 tid, __u32 seq, int is_meta, bool *slow)
+				  __u32 pid, __u32 tid, __u32 seq, int is_meta, __u32 file,
+				  __u64 site, bool *slow)
 {
 	struct str_key key = { .gen = st->gen, .addr = LP_LIT_KEY(addr, is_meta) };
 	struct lp_rec_string *r = (void *)st->buf;
@@ -282,10 +304,10 @@ static __always_inline int intern(struct lp_task *st, struct task_struct *task, 
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
 	r->len = n > 0 ? n - 1 : n;
-	r->pad[0] = r->pad[1] = r->pad[2] = 0;
+	r->file = r->pad[0] = r->pad[1] = 0;
 	r->file_dev = r->file_ino = r->file_off = 0;
 	if (n == -EFAULT)
-		text_in_file(task, addr, r);
+		text_in_file(task, addr, r, file, site);
 	size = sizeof(*r) + (n > 1 ? n - 1 : 0);
 	if (size > sizeof(*r) + LP_META_BUF)
 		return -1; /* cannot happen; bounds the size for the verifier */
@@ -293,7 +315,7 @@ static __always_inline int intern(struct lp_task *st, struct task_struct *task, 
 		count(LP_STAT_LOST_STRING);
 		return -1;
 	}
-	/* Sent, even when unreadable here: the text is in a file, or nowhere. */
+	/* Sent, even when unreadable here: the text is in a file (one said), or nowhere. */
 	bpf_map_update_elem(&interned, &key, &one, BPF_ANY);
 	return 0;
 }
@@ -392,14 +414,15 @@ static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32
 
 /* Sends a literal's text unless this thread, or the LRU map, knows it was sent. */
 static __always_inline int literal(struct lp_task *st, struct task_struct *task, __u64 addr,
-				   __u32 pid, __u32 tid, __u32 seq, int is_meta, bool *slow)
+				   __u32 pid, __u32 tid, __u32 seq, int is_meta, __u32 file,
+				   __u64 site, bool *slow)
 {
 	__u64 key = LP_LIT_KEY(addr, is_meta);
 	__u32 slot = (addr ^ (addr >> 6) ^ is_meta) & (LIT_CACHE - 1);
 
 	if (st->lit[slot] == key)
 		return 0;
-	if (intern(st, task, addr, pid, tid, seq, is_meta, slow))
+	if (intern(st, task, addr, pid, tid, seq, is_meta, file, site, slow))
 		return -1;
 	st->lit[slot] = key;
 	return 0;
@@ -465,11 +488,14 @@ static __always_inline void check_image(struct lp_task *st, struct task_struct *
 /*
  * A runtime string the kernel could not read, in a read-only file mapping:
  * says where it is (a STRING record just before the event, not
- * remembered as sent), and the event names it by address. False when it is
- * not in such a file (the event then says it is unreadable).
+ * remembered as sent), and the event names it by address; or which marker's
+ * site ran, when the mapping could not be looked up (user space finds it if
+ * it lies in that marker's file). False when it is not in such a file (the
+ * event then says it is unreadable).
  */
 static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr, int is_meta,
-					     __u32 pid, __u32 tid, __u32 seq)
+					     __u32 pid, __u32 tid, __u32 seq, __u32 file,
+					     __u64 site)
 {
 	struct lp_rec_string *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
@@ -480,8 +506,8 @@ static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
 	r->len = -EFAULT;
-	r->pad[0] = r->pad[1] = r->pad[2] = 0;
-	if (!text_in_file(task, addr, r)) {
+	r->pad[0] = r->pad[1] = 0;
+	if (!text_in_file(task, addr, r, file, site)) {
 		bpf_ringbuf_discard(r, 0);
 		return false;
 	}
@@ -509,6 +535,8 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	__u32 file = (__u32)bpf_get_attach_cookie(ctx);
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	/* The probe site that ran: where its file is mapped (LP_STR_AT_SITE). */
+	__u64 site = PT_REGS_IP((struct pt_regs *)ctx);
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u16 flags = (marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL | LP_EV_HAS_COUNTER)) |
 		      (((marker_flags >> LP_MARKER_ABI_BITS_SHIFT) & LP_MARKER_ABI_BITS_MASK)
@@ -524,7 +552,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	check_image(st, task, pid);
 	if (!name || !(flags & LP_EV_NAME_LITERAL))
 		flags |= LP_EV_NAME_INLINE;
-	else if (literal(st, task, name, pid, tid, seq, 0, &slow)) {
+	else if (literal(st, task, name, pid, tid, seq, 0, file, site, &slow)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
@@ -532,7 +560,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		flags |= LP_EV_NO_META;
 	} else if (!(flags & LP_EV_META_LITERAL)) {
 		flags |= LP_EV_META_INLINE;
-	} else if (literal(st, task, meta, pid, tid, seq, 1, &slow)) {
+	} else if (literal(st, task, meta, pid, tid, seq, 1, file, site, &slow)) {
 		count_lost(type, pid, tid);
 		return 0;
 	}
@@ -571,7 +599,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 
 		if (flags & LP_EV_NAME_INLINE) {
 			n = name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)name) : -EFAULT;
-			if (n == -EFAULT && runtime_in_file(task, name, 0, pid, tid, seq)) {
+			if (n == -EFAULT && runtime_in_file(task, name, 0, pid, tid, seq, file, site)) {
 				flags &= ~LP_EV_NAME_INLINE;
 				n = 0;
 			}
@@ -582,7 +610,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		}
 		if (flags & LP_EV_META_INLINE) {
 			n = bpf_probe_read_user_str(text + nlen, LP_META_BUF, (void *)meta);
-			if (n == -EFAULT && runtime_in_file(task, meta, 1, pid, tid, seq)) {
+			if (n == -EFAULT && runtime_in_file(task, meta, 1, pid, tid, seq, file, site)) {
 				flags &= ~LP_EV_META_INLINE;
 				n = 0;
 			}

@@ -11,7 +11,7 @@
  * The format's version: the kernel half carries it (lp_wire_version in its
  * .rodata) and user space refuses a BPF object of another one.
  */
-#define LP_WIRE_VERSION 1
+#define LP_WIRE_VERSION 2
 
 /*
  * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
@@ -103,6 +103,17 @@ struct lp_rec_event {
  */
 #define LP_STR_IN_FILE 0x2u
 /*
+ * The kernel could not read the bytes, nor look up what is mapped there:
+ * bpf_find_vma() only tries the address space's lock, which fails while
+ * another thread of the process maps or unmaps memory (or waits to). A
+ * literal lies in the file of its marker: that file (its index, file) and the
+ * address of the probe site that ran (file_off) say where the file is mapped,
+ * and user space reads the text from the file's readable, not writable segments. Sent for
+ * a runtime string too, which the event then names by address; user space
+ * finds it only if it lies in that file.
+ */
+#define LP_STR_AT_SITE 0x4u
+/*
  * A literal is known by its address plus this bit for metadata: one literal
  * used as a name and as metadata is read with both limits. (User addresses
  * never have bit 63 set.)
@@ -114,10 +125,11 @@ struct lp_rec_string {
 	struct lp_rec_hdr h;
 	__u64 addr; /* address in process h.pid whose text this is */
 	__s16 len;
-	__u16 pad[3];
+	__u16 file;     /* with LP_STR_AT_SITE: the probed file (index) whose site ran */
+	__u16 pad[2];
 	__u64 file_dev; /* with LP_STR_IN_FILE, where the text is (dev: major << 20 | minor) */
 	__u64 file_ino;
-	__u64 file_off;
+	__u64 file_off; /* with LP_STR_AT_SITE: the probe site's address in the process */
 	/* char text[len > 0 ? len : 0] */
 };
 

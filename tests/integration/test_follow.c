@@ -339,6 +339,8 @@ static void run_case(void **state)
 	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
 	assert_int_equal(num(get(sum, "input"), "unreadable_strings"), 0);
 	assert_int_equal(num(get(sum, "input"), "malformed_records"), 0);
+	/* Every literal's text arrived, in every process of every mode: none "(unknown)". */
+	assert_int_equal(num(get(sum, "input"), "unknown_literals"), 0);
 	assert_int_equal(num(get(sum, "lost_events"), "total"), 0);
 	assert_int_equal(num(sum, "unterminated_spans"), 0);
 	assert_int_equal(num(sum, "started_before_recording"), 0);

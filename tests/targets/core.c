@@ -19,6 +19,12 @@
  *   exit-after MS  like spin 2, but the process exits MS ms after a profiler attached
  *                  (LP_ACTIVE()): "pid=P tids=..." first, and it grows its memory by
  *                  16 MiB before the exit
+ *   busy R N       R children one after the other: in each, N threads run 50 rounds of
+ *                  spans "busy.0" .. "busy.23" (metadata "k=0" .. "k=23", literals in
+ *                  a page the child has not touched, never read by the program itself)
+ *                  while the main thread maps and unmaps memory (each call takes the
+ *                  address space's lock); then the main thread runs one round.
+ *                  "children=R"
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -28,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -206,6 +213,72 @@ static int spin(int n, int exit_after_ms)
 	return 0;
 }
 
+#define BUSY_SPAN(n)                                  \
+	do {                                          \
+		LP_SPAN_ENTER("busy." #n, "k=" #n);   \
+		LP_SPAN_EXIT("busy." #n);             \
+	} while (0)
+
+static void busy_spans(void)
+{
+	BUSY_SPAN(0); BUSY_SPAN(1); BUSY_SPAN(2); BUSY_SPAN(3); BUSY_SPAN(4); BUSY_SPAN(5);
+	BUSY_SPAN(6); BUSY_SPAN(7); BUSY_SPAN(8); BUSY_SPAN(9); BUSY_SPAN(10); BUSY_SPAN(11);
+	BUSY_SPAN(12); BUSY_SPAN(13); BUSY_SPAN(14); BUSY_SPAN(15); BUSY_SPAN(16); BUSY_SPAN(17);
+	BUSY_SPAN(18); BUSY_SPAN(19); BUSY_SPAN(20); BUSY_SPAN(21); BUSY_SPAN(22); BUSY_SPAN(23);
+}
+
+static atomic_int busy_done;
+
+static void *busy_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 50; i++)
+		busy_spans();
+	atomic_fetch_add(&busy_done, 1);
+	return NULL;
+}
+
+/* A forked child: its threads meet their texts while the address space changes. */
+static int busy_child(int n)
+{
+	pthread_t t[16];
+
+	if (n > 16)
+		n = 16;
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, busy_thread, NULL))
+			return 1;
+	/* Each mmap() and munmap() takes the address space's lock for writing. */
+	while (atomic_load(&busy_done) < n) {
+		void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
+
+		if (p == MAP_FAILED || munmap(p, 4096))
+			return 1;
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	busy_spans(); /* the main thread's round */
+	return 0;
+}
+
+static int busy(int rounds, int n)
+{
+	for (int r = 0; r < rounds; r++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid < 0)
+			return 1;
+		if (pid == 0)
+			_exit(busy_child(n));
+		if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+	}
+	printf("children=%d\n", rounds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -219,6 +292,9 @@ int main(int argc, char **argv)
 		return spin(atoi(argv[2]), -1);
 	if (argc >= 3 && !strcmp(argv[1], "exit-after"))
 		return spin(2, atoi(argv[2]));
-	fprintf(stderr, "usage: core threads N K | reuse K | daemon MS | spin N | exit-after MS\n");
+	if (argc >= 4 && !strcmp(argv[1], "busy"))
+		return busy(atoi(argv[2]), atoi(argv[3]));
+	fprintf(stderr,
+		"usage: core threads N K | reuse K | daemon MS | spin N | exit-after MS | busy R N\n");
 	return 2;
 }

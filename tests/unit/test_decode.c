@@ -30,6 +30,10 @@ struct fx {
 	uint64_t read_dev, read_ino, read_off;
 	size_t read_size;
 	const char *read_text; /* NULL: fail with -ENOENT */
+	/* site_text (answers with read_text too) */
+	int site_reads;
+	uint32_t site_file;
+	uint64_t site_at, site_addr;
 	/* libs */
 	int libs, libs_paused;
 	uint32_t libs_pid;
@@ -68,6 +72,22 @@ static long on_file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, ch
 	return (long)n;
 }
 
+static long on_site_text(void *ctx, uint32_t file, uint64_t site, uint64_t addr, char *buf,
+			 size_t size)
+{
+	struct fx *fx = ctx;
+
+	fx->site_reads++;
+	fx->site_file = file;
+	fx->site_at = site;
+	fx->site_addr = addr;
+	fx->read_size = size;
+	if (!fx->read_text)
+		return -ENOENT;
+	snprintf(buf, size, "%s", fx->read_text);
+	return (long)strlen(buf);
+}
+
 static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
 {
 	struct fx *fx = ctx;
@@ -90,6 +110,7 @@ static int setup_common(void **state, bool with_libs)
 	if (with_libs) {
 		sink.libs = on_libs;
 		sink.file_text = on_file_text;
+		sink.site_text = on_site_text;
 	}
 	fx->st = strtab_new();
 	fx->d = fx->st ? lp_decoder_new(fx->st, &sink) : NULL;
@@ -781,6 +802,62 @@ static void test_text_in_file(void **state)
 	assert_int_equal(fx->reads, before);
 }
 
+/* A string record saying which marker site ran when its text could not be looked up. */
+static void send_at_site(struct fx *fx, uint64_t addr, bool meta, uint16_t file, uint64_t site)
+{
+	struct lp_rec_string *r = (struct lp_rec_string *)fx->rec;
+
+	memset(fx->rec, 0, sizeof(fx->rec));
+	r->h.type = LP_REC_STRING;
+	r->h.flags = LP_STR_AT_SITE | (meta ? LP_STR_META : 0);
+	r->h.pid = PID;
+	r->h.tid = TID;
+	r->addr = addr;
+	r->len = -EFAULT;
+	r->file = file;
+	r->file_off = site;
+	assert_int_equal(lp_decode(fx->d, r, sizeof(*r)), 0);
+}
+
+/*
+ * A text the kernel could neither read nor look up (another thread held the
+ * address space's lock) is asked of the file of the marker whose site ran,
+ * with the limits of the kernel's reads; failing that, it is unreadable.
+ */
+static void test_text_at_site(void **state)
+{
+	struct fx *fx = *state;
+
+	fx->read_text = "at.site";
+	send_at_site(fx, 0x7f0000012040, false, 3, 0x7f0000011f0f);
+	assert_int_equal(fx->site_reads, 1);
+	assert_int_equal(fx->reads, 0);
+	assert_int_equal(fx->site_file, 3);
+	assert_int_equal(fx->site_at, 0x7f0000011f0f);
+	assert_int_equal(fx->site_addr, 0x7f0000012040);
+	assert_int_equal(fx->read_size, LP_NAME_MAX + 2);
+	fx->read_text = "k=site";
+	send_at_site(fx, 0x7f0000012050, true, 3, 0x7f0000011f0f);
+	assert_int_equal(fx->read_size, LP_META_MAX + 2);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_META_LITERAL,
+					 .name = 0x7f0000012040, .meta = 0x7f0000012050 });
+	assert_text(fx, fx->ev[0].name, "at.site");
+	assert_text(fx, fx->ev[0].meta, "k=site");
+	assert_int_equal(dstats(fx)->from_file, 2);
+	assert_int_equal(dstats(fx)->unreadable, 0);
+
+	/* not in that file's segments: unreadable */
+	fx->read_text = NULL;
+	send_at_site(fx, 0x1000, false, 3, 0x7f0000011f0f);
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_LITERAL | LP_EV_NO_META, .seq = 1,
+					 .name = 0x1000 });
+	assert_text(fx, fx->ev[1].name, "(unreadable)");
+	assert_int_equal(dstats(fx)->unreadable, 1);
+	assert_int_equal(dstats(fx)->unknown_literal, 0);
+}
+
 /* A LP_REC_LIBS record reaches the sink, saying whether the process waits for it. */
 static void test_libs_paused(void **state)
 {
@@ -1020,6 +1097,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_literal_new_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libs_paused, setup_libs, teardown),
 		cmocka_unit_test_setup_teardown(test_text_in_file, setup_libs, teardown),
+		cmocka_unit_test_setup_teardown(test_text_at_site, setup_libs, teardown),
 		cmocka_unit_test(test_usdt_records),
 		T(test_truncated_literal),
 		T(test_abi_mismatch_counted),

@@ -180,11 +180,19 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	long len = r->len;
 	char buf[LP_META_BUF];
 
-	/* Not in memory yet, but in a read-only file mapping: the file holds it. */
-	if (len < 0 && (r->h.flags & LP_STR_IN_FILE) && d->sink.file_text) {
-		long n = d->sink.file_text(d->sink.ctx, r->file_dev, r->file_ino, r->file_off, buf,
-					   limit + 2);
+	/*
+	 * Not in memory yet, but in a read-only file mapping: the file holds it.
+	 * Or where it is could not be looked up: in the file of its marker, if anywhere.
+	 */
+	if (len < 0) {
+		long n = -ENOENT;
 
+		if ((r->h.flags & LP_STR_IN_FILE) && d->sink.file_text)
+			n = d->sink.file_text(d->sink.ctx, r->file_dev, r->file_ino, r->file_off,
+					      buf, limit + 2);
+		else if ((r->h.flags & LP_STR_AT_SITE) && d->sink.site_text)
+			n = d->sink.site_text(d->sink.ctx, r->file, r->file_off, r->addr, buf,
+					      limit + 2);
 		if (n >= 0) {
 			text = buf;
 			len = n;

@@ -58,6 +58,13 @@ struct lp_decode_sink {
 	 */
 	long (*file_text)(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char *buf,
 			  size_t size);
+	/*
+	 * Optional: a text the kernel could not look up (wire.h LP_STR_AT_SITE),
+	 * at addr, from the probed file (index) whose marker site ran at address
+	 * site; as file_text.
+	 */
+	long (*site_text)(void *ctx, uint32_t file, uint64_t site, uint64_t addr, char *buf,
+			  size_t size);
 	void *ctx;
 };
 
@@ -68,7 +75,7 @@ struct lp_decode_stats {
 	uint64_t unknown_literal; /* events naming a literal never sent: named "(unknown)" */
 	uint64_t truncated;       /* names or metadata cut to LP_NAME_MAX / LP_META_MAX */
 	uint64_t unreadable;      /* names or metadata nothing could be read of */
-	uint64_t from_file;       /* texts read from the file they lie in (LP_STR_IN_FILE) */
+	uint64_t from_file;       /* texts read from the file they lie in (LP_STR_IN_FILE, _AT_SITE) */
 	uint64_t abi_mismatch;    /* events from markers of another ABI version */
 };
 

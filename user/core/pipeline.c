@@ -88,6 +88,14 @@ static long on_file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, ch
 	return p->h.file_text ? p->h.file_text(p->h.ctx, dev, ino, off, buf, size) : -ENOENT;
 }
 
+static long on_site_text(void *ctx, uint32_t file, uint64_t site, uint64_t addr, char *buf,
+			 size_t size)
+{
+	struct lp_pipeline *p = ctx;
+
+	return p->h.site_text ? p->h.site_text(p->h.ctx, file, site, addr, buf, size) : -ENOENT;
+}
+
 static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
 {
 	struct lp_pipeline *p = ctx;
@@ -219,7 +227,8 @@ struct lp_pipeline *lp_pipeline_new(const struct lp_pipeline_opts *o,
 	struct lp_pipeline *p = calloc(1, sizeof(*p));
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = p };
 	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .file_text = on_file_text, .ctx = p };
+					.usdt = on_usdt, .file_text = on_file_text,
+					.site_text = on_site_text, .ctx = p };
 	struct lp_pairs_sink psink = { .event = to_nest, .track_end = on_track_end, .ctx = p };
 
 	if (!p)

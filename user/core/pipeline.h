@@ -42,6 +42,9 @@ struct lp_pipeline_hooks {
 	/* A text the kernel could not read, from the file it lies in (decode.h). */
 	long (*file_text)(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char *buf,
 			  size_t size);
+	/* One the kernel could not look up, from the file of its marker (decode.h). */
+	long (*site_text)(void *ctx, uint32_t file, uint64_t site, uint64_t addr, char *buf,
+			  size_t size);
 	/*
 	 * pid may map files not examined yet (found running, or a library
 	 * mapped); paused: stopped since ts_ns until the caller lets it go on.

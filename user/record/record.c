@@ -50,6 +50,14 @@ static long file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char 
 	return lp_session_file_text(r->s, dev, ino, off, buf, size);
 }
 
+static long site_text(void *ctx, uint32_t file, uint64_t site, uint64_t addr, char *buf,
+		      size_t size)
+{
+	struct recorder *r = ctx;
+
+	return lp_session_site_text(r->s, file, site, addr, buf, size);
+}
+
 static uint64_t thread_lost(void *ctx, uint32_t tid)
 {
 	struct recorder *r = ctx;
@@ -78,8 +86,9 @@ static int recorder_init(struct recorder *r, const struct lp_record_opts *o,
 	struct lp_pipeline_opts po = { .specs = o->specs, .nspecs = o->nspecs,
 				       .summary_only = o->summary_only,
 				       .max_groups = o->max_groups };
-	struct lp_pipeline_hooks h = { .file_text = file_text, .rescan = lp_queue_rescan,
-				       .thread_lost = thread_lost, .ctx = r };
+	struct lp_pipeline_hooks h = { .file_text = file_text, .site_text = site_text,
+				       .rescan = lp_queue_rescan, .thread_lost = thread_lost,
+				       .ctx = r };
 
 	*r = (struct recorder){ .o = o, .ops = mode_ops[o->mode], .res = res,
 				.outdir = { .fd = -1 }, .child = { .pid = -1, .pidfd = -1 },

@@ -21,6 +21,21 @@
 #include "map.h"
 #include "usdt.h"
 
+/* Read-only segments of a file with markers looked at for its texts: real files have 2-4. */
+#define LP_SITE_SEGS_MAX 16
+
+/*
+ * Where a file with markers keeps its literals (LP_STR_AT_SITE): the
+ * addresses of its marker sites and its read-only segments, as the ELF file
+ * says them. A site's address in a process tells where the file is mapped.
+ */
+struct lp_site_file {
+	uint64_t dev, ino;
+	uint64_t sites[LP_MARKER_SITES_MAX];
+	struct lp_elf_seg segs[LP_SITE_SEGS_MAX];
+	size_t nsites, nsegs;
+};
+
 struct lp_session {
 	struct leanprofiler_bpf *skel;
 	struct ring_buffer *rb;
@@ -29,6 +44,8 @@ struct lp_session {
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
 	size_t probes;
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
+	struct lp_site_file *site_files; /* by that index */
+	size_t site_files_cap;
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
 	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
 	uint64_t stop_ns;     /* the stop stored in the kernel half, 0: none yet */
@@ -372,9 +389,12 @@ static void settle(struct lp_session *s, uint64_t dev, uint64_t ino, int probes)
 	mark_known(s, dev, ino);
 }
 
-/* Attaches the markers' programs to every leanprofiler probe in notes; their number or -errno. */
+/*
+ * Attaches the markers' programs to every leanprofiler probe in notes; their
+ * number or -errno. Each site attached is added to sf.
+ */
 static int attach_markers(struct lp_session *s, const char *path, const char *name,
-			  const struct lp_usdt_note *notes, size_t n)
+			  const struct lp_usdt_note *notes, size_t n, struct lp_site_file *sf)
 {
 	size_t sites = 0;
 	int attached = 0;
@@ -410,6 +430,8 @@ static int attach_markers(struct lp_session *s, const char *path, const char *na
 		if (err)
 			return err;
 		attached++;
+		if (sf->nsites < LP_MARKER_SITES_MAX)
+			sf->sites[sf->nsites++] = notes[i].loc_addr;
 	}
 	return attached;
 }
@@ -419,6 +441,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 {
 	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
 	struct lp_usdt_note *notes;
+	struct lp_site_file *sf;
 	char self[64];
 	size_t n, first_link;
 	int fd, err, attached = 0;
@@ -465,7 +488,21 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 		free(notes);
 		return 0;
 	}
-	err = attach_markers(s, self, name, notes, n);
+	/* The next index's: where its literals lie, looked at when the kernel cannot. */
+	sf = lp_grow(s->site_files, &s->site_files_cap, (size_t)s->nfiles + 1, sizeof(*sf));
+	if (!sf) {
+		lp_err("cannot attach to %s: out of memory", name);
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	s->site_files = sf;
+	sf = &s->site_files[s->nfiles];
+	memset(sf, 0, sizeof(*sf));
+	sf->dev = dev;
+	sf->ino = ino;
+	/* None read: such texts are then unreadable, as before. */
+	lp_elf_ro_segments(self, sf->segs, LP_SITE_SEGS_MAX, &sf->nsegs);
+	err = attach_markers(s, self, name, notes, n, sf);
 	if (err >= 0) {
 		attached = err;
 		err = attach_specs(s, self, name, notes, n);
@@ -513,6 +550,31 @@ long lp_session_file_text(struct lp_session *s, uint64_t dev, uint64_t ino, uint
 		n = nul - buf;
 	buf[n] = '\0';
 	return (long)n;
+}
+
+long lp_session_site_text(struct lp_session *s, uint32_t file, uint64_t site, uint64_t addr,
+			  char *buf, size_t size)
+{
+	const struct lp_site_file *f;
+
+	if (file >= s->nfiles)
+		return -ENOENT;
+	f = &s->site_files[file];
+	for (size_t i = 0; i < f->nsites; i++) {
+		/* The file is mapped at that distance from its addresses: a whole number of pages. */
+		uint64_t bias = site - f->sites[i], va = addr - bias;
+
+		if (bias & 4095)
+			continue;
+		for (size_t k = 0; k < f->nsegs; k++) {
+			const struct lp_elf_seg *g = &f->segs[k];
+
+			if (va >= g->vaddr && va - g->vaddr < g->size)
+				return lp_session_file_text(s, f->dev, f->ino, g->off + (va - g->vaddr),
+							    buf, size);
+		}
+	}
+	return -ENOENT;
 }
 
 static uint64_t mono_ns(void)
@@ -786,6 +848,7 @@ void lp_session_close(struct lp_session *s)
 		if (s->files.e && s->files.e[i].used && s->files.e[i].v2)
 			close((int)s->files.e[i].v2 - 1);
 	lp_map_free(&s->files);
+	free(s->site_files);
 	ring_buffer__free(s->rb);
 	leanprofiler_bpf__destroy(s->skel);
 	free(s);

@@ -96,6 +96,14 @@ unsigned lp_session_spec_found(const struct lp_session *s, size_t i);
  */
 long lp_session_file_text(struct lp_session *s, uint64_t dev, uint64_t ino, uint64_t off,
 			  char *buf, size_t size);
+/*
+ * A text the kernel could not look up (wire.h LP_STR_AT_SITE), at addr in a
+ * process where the marker site of probed file `file` ran at address site:
+ * read as lp_session_file_text() when it lies in a read-only segment of that
+ * file; else -ENOENT.
+ */
+long lp_session_site_text(struct lp_session *s, uint32_t file, uint64_t site, uint64_t addr,
+			  char *buf, size_t size);
 /* Total probes attached so far, over all files (markers and span-pair probes). */
 size_t lp_session_probes(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */

@@ -235,3 +235,30 @@ int lp_elf_interp(const char *path, char *buf, size_t size)
 	close(fd);
 	return err;
 }
+
+int lp_elf_ro_segments(const char *path, struct lp_elf_seg *segs, size_t max, size_t *count)
+{
+	Elf *elf;
+	size_t n;
+	int fd, err = open_elf(path, &fd, &elf);
+
+	*count = 0;
+	if (err)
+		return err;
+	if (elf_getphdrnum(elf, &n)) {
+		err = -ENOEXEC;
+		n = 0;
+	}
+	for (size_t i = 0; i < n && *count < max; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_R) ||
+		    (ph.p_flags & PF_W) || !ph.p_filesz)
+			continue;
+		segs[(*count)++] = (struct lp_elf_seg){ .vaddr = ph.p_vaddr, .size = ph.p_filesz,
+							.off = ph.p_offset };
+	}
+	elf_end(elf);
+	close(fd);
+	return err;
+}

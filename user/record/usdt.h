@@ -35,4 +35,13 @@ int lp_elf_symbol(const char *path, const char *name, uint64_t *value);
 /* The program interpreter (PT_INTERP) into buf: 0, -ENOENT (static), or -errno. */
 int lp_elf_interp(const char *path, char *buf, size_t size);
 
+/* A loaded segment of an ELF file, readable and not writable: what the file holds of it. */
+struct lp_elf_seg {
+	uint64_t vaddr, size; /* its virtual addresses (p_vaddr, p_filesz) */
+	uint64_t off;         /* its file offset */
+};
+
+/* The first max such segments of the ELF file at path into segs: 0 or -errno (-ENOEXEC). */
+int lp_elf_ro_segments(const char *path, struct lp_elf_seg *segs, size_t max, size_t *count);
+
 #endif
