@@ -839,6 +839,13 @@ int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (st) {
 		st->announced = 0;
 		st->mm = 0;
+		/*
+		 * A thread that exec'ed took its leader's id, whose count user space
+		 * ended at the leader's exit: this thread's count starts again (seq 0),
+		 * or its next event looks like a gap (spans marked uncertain).
+		 */
+		if (old_pid != p->pid)
+			st->seq = 0;
 	}
 	emit_task(LP_TASK_EXEC, tgid, p->pid, 0, p, 0, ts);
 	/*

@@ -488,6 +488,17 @@ static long file_text(void *ctx, uint64_t dev, uint64_t ino, uint64_t off, char 
 	return (long)len;
 }
 
+/*
+ * Stands in for reading a text the kernel could not look up from its
+ * marker's file (LP_STR_AT_SITE): as file_text, at a place made of the
+ * file, the site and the address.
+ */
+static long site_text(void *ctx, uint32_t file, uint64_t site, uint64_t addr, char *buf,
+		      size_t size)
+{
+	return file_text(ctx, file, site, addr, buf, size);
+}
+
 static uint64_t get_le(const uint8_t *p, size_t n)
 {
 	uint64_t v = 0;
@@ -842,7 +853,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct fuzz f = { 0 };
 	struct lp_pipeline_opts po = { .specs = specs, .nspecs = NSPECS, .max_groups = MAX_GROUPS };
-	struct lp_pipeline_hooks h = { .file_text = file_text, .marker = on_marker,
+	struct lp_pipeline_hooks h = { .file_text = file_text, .site_text = site_text,
+				       .marker = on_marker,
 				       .usdt = on_usdt, .task = on_task, .event = on_event,
 				       .span = on_span, .ctx = &f };
 	struct lp_report rep = { 0 };

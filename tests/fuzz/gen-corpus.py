@@ -15,6 +15,7 @@ NAME_INLINE, META_INLINE, NO_META = 0x100, 0x200, 0x400
 ABI1 = 1 << 12
 STR_META = 0x1
 STR_IN_FILE = 0x2
+STR_AT_SITE = 0x4
 FORK, THR, EXEC, TEXIT, FOUND = 1, 2, 3, 4, 5
 GROUP_DEAD, NEW_IMAGE = 0x1, 0x2
 
@@ -49,13 +50,19 @@ def event(typ, pid, tid, seq, ts, name=0, meta=0, flags=0, counter=0, name_text=
     return chunk(rec + text)
 
 
-def string(pid, addr, text, meta=False, length=None, in_file=None):
-    """in_file: (dev, ino, off) of a text the kernel could not read (LP_STR_IN_FILE)."""
+def string(pid, addr, text, meta=False, length=None, in_file=None, at_site=None):
+    """in_file: (dev, ino, off) of a text the kernel could not read (LP_STR_IN_FILE);
+    at_site: (file, site) of one it could not look up (LP_STR_AT_SITE)."""
     n = len(text) if length is None else length
-    flags = (STR_META if meta else 0) | (STR_IN_FILE if in_file else 0)
+    flags = ((STR_META if meta else 0) | (STR_IN_FILE if in_file else 0) |
+             (STR_AT_SITE if at_site else 0))
     dev, ino, off = in_file or (0, 0, 0)
+    file = 0
+    if at_site:
+        file, off = at_site
     return chunk(hdr(STRING, flags, pid, pid, 0) +
-                 struct.pack('<Qh6xQQQ', addr, n, dev, ino, off) + (text if n >= 0 else b''))
+                 struct.pack('<QhH4xQQQ', addr, n, file, dev, ino, off) +
+                 (text if n >= 0 else b''))
 
 
 def thread(pid, tid, comm, pcomm):
@@ -186,6 +193,16 @@ def decode_seeds():
         event(ENTER, 90, 90, 1, 11, 0x5002, 0, NAME_LIT | NO_META),
         event(EXIT, 90, 90, 2, 12, 0x5002, 0, NAME_LIT),
         event(EXIT, 90, 90, 3, 13, 0x5000, 0, NAME_LIT),
+    ])
+    # Texts the kernel could not look up (another thread mapping): read from the marker's file.
+    s['at_site'] = b''.join([
+        string(91, 0x5000, b'', length=-14, at_site=(0, 0x401000)),
+        string(91, 0x5001, b'', length=-14, meta=True, at_site=(3, 0x7f0000001000)),
+        string(91, 0x5002, b'', length=-14, at_site=(0xffff, 0x401001)),
+        event(ENTER, 91, 91, 0, 10, 0x5000, 0x5001, NAME_LIT | META_LIT),
+        event(ENTER, 91, 91, 1, 11, 0x5002, 0, NAME_LIT | NO_META),
+        event(EXIT, 91, 91, 2, 12, 0x5002, 0, NAME_LIT),
+        event(EXIT, 91, 91, 3, 13, 0x5000, 0, NAME_LIT),
     ])
     s['fork_literals'] = b''.join([
         string(80, 0x4000, b'shared.literal'),

@@ -404,7 +404,7 @@ static void test_job_control_not_paused(void **state)
 static const char *const scenarios[] = {
 	"fork-before", "fork-after", "fork-in-span", "exec",	    "exec-self",
 	"vfork",       "spawn",	     "dlopen-fork",  "fork-dlopen", "child-dlopen",
-	"dlclose",     "thread-child", "short",	     "linked",
+	"dlclose",     "thread-child", "short",	     "linked",	    "exec-thread",
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))

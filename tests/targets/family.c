@@ -21,6 +21,7 @@
  *   child-dlopen  only a child dlopens libfama.so
  *   dlclose       libfama.so, dlclose, libfamb.so, dlclose, libfama.so again
  *   thread-child  a child whose second thread has the spans
+ *   exec-thread   a second thread has spans, then execs famexec (it becomes the leader)
  *   short         5 processes of famexec one after the other, a few ms each
  *   linked        exec famlinked: no markers of its own, linked with libfama.so
  *   dlopen-wait   dlopen libfama.so, wait (at most 10 s) until a profiler attached to
@@ -109,6 +110,14 @@ static void exec_famexec(int k)
 	snprintf(num, sizeof(num), "%d", k);
 	execl(sibling("famexec"), "famexec", log_path, num, (char *)NULL);
 	_exit(127);
+}
+
+/* A second thread's spans, then its exec: the program goes on as famexec on this thread. */
+static void *exec_from_thread(void *arg)
+{
+	parent_work(2);
+	exec_famexec(3);
+	return NULL;
 }
 
 typedef void lib_work_fn(int fd, int k);
@@ -229,6 +238,14 @@ static int run(const char *scenario)
 	} else if (!strcmp(scenario, "thread-child")) {
 		kids[0] = fork_child(thread_child, 0);
 		reap(kids[0]);
+	} else if (!strcmp(scenario, "exec-thread")) {
+		pthread_t t;
+
+		parent_work(1);
+		if (pthread_create(&t, NULL, exec_from_thread, NULL))
+			abort();
+		pthread_join(t, NULL); /* the exec ends this thread first */
+		abort();
 	} else if (!strcmp(scenario, "short")) {
 		for (int i = 0; i < 5; i++)
 			reap(fork_child(exec_famexec, 1));
