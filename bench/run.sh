@@ -48,7 +48,7 @@ measure() { # measure SITE WHAT -> ns per span
 	dormant) "$bin" $((spans * 50)) | ns_of ;;
 	floor) bpftrace "$work/floor_$1.bt" -c "$bin $spans" 2>/dev/null | ns_of ;;
 	bpftrace) bpftrace "$work/bpftrace_$1.bt" -c "$bin $spans" 2>/dev/null | ns_of ;;
-	leanprofiler) "$lp" record -o "$work/rb.out" -- "$bin" "$spans" 2>/dev/null | ns_of ;;
+	leanprofiler) "$lp" record -o "$work/out" -- "$bin" "$spans" 2>/dev/null | ns_of ;;
 	esac
 }
 
@@ -99,7 +99,7 @@ bt_prog_ns() { # bt_prog_ns SCRIPT -> ns per run of its span_enter + span_exit p
 	wait "$pid" || true
 	printf '%.0f' "${last:-nan}"
 }
-lp_prog_ns=$("$lp" record --summary-only -o "$work/rb.out" -- "$work/span_fast" $((spans * 5)) >/dev/null 2>&1 &&
+lp_prog_ns=$("$lp" record --summary-only -o "$work/out" -- "$work/span_fast" $((spans * 5)) >/dev/null 2>&1 &&
 	jq -r '.profiler | .bpf_program_run_time_ns / .bpf_program_runs | floor' "$work/out/leanprofiler-summary.json")
 bt_empty_ns=$(bt_prog_ns "$work/floor_fast.bt")
 bt_rec_ns=$(bt_prog_ns "$work/bpftrace_fast.bt")
@@ -120,7 +120,7 @@ printf '   %-8s %14s %12s %10s %10s %10s %10s\n' threads "spans/s" "profiler CPU
 for threads in 1 2; do
 	rate="" cpu="" losts=""
 	for buf in 16M 1M 256K 64K; do
-		line=$("$lp" record --summary-only --buffer-size "$buf" -o "$work/rb.out" -- \
+		line=$("$lp" record --summary-only --buffer-size "$buf" -o "$work/out" -- \
 			"$work/producer" "$threads" "$capacity_spans" 2>/dev/null | grep '^producer:')
 		sum=$work/out/leanprofiler-summary.json
 		lost=$(jq -r '.lost_events | .enter + .exit' "$sum")
@@ -193,7 +193,7 @@ for r in $(seq 1 "$rounds"); do
 		echo "follow_$row off $("$work/follow" $(follow_args "$row") | follow_us)" >>"$work/results"
 		[ "$row" = new ] && fresh_libs
 		# shellcheck disable=SC2046
-		echo "follow_$row on $("$lp" record --summary-only -o "$work/rb.out" -- "$work/follow" $(follow_args "$row") 2>/dev/null | follow_us)" >>"$work/results"
+		echo "follow_$row on $("$lp" record --summary-only -o "$work/out" -- "$work/follow" $(follow_args "$row") 2>/dev/null | follow_us)" >>"$work/results"
 	done
 done
 echo

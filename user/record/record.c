@@ -449,6 +449,8 @@ static void recorder_cleanup(struct recorder *r)
 	}
 	if (r->trace_open)
 		lp_trace_abort(&r->trace);
+	if (r->pl)
+		lp_pipeline_set_trace(r->pl, NULL); /* the trace lives on our stack */
 	if (r->summary.f)
 		lp_outfile_abort(&r->summary);
 	if (r->child.pid > 0 && !r->child.reaped)
