@@ -76,13 +76,7 @@ static void task(struct fx *fx, unsigned what, unsigned flags, uint32_t pid, uin
 
 static const struct lp_report_process *proc(struct fx *fx, uint32_t pid)
 {
-	size_t n;
-	const struct lp_report_process *p = lp_pipeline_processes(fx->pl, &n);
-
-	for (size_t i = n; i-- > 0;)
-		if (p[i].pid == pid)
-			return &p[i];
-	return NULL;
+	return lp_pipeline_process(fx->pl, pid);
 }
 
 static const char *comm_of(struct fx *fx, uint32_t pid)

@@ -135,15 +135,24 @@ int lp_pipeline_add_process(struct lp_pipeline *p, uint32_t pid, uint32_t ppid,
 	return id == UINT32_MAX ? -ENOMEM : add_proc(p, pid, ppid, origin, id);
 }
 
-bool lp_pipeline_process_gone(struct lp_pipeline *p, uint32_t pid)
+const struct lp_report_process *lp_pipeline_process(struct lp_pipeline *p, uint32_t pid)
 {
-	struct lp_report_process *proc = find_proc(p, pid);
+	return find_proc(p, pid);
+}
 
+/* proc (may be NULL) ended: true when it was still counted alive. */
+static bool proc_gone(struct lp_pipeline *p, struct lp_report_process *proc)
+{
 	if (!proc || !proc->alive)
 		return false;
 	proc->alive = false;
 	p->live--;
 	return true;
+}
+
+bool lp_pipeline_process_gone(struct lp_pipeline *p, uint32_t pid)
+{
+	return proc_gone(p, find_proc(p, pid));
 }
 
 /* A process ended (its last thread, or its image at an exec). */
@@ -162,8 +171,8 @@ static int on_exit_task(struct lp_pipeline *p, const struct lp_task_event *te)
 	if (!te->group_dead)
 		return 0;
 	process_end(p, te);
-	lp_pipeline_process_gone(p, te->pid);
 	proc = find_proc(p, te->pid);
+	proc_gone(p, proc);
 	if (proc && te->privileged) {
 		proc->privileged = true;
 		proc->comm = te->comm;

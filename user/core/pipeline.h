@@ -107,6 +107,8 @@ bool lp_pipeline_process_gone(struct lp_pipeline *p, uint32_t pid);
 /* Target processes still running. */
 size_t lp_pipeline_live(const struct lp_pipeline *p);
 const struct lp_report_process *lp_pipeline_processes(const struct lp_pipeline *p, size_t *n);
+/* The latest process of pid (a pid may be reused), or NULL. */
+const struct lp_report_process *lp_pipeline_process(struct lp_pipeline *p, uint32_t pid);
 
 /* Recording ended at end_ns: task records stamped then or later are ignored. */
 void lp_pipeline_stop(struct lp_pipeline *p, uint64_t end_ns);

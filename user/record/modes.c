@@ -272,15 +272,10 @@ static int attach_poll(struct recorder *r)
 static bool attached_exited(struct recorder *r)
 {
 	struct pollfd pfd = { .fd = r->root_pidfd, .events = POLLIN };
-	const struct lp_report_process *procs;
-	size_t n;
+	const struct lp_report_process *p = lp_pipeline_process(r->pl, (uint32_t)r->o->pid);
 
-	if (r->root_pidfd < 0)
+	if (r->root_pidfd < 0 || (p && !p->alive))
 		return true;
-	procs = lp_pipeline_processes(r->pl, &n);
-	for (size_t i = 0; i < n; i++)
-		if (procs[i].pid == (uint32_t)r->o->pid && !procs[i].alive)
-			return true;
 	return poll(&pfd, 1, 0) == 1;
 }
 
