@@ -241,5 +241,12 @@ read_back_row() {
 }
 read_back_row
 
+# ---------------------------------------------------------------------------------------
+# 11. What `record --off-cpu` costs (bench/offcpu.sh; ROUNDS, PINGPONG_N, SPANS, TRIPS): a
+# ping-pong between two processes not recorded, alone and while record without and with
+# --off-cpu records an idle process; and ns per span recorded without and with --off-cpu.
+echo
+bench/offcpu.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

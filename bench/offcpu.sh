@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# make bench, row 11: what `record --off-cpu` costs (its sched_switch and sched_wakeup
+# programs run on every context switch of the host). Medians of interleaved rounds; only the
+# ratios of one run mean anything on a shared machine.
+#  a. A bystander: bench/pingpong.c, two processes nobody records bouncing one byte through
+#     two pipes (PINGPONG_N round trips, default 100000), pinned to one CPU and free, run
+#     alone, while `leanprofiler record` records another process, and while `leanprofiler
+#     record --off-cpu` does. That process is `pingpong wait` (built with markers): it prints
+#     "ready PID attached" from inside its first span, so the recording is attached before
+#     the ping-pong starts (no sleep), and it ends, ending the recording, when its stdin
+#     is closed after the ping-pong.
+#  b. Per span: examples/span_cost (SPANS spans, default 200000, no context switch in a span)
+#     and `pingpong N` built with markers (TRIPS round trips, default 50000, one CPU: each
+#     round trip is a span that sleeps in the middle) recorded with and without --off-cpu.
+# Usage: bench/offcpu.sh [BUILD_DIR [LEANPROFILER]]   ROUNDS=N (default 5)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+lp=${2:-$build/leanprofiler}
+rounds=${ROUNDS:-5}
+pp_n=${PINGPONG_N:-100000}
+spans=${SPANS:-200000}
+trips=${TRIPS:-50000}
+work=$(mktemp -d)
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+trap 'rm -rf "$work"; sysctl -qw kernel.bpf_stats_enabled="$stats_was" 2>/dev/null || true' EXIT
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench: needs root (BPF); run sudo make bench" >&2
+	exit 1
+fi
+cc -O2 -Iinclude bench/pingpong.c -o "$work/pingpong"
+cc -O2 -Iinclude -DMARKED bench/pingpong.c -o "$work/pingpong_marked"
+cc -O2 -Iinclude examples/span_cost.c -o "$work/span_fast"
+
+pp_ns() { sed -n 's/^pingpong: .*, \([0-9.]*\) ns per round trip, .*/\1/p'; }
+pp_sw() { sed -n 's/.*, \([0-9.]*\) context switches per round trip$/\1/p'; }
+span_ns() { sed -n 's/.*spans, \(-\{0,1\}[0-9.]*\) ns per span.*/\1/p'; }
+flags_of() { # flags_of record|offcpu -> record's options
+	case $1 in
+	record) echo "--summary-only" ;;
+	offcpu) echo "--off-cpu --summary-only" ;;
+	esac
+}
+
+# prog_stats PID: "runs ns runs ns" of the programs lp_sched_switch and lp_sched_wakeup that
+# the leanprofiler of PID loaded (its BPF file descriptors: other recordings may be running),
+# counted while kernel.bpf_stats_enabled is 1.
+prog_stats() {
+	local ids
+	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u |
+		paste -sd, -)
+	bpftool -j prog show | jq -r --argjson ids "[$ids]" '
+		[.[] | select(.id as $i | $ids | any(. == $i))] as $p
+		| ["lp_sched_switch", "lp_sched_wakeup"]
+		| map(. as $n | [$p[] | select(.name == $n)]
+			| [(map(.run_cnt // 0) | add // 0), (map(.run_time_ns // 0) | add // 0)])
+		| flatten | @tsv'
+}
+
+# bystander WHAT CPU [stats]: one ping-pong run (WHAT: alone, record, offcpu), its line on
+# stdout; with "stats", the recording's switch and wakeup programs' runs and time during the
+# ping-pong too, in $work/stats_before and $work/stats_after.
+bystander() {
+	if [ "$1" = alone ]; then
+		"$work/pingpong" "$pp_n" "$2"
+		return
+	fi
+	local out=$work/idle_$1 ready pid state line rfd wfd rec_pid
+	rm -rf "$out"
+	# shellcheck disable=SC2046
+	coproc REC { exec "$lp" record $(flags_of "$1") -o "$out" -- \
+		"$work/pingpong_marked" wait 2>"$work/idle.err"; }
+	# Bash unsets REC and REC_PID once it has reaped the coprocess.
+	rfd=${REC[0]} wfd=${REC[1]} rec_pid=$REC_PID
+	if ! read -r -t 60 ready pid state <&"$rfd" || [ "$ready $state" != "ready attached" ]; then
+		echo "bench: the idle target of \`record $(flags_of "$1")\` did not start attached:" \
+			"'$ready $pid $state'" >&2
+		cat "$work/idle.err" >&2
+		return 1
+	fi
+	[ "${3:-}" = stats ] && prog_stats "$rec_pid" >"$work/stats_before"
+	line=$("$work/pingpong" "$pp_n" "$2")
+	[ "${3:-}" = stats ] && prog_stats "$rec_pid" >"$work/stats_after"
+	exec {wfd}>&- # the idle target reads end of file: it ends and the recording with it
+	cat <&"$rfd" >"$work/idle.out"
+	wait "$rec_pid" || { cat "$work/idle.err" >&2; return 1; }
+	# It was recorded: its one span is in the summary.
+	if [ "$(jq -r '[.rows[] | select(.name == "pingpong.wait") | .calls] | add' \
+		"$out/leanprofiler-summary.json")" != 1 ]; then
+		echo "bench: the idle target's span is not in the summary of \`record $(flags_of "$1")\`" >&2
+		return 1
+	fi
+	echo "$line"
+}
+
+# per_span LOAD WHAT: ns per span of LOAD (span_cost, trips) not attached or recorded.
+per_span() {
+	local cmd
+	case $1 in
+	span_cost) cmd=("$work/span_fast" "$spans") ;;
+	trips) cmd=("$work/pingpong_marked" "$trips" same) ;;
+	esac
+	if [ "$2" = alone ]; then
+		"${cmd[@]}"
+	else
+		# shellcheck disable=SC2046
+		"$lp" record $(flags_of "$2") -o "$work/spans" -- "${cmd[@]}" 2>/dev/null
+	fi
+}
+
+whats="alone record offcpu"
+sysctl -qw kernel.bpf_stats_enabled=0 # its own cost would be in every figure
+for r in $(seq 1 "$rounds"); do
+	# The order turns each round: no mode always runs first or right after a recording.
+	order=$(echo $whats $whats | cut -d' ' -f$((r % 3 + 1))-$((r % 3 + 3)))
+	for cpu in same any; do
+		for what in $order; do
+			line=$(bystander "$what" "$cpu")
+			echo "pp_$cpu $what $(pp_ns <<<"$line") $(pp_sw <<<"$line")" >>"$work/results"
+		done
+	done
+	for what in $order; do
+		echo "span_cost $what $(per_span span_cost "$what" | span_ns)" >>"$work/results"
+		echo "trips $what $(per_span trips "$what" | pp_ns)" >>"$work/results"
+	done
+	echo "bench: off-cpu round $r of $rounds done" >&2
+done
+
+median() { # median ROW WHAT [COLUMN]
+	awk -v s="$1" -v w="$2" -v c="${3:-3}" '$1 == s && $2 == w { print $c }' "$work/results" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$(median "$1" "$2")" -v b="$(median "$1" "$3")" 'BEGIN { printf "%.3f", a / b }'; }
+# added ROW WHAT BASE: ns more per context switch (the row's switches per round trip)
+added() {
+	awk -v a="$(median "$1" "$2")" -v b="$(median "$1" "$3")" -v s="$(median "$1" "$3" 4)" \
+		'BEGIN { printf "%.0f", (a - b) / s }'
+}
+
+echo "11. --off-cpu: its sched_switch and sched_wakeup programs, medians of $rounds interleaved rounds"
+echo "   a bystander: bench/pingpong $pp_n, two processes not recorded, one byte through two pipes;"
+echo "   while record (without and with --off-cpu) records an idle marked process; ns per round trip"
+printf '   %-24s %10s %10s %10s %10s %10s %12s\n' "" alone record --off-cpu "rec/alone" \
+	"off/alone" "ns/switch"
+for cpu in same any; do
+	case $cpu in
+	same) label="one CPU" ;;
+	any) label="any CPU" ;;
+	esac
+	label="$label ($(median "pp_$cpu" alone 4) sw/trip)"
+	printf '   %-24s %10.0f %10.0f %10.0f %10s %10s %12s\n' "$label" "$(median "pp_$cpu" alone)" \
+		"$(median "pp_$cpu" record)" "$(median "pp_$cpu" offcpu)" \
+		"$(ratio "pp_$cpu" record alone)" "$(ratio "pp_$cpu" offcpu alone)" \
+		"$(added "pp_$cpu" offcpu alone)"
+done
+echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records);" \
+	"ns/switch: what --off-cpu adds per context switch"
+echo "   per span: ns per span, recorded without and with --off-cpu (--summary-only, default sites)"
+printf '   %-46s %10s %10s %10s %10s\n' "" "alone" record --off-cpu "off/record"
+printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "examples/span_cost $spans (no switch in a span)" \
+	"$(median span_cost alone)" "$(median span_cost record)" "$(median span_cost offcpu)" \
+	"$(ratio span_cost offcpu record)"
+printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "pingpong $trips, marked (a pipe round trip each)" \
+	"$(median trips alone)" "$(median trips record)" "$(median trips offcpu)" \
+	"$(ratio trips offcpu record)"
+echo "   target: off/record < 1.10 (a recorded span < 10% dearer with --off-cpu)"
+
+# Where it goes: the kernel's time in the two programs (kernel.bpf_stats_enabled, on only
+# here; its own clock reads are in these figures), per run and runs per round trip: for the
+# bystander (threads not recorded: the early return), over the ping-pong only; for the
+# recorded ping-pong (its threads tracked), over the whole recording (sampled until it ends).
+sysctl -qw kernel.bpf_stats_enabled=1
+bystander offcpu same stats >/dev/null
+read -r s0 st0 w0 wt0 <"$work/stats_before"
+read -r s1 st1 w1 wt1 <"$work/stats_after"
+"$lp" record --off-cpu --summary-only -o "$work/spans" -- "$work/pingpong_marked" "$trips" same \
+	>/dev/null 2>&1 &
+rec_pid=$! last=""
+while kill -0 "$rec_pid" 2>/dev/null; do
+	now=$(prog_stats "$rec_pid" 2>/dev/null || true)
+	[ -n "$now" ] && [ "${now%%	*}" != 0 ] && last=$now
+	sleep 0.2
+done
+wait "$rec_pid" || true
+sysctl -qw kernel.bpf_stats_enabled=0
+read -r s2 st2 w2 wt2 <<<"${last:-0 0 0 0}"
+per() { # per RUNS NS ROUND_TRIPS -> "R runs/trip x N ns"
+	awk -v r="$1" -v t="$2" -v n="$3" \
+		'BEGIN { if (r > 0) printf "%.2f x %.0f ns", r / n, t / r; else printf "nan" }'
+}
+echo "   BPF program time (kernel.bpf_stats_enabled, one run each): runs per round trip x ns per run"
+printf '   %-46s %20s %20s\n' "" lp_sched_switch lp_sched_wakeup
+printf '   %-46s %20s %20s\n' "bystander, one CPU (not recorded: early return)" \
+	"$(per $((s1 - s0)) $((st1 - st0)) "$pp_n")" "$(per $((w1 - w0)) $((wt1 - wt0)) "$pp_n")"
+printf '   %-46s %20s %20s\n' "pingpong $trips, marked, one CPU (recorded)" \
+	"$(per "$s2" "$st2" "$trips")" "$(per "$w2" "$wt2" "$trips")"

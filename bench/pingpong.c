@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pingpong N [same|any]: a load made of context switches, for make bench's
+ * off-cpu rows (bench/offcpu.sh). Two processes bounce one byte through two
+ * pipes N times (after N/100 untimed round trips to warm up) and the parent
+ * prints the mean wall time of a round trip and the context switches both made
+ * per round trip. "same" (the default) pins both to one CPU, the last one the
+ * process may run on: each round trip is then two switches from one to the
+ * other, with the wakeup of each; "any" leaves them where the scheduler puts
+ * them (on an idle machine, two CPUs: each round trip is then a wakeup of the
+ * other CPU and a switch into and out of its idle task, twice).
+ *
+ * Built without markers, it is the bystander: a program no recording looks at,
+ * which pays only for what the kernel runs on every context switch of the host.
+ * Built with -DMARKED (another file: probes are set per file), each of the
+ * parent's round trips is a span, "pingpong.trip": a span that sleeps in the
+ * middle. And `pingpong wait` (MARKED only) is an idle target to record: one
+ * span, "pingpong.wait", around reading its stdin until end of file; inside
+ * it, once its first marker has run, it prints "ready PID attached" (or "not
+ * attached") on stdout, so that a script knows the recording is attached
+ * without sleeping.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef MARKED
+#include "leanprofiler.h"
+#define TRIP_ENTER() LP_SPAN_ENTER("pingpong.trip", "kind=pipe")
+#define TRIP_EXIT() LP_SPAN_EXIT("pingpong.trip")
+#else
+#define TRIP_ENTER() ((void)0)
+#define TRIP_EXIT() ((void)0)
+#endif
+
+static uint64_t now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "pingpong: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void put(int fd, char c)
+{
+	while (write(fd, &c, 1) != 1)
+		if (errno != EINTR)
+			die("write");
+}
+
+/* 0 at end of file. */
+static int get(int fd)
+{
+	char c;
+	ssize_t r;
+
+	while ((r = read(fd, &c, 1)) < 0)
+		if (errno != EINTR)
+			die("read");
+	return r == 1;
+}
+
+static long switches(const struct rusage *ru)
+{
+	return ru->ru_nvcsw + ru->ru_nivcsw;
+}
+
+#ifdef MARKED
+static int wait_for_eof(void)
+{
+	char buf[256];
+	ssize_t r;
+
+	LP_SPAN_ENTER("pingpong.wait", "kind=idle");
+	printf("ready %d %s\n", (int)getpid(), LP_ACTIVE() ? "attached" : "not attached");
+	fflush(stdout);
+	while ((r = read(0, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+		;
+	LP_SPAN_EXIT("pingpong.wait");
+	printf("done\n");
+	return 0;
+}
+#endif
+
+int main(int argc, char **argv)
+{
+	long n, warm, i;
+	int same, ab[2], ba[2], cpu = -1;
+	pid_t child;
+	uint64_t t0, t1;
+	struct rusage r0, r1, rc;
+	int status;
+
+#ifdef MARKED
+	if (argc == 2 && !strcmp(argv[1], "wait"))
+		return wait_for_eof();
+#endif
+	n = argc > 1 ? atol(argv[1]) : 0;
+	same = argc < 3 || !strcmp(argv[2], "same");
+	if (n <= 0 || argc > 3 || (argc == 3 && !same && strcmp(argv[2], "any"))) {
+		fprintf(stderr, "usage: pingpong N [same|any]%s\n",
+#ifdef MARKED
+			"\n       pingpong wait"
+#else
+			""
+#endif
+		);
+		return 2;
+	}
+	warm = n / 100 + 1;
+	if (same) {
+		cpu_set_t set;
+
+		if (sched_getaffinity(0, sizeof(set), &set))
+			die("sched_getaffinity");
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				cpu = c;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) /* the child inherits it */
+			die("sched_setaffinity");
+	}
+	if (pipe(ab) || pipe(ba))
+		die("pipe");
+	child = fork();
+	if (child < 0)
+		die("fork");
+	if (child == 0) { /* echo every byte back until end of file */
+		close(ab[1]);
+		close(ba[0]);
+		while (get(ab[0]))
+			put(ba[1], 'b');
+		_exit(0);
+	}
+	close(ab[0]);
+	close(ba[1]);
+	for (i = 0; i < warm; i++) {
+		put(ab[1], 'a');
+		if (!get(ba[0]))
+			die("the child ended");
+	}
+	getrusage(RUSAGE_SELF, &r0);
+	t0 = now();
+	for (i = 0; i < n; i++) {
+		TRIP_ENTER();
+		put(ab[1], 'a');
+		if (!get(ba[0]))
+			die("the child ended");
+		TRIP_EXIT();
+	}
+	t1 = now();
+	getrusage(RUSAGE_SELF, &r1);
+	close(ab[1]); /* the child sees end of file */
+	if (wait4(child, &status, 0, &rc) != child)
+		die("wait4");
+	/* The child's switches are over its life: its N/100 warm-up round trips too. */
+	printf("pingpong: %ld round trips (%s), %.1f ns per round trip, %.2f context switches per round trip\n",
+	       n, same ? "one CPU" : "any CPU", (double)(t1 - t0) / (double)n,
+	       (double)(switches(&r1) - switches(&r0) + switches(&rc)) / (double)n);
+	return 0;
+}
