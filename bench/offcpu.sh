@@ -72,6 +72,7 @@ bystander() {
 	coproc REC { exec "$lp" record $(flags_of "$1") -o "$out" -- \
 		"$work/pingpong_marked" wait 2>"$work/idle.err"; }
 	# Bash unsets REC and REC_PID once it has reaped the coprocess.
+	# shellcheck disable=SC2153
 	rfd=${REC[0]} wfd=${REC[1]} rec_pid=$REC_PID
 	if ! read -r -t 60 ready pid state <&"$rfd" || [ "$ready $state" != "ready attached" ]; then
 		echo "bench: the idle target of \`record $(flags_of "$1")\` did not start attached:" \
@@ -113,7 +114,7 @@ whats="alone record offcpu"
 sysctl -qw kernel.bpf_stats_enabled=0 # its own cost would be in every figure
 for r in $(seq 1 "$rounds"); do
 	# The order turns each round: no mode always runs first or right after a recording.
-	order=$(echo $whats $whats | cut -d' ' -f$((r % 3 + 1))-$((r % 3 + 3)))
+	order=$(echo "$whats $whats" | cut -d' ' -f$((r % 3 + 1))-$((r % 3 + 3)))
 	for cpu in same any; do
 		for what in $order; do
 			line=$(bystander "$what" "$cpu")
