@@ -3,8 +3,8 @@
 # programs run on every context switch of the host). Medians of interleaved rounds; only the
 # ratios of one run mean anything on a shared machine.
 #  a. A bystander: bench/pingpong.c, two processes nobody records bouncing one byte through
-#     two pipes (PINGPONG_N round trips, default 100000), pinned to one CPU and free, run
-#     alone, while `leanprofiler record` records another process, and while `leanprofiler
+#     two pipes (PINGPONG_N round trips, default 100000), both on one CPU and one on each of
+#     two CPUs, run alone, while `leanprofiler record` records another process, and while `leanprofiler
 #     record --off-cpu` does. That process is `pingpong wait` (built with markers): it prints
 #     "ready PID attached" from inside its first span, so the recording is attached before
 #     the ping-pong starts (no sleep), and it ends, ending the recording, when its stdin
@@ -92,6 +92,13 @@ bystander() {
 		echo "bench: the idle target's span is not in the summary of \`record $(flags_of "$1")\`" >&2
 		return 1
 	fi
+	# With --off-cpu, the switch programs saw it leave its CPU when it began to wait (before
+	# the ping-pong) and come back at its end: its span is blocked for most of its time.
+	if [ "$1" = offcpu ] && [ "$(jq -r '[.rows[] | select(.name == "pingpong.wait")][0]
+		| .total_blocked_ns * 2 > .total_ns' "$out/leanprofiler-summary.json")" != true ]; then
+		echo "bench: the idle target's span is not blocked under \`record --off-cpu\`" >&2
+		return 1
+	fi
 	echo "$line"
 }
 
@@ -115,7 +122,7 @@ sysctl -qw kernel.bpf_stats_enabled=0 # its own cost would be in every figure
 for r in $(seq 1 "$rounds"); do
 	# The order turns each round: no mode always runs first or right after a recording.
 	order=$(echo "$whats $whats" | cut -d' ' -f$((r % 3 + 1))-$((r % 3 + 3)))
-	for cpu in same any; do
+	for cpu in same two; do
 		for what in $order; do
 			line=$(bystander "$what" "$cpu")
 			echo "pp_$cpu $what $(pp_ns <<<"$line") $(pp_sw <<<"$line")" >>"$work/results"
@@ -142,21 +149,21 @@ added() {
 echo "11. --off-cpu: its sched_switch and sched_wakeup programs, medians of $rounds interleaved rounds"
 echo "   a bystander: bench/pingpong $pp_n, two processes not recorded, one byte through two pipes;"
 echo "   while record (without and with --off-cpu) records an idle marked process; ns per round trip"
-printf '   %-24s %10s %10s %10s %10s %10s %12s\n' "" alone record --off-cpu "rec/alone" \
-	"off/alone" "ns/switch"
-for cpu in same any; do
+printf '   %-24s %9s %9s %9s %9s %9s %9s %9s\n' "" alone record --off-cpu "rec/alone" \
+	"off/alone" "off/rec" "ns/switch"
+for cpu in same two; do
 	case $cpu in
 	same) label="one CPU" ;;
-	any) label="any CPU" ;;
+	two) label="two CPUs" ;;
 	esac
 	label="$label ($(median "pp_$cpu" alone 4) sw/trip)"
-	printf '   %-24s %10.0f %10.0f %10.0f %10s %10s %12s\n' "$label" "$(median "pp_$cpu" alone)" \
+	printf '   %-24s %9.0f %9.0f %9.0f %9s %9s %9s %9s\n' "$label" "$(median "pp_$cpu" alone)" \
 		"$(median "pp_$cpu" record)" "$(median "pp_$cpu" offcpu)" \
 		"$(ratio "pp_$cpu" record alone)" "$(ratio "pp_$cpu" offcpu alone)" \
-		"$(added "pp_$cpu" offcpu alone)"
+		"$(ratio "pp_$cpu" offcpu record)" "$(added "pp_$cpu" offcpu alone)"
 done
-echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records);" \
-	"ns/switch: what --off-cpu adds per context switch"
+echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records); rec/alone is"
+echo "   the noise (record alone runs nothing on a switch); ns/switch: (off - alone) / sw/trip"
 echo "   per span: ns per span, recorded without and with --off-cpu (--summary-only, default sites)"
 printf '   %-46s %10s %10s %10s %10s\n' "" "alone" record --off-cpu "off/record"
 printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "examples/span_cost $spans (no switch in a span)" \
@@ -170,7 +177,8 @@ echo "   target: off/record < 1.10 (a recorded span < 10% dearer with --off-cpu)
 # Where it goes: the kernel's time in the two programs (kernel.bpf_stats_enabled, on only
 # here; its own clock reads are in these figures), per run and runs per round trip: for the
 # bystander (threads not recorded: the early return), over the ping-pong only; for the
-# recorded ping-pong (its threads tracked), over the whole recording (sampled until it ends).
+# recorded ping-pong (its threads tracked), the time per run over its recording (sampled every
+# 0.2 s until it ends).
 sysctl -qw kernel.bpf_stats_enabled=1
 bystander offcpu same stats >/dev/null
 read -r s0 st0 w0 wt0 <"$work/stats_before"
@@ -194,5 +202,7 @@ echo "   BPF program time (kernel.bpf_stats_enabled, one run each): runs per rou
 printf '   %-46s %20s %20s\n' "" lp_sched_switch lp_sched_wakeup
 printf '   %-46s %20s %20s\n' "bystander, one CPU (not recorded: early return)" \
 	"$(per $((s1 - s0)) $((st1 - st0)) "$pp_n")" "$(per $((w1 - w0)) $((wt1 - wt0)) "$pp_n")"
+# Sampled: the last sample misses the recording's end, so only the time per run is shown.
+nsper() { awk -v r="$1" -v t="$2" 'BEGIN { if (r > 0) printf "%.0f ns", t / r; else printf "nan" }'; }
 printf '   %-46s %20s %20s\n' "pingpong $trips, marked, one CPU (recorded)" \
-	"$(per "$s2" "$st2" "$trips")" "$(per "$w2" "$wt2" "$trips")"
+	"$(nsper "$s2" "$st2")" "$(nsper "$w2" "$wt2")"

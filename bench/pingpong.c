@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * pingpong N [same|any]: a load made of context switches, for make bench's
+ * pingpong N [same|two]: a load made of context switches, for make bench's
  * off-cpu rows (bench/offcpu.sh). Two processes bounce one byte through two
  * pipes N times (after N/100 untimed round trips to warm up) and the parent
  * prints the mean wall time of a round trip and the context switches both made
  * per round trip. "same" (the default) pins both to one CPU, the last one the
  * process may run on: each round trip is then two switches from one to the
- * other, with the wakeup of each; "any" leaves them where the scheduler puts
- * them (on an idle machine, two CPUs: each round trip is then a wakeup of the
- * other CPU and a switch into and out of its idle task, twice).
+ * other, with the wakeup of each. "two" pins the parent there and the child to
+ * the first one: each round trip is then two wakeups of the other CPU, each
+ * CPU switching from its idle task to its process and back. (Left to the
+ * scheduler, the two sometimes share a CPU and sometimes not, and the time of
+ * a round trip jumps between the two cases from run to run.)
  *
  * Built without markers, it is the bystander: a program no recording looks at,
  * which pays only for what the kernel runs on every context switch of the host.
@@ -79,6 +81,16 @@ static long switches(const struct rusage *ru)
 	return ru->ru_nvcsw + ru->ru_nivcsw;
 }
 
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+}
+
 #ifdef MARKED
 static int wait_for_eof(void)
 {
@@ -99,7 +111,8 @@ static int wait_for_eof(void)
 int main(int argc, char **argv)
 {
 	long n, warm, i;
-	int same, ab[2], ba[2], cpu = -1;
+	int same, ab[2], ba[2], first = -1, last = -1;
+	cpu_set_t allowed;
 	pid_t child;
 	uint64_t t0, t1;
 	struct rusage r0, r1, rc;
@@ -111,8 +124,8 @@ int main(int argc, char **argv)
 #endif
 	n = argc > 1 ? atol(argv[1]) : 0;
 	same = argc < 3 || !strcmp(argv[2], "same");
-	if (n <= 0 || argc > 3 || (argc == 3 && !same && strcmp(argv[2], "any"))) {
-		fprintf(stderr, "usage: pingpong N [same|any]%s\n",
+	if (n <= 0 || argc > 3 || (argc == 3 && !same && strcmp(argv[2], "two"))) {
+		fprintf(stderr, "usage: pingpong N [same|two]%s\n",
 #ifdef MARKED
 			"\n       pingpong wait"
 #else
@@ -122,25 +135,27 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	warm = n / 100 + 1;
-	if (same) {
-		cpu_set_t set;
-
-		if (sched_getaffinity(0, sizeof(set), &set))
-			die("sched_getaffinity");
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &set))
-				cpu = c;
-		CPU_ZERO(&set);
-		CPU_SET(cpu, &set);
-		if (sched_setaffinity(0, sizeof(set), &set)) /* the child inherits it */
-			die("sched_setaffinity");
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		die("sched_getaffinity");
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &allowed)) {
+			if (first < 0)
+				first = c;
+			last = c;
+		}
+	if (!same && first == last) {
+		fprintf(stderr, "pingpong: \"two\" needs two CPUs\n");
+		return 2;
 	}
+	pin(last); /* the child inherits it */
 	if (pipe(ab) || pipe(ba))
 		die("pipe");
 	child = fork();
 	if (child < 0)
 		die("fork");
 	if (child == 0) { /* echo every byte back until end of file */
+		if (!same)
+			pin(first);
 		close(ab[1]);
 		close(ba[0]);
 		while (get(ab[0]))
@@ -170,7 +185,7 @@ int main(int argc, char **argv)
 		die("wait4");
 	/* The child's switches are over its life: its N/100 warm-up round trips too. */
 	printf("pingpong: %ld round trips (%s), %.1f ns per round trip, %.2f context switches per round trip\n",
-	       n, same ? "one CPU" : "any CPU", (double)(t1 - t0) / (double)n,
+	       n, same ? "one CPU" : "two CPUs", (double)(t1 - t0) / (double)n,
 	       (double)(switches(&r1) - switches(&r0) + switches(&rc)) / (double)n);
 	return 0;
 }
