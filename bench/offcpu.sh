@@ -43,14 +43,16 @@ flags_of() { # flags_of record|offcpu -> record's options
 	esac
 }
 
+# prog_ids PID: the ids of the BPF programs process PID holds, one a line.
+prog_ids() {
+	grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u
+}
+
 # prog_stats PID: "runs ns runs ns" of the programs lp_sched_switch and lp_sched_wakeup that
 # the leanprofiler of PID loaded (its BPF file descriptors: other recordings may be running),
 # counted while kernel.bpf_stats_enabled is 1.
 prog_stats() {
-	local ids
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u |
-		paste -sd, -)
-	bpftool -j prog show | jq -r --argjson ids "[$ids]" '
+	bpftool -j prog show | jq -r --argjson ids "[$(prog_ids "$1" | paste -sd, -)]" '
 		[.[] | select(.id as $i | $ids | any(. == $i))] as $p
 		| ["lp_sched_switch", "lp_sched_wakeup"]
 		| map(. as $n | [$p[] | select(.name == $n)]
@@ -58,12 +60,28 @@ prog_stats() {
 		| flatten | @tsv'
 }
 
+# foreign_hooks [PID]: how many BPF programs on the scheduler's switch and wakeup tracepoints
+# are not the recording's of leanprofiler PID (another `record --off-cpu`, a bpftrace on
+# sched:sched_switch, ...): their cost would be in every column. Noted in the results.
+foreign_hooks() {
+	local tp='^sched_(switch|wakeup|wakeup_new|waking)$'
+	{
+		bpftool -j link show 2>/dev/null |
+			jq -r --arg tp "$tp" '.[] | select((.tp_name // "") | test($tp)) | .prog_id'
+		bpftool -j perf show 2>/dev/null |
+			jq -r --arg tp "$tp" '.[] | select((.tracepoint // "") | test($tp)) | .prog_id'
+	} | { grep -cvxF -f <(if [ -n "${1:-}" ]; then prog_ids "$1"; fi) || true; }
+}
+hooks_note() { echo "hooks $(foreign_hooks "$@")" >>"$work/results"; }
+
 # bystander WHAT CPU [stats]: one ping-pong run (WHAT: alone, record, offcpu), its line on
 # stdout; with "stats", the recording's switch and wakeup programs' runs and time during the
 # ping-pong too, in $work/stats_before and $work/stats_after.
 bystander() {
 	if [ "$1" = alone ]; then
+		hooks_note
 		"$work/pingpong" "$pp_n" "$2"
+		hooks_note
 		return
 	fi
 	local out=$work/idle_$1 ready pid state line rfd wfd rec_pid
@@ -80,9 +98,11 @@ bystander() {
 		cat "$work/idle.err" >&2
 		return 1
 	fi
+	hooks_note "$rec_pid"
 	[ "${3:-}" = stats ] && prog_stats "$rec_pid" >"$work/stats_before"
 	line=$("$work/pingpong" "$pp_n" "$2")
 	[ "${3:-}" = stats ] && prog_stats "$rec_pid" >"$work/stats_after"
+	hooks_note "$rec_pid"
 	exec {wfd}>&- # the idle target reads end of file: it ends and the recording with it
 	cat <&"$rfd" >"$work/idle.out"
 	wait "$rec_pid" || { cat "$work/idle.err" >&2; return 1; }
@@ -109,12 +129,14 @@ per_span() {
 	span_cost) cmd=("$work/span_fast" "$spans") ;;
 	trips) cmd=("$work/pingpong_marked" "$trips" same) ;;
 	esac
+	hooks_note
 	if [ "$2" = alone ]; then
 		"${cmd[@]}"
 	else
 		# shellcheck disable=SC2046
 		"$lp" record $(flags_of "$2") -o "$work/spans" -- "${cmd[@]}" 2>/dev/null
 	fi
+	hooks_note
 }
 
 whats="alone record offcpu"
@@ -173,6 +195,9 @@ printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "pingpong $trips, marked (a pipe r
 	"$(median trips alone)" "$(median trips record)" "$(median trips offcpu)" \
 	"$(ratio trips offcpu record)"
 echo "   target: off/record < 1.10 (a recorded span < 10% dearer with --off-cpu)"
+awk '$1 == "hooks" { n++; if ($2 > 0) f++ }
+	END { if (f) printf "   warning: other BPF programs were on sched_switch or sched_wakeup at %d of %d\n   checks (another recording with --off-cpu, a bpftrace): their cost is in every column\n", f, n }' \
+	"$work/results"
 
 # Where it goes: the kernel's time in the two programs (kernel.bpf_stats_enabled, on only
 # here; its own clock reads are in these figures), per run and runs per round trip: for the
@@ -192,6 +217,16 @@ while kill -0 "$rec_pid" 2>/dev/null; do
 	sleep 0.2
 done
 wait "$rec_pid" || true
+# The markers' programs per event (the summary's profiler figures), without and with
+# --off-cpu: with it, every event carries its thread's cpu/runq/blocked sums.
+marker_ns() { # marker_ns FLAGS...
+	"$lp" record "$@" --summary-only -o "$work/marker" -- "$work/span_fast" "$spans" \
+		>/dev/null 2>&1 &&
+		jq -r '.profiler | .bpf_program_run_time_ns / .bpf_program_runs | floor' \
+			"$work/marker/leanprofiler-summary.json"
+}
+m_rec=$(marker_ns || echo nan)
+m_off=$(marker_ns --off-cpu || echo nan)
 sysctl -qw kernel.bpf_stats_enabled=0
 read -r s2 st2 w2 wt2 <<<"${last:-0 0 0 0}"
 per() { # per RUNS NS ROUND_TRIPS -> "R runs/trip x N ns"
@@ -206,3 +241,5 @@ printf '   %-46s %20s %20s\n' "bystander, one CPU (not recorded: early return)" 
 nsper() { awk -v r="$1" -v t="$2" 'BEGIN { if (r > 0) printf "%.0f ns", t / r; else printf "nan" }'; }
 printf '   %-46s %20s %20s\n' "pingpong $trips, marked, one CPU (recorded)" \
 	"$(nsper "$s2" "$st2")" "$(nsper "$w2" "$wt2")"
+printf '   %-46s %20s %20s\n' "" record --off-cpu
+printf '   %-46s %20s %20s\n' "markers' programs per event, span_cost $spans" "$m_rec ns" "$m_off ns"
