@@ -3,22 +3,25 @@
 # programs run on every context switch of the host). Medians of interleaved rounds; only the
 # ratios of one run mean anything on a shared machine.
 #  a. A bystander: bench/pingpong.c, two processes nobody records bouncing one byte through
-#     two pipes (PINGPONG_N round trips, default 100000), both on one CPU and one on each of
-#     two CPUs, run alone, while `leanprofiler record` records another process, and while `leanprofiler
-#     record --off-cpu` does. That process is `pingpong wait` (built with markers): it prints
+#     two pipes (PINGPONG_N round trips, default 30000), both on one CPU and one on each of
+#     two CPUs, in PINGPONG_ROUNDS interleaved rounds (default 3 x ROUNDS): alone, while
+#     `leanprofiler record` records another process, and while `leanprofiler record
+#     --off-cpu` does. That process is `pingpong wait` (built with markers): it prints
 #     "ready PID attached" from inside its first span, so the recording is attached before
 #     the ping-pong starts (no sleep), and it ends, ending the recording, when its stdin
 #     is closed after the ping-pong.
 #  b. Per span: examples/span_cost (SPANS spans, default 200000, no context switch in a span)
 #     and `pingpong N` built with markers (TRIPS round trips, default 50000, one CPU: each
 #     round trip is a span that sleeps in the middle) recorded with and without --off-cpu.
-# Usage: bench/offcpu.sh [BUILD_DIR [LEANPROFILER]]   ROUNDS=N (default 5)
+# Usage: bench/offcpu.sh [BUILD_DIR [LEANPROFILER]]   ROUNDS=N (default 5)   PINGPONG_N
+#        PINGPONG_ROUNDS   SPANS   TRIPS
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 lp=${2:-$build/leanprofiler}
 rounds=${ROUNDS:-5}
-pp_n=${PINGPONG_N:-100000}
+pp_n=${PINGPONG_N:-30000}
+pp_rounds=${PINGPONG_ROUNDS:-$((3 * rounds))}
 spans=${SPANS:-200000}
 trips=${TRIPS:-50000}
 work=$(mktemp -d)
@@ -34,6 +37,7 @@ cc -O2 -Iinclude -DMARKED bench/pingpong.c -o "$work/pingpong_marked"
 cc -O2 -Iinclude examples/span_cost.c -o "$work/span_fast"
 
 pp_ns() { sed -n 's/^pingpong: .*, \([0-9.]*\) ns per round trip, .*/\1/p'; }
+pp_cpu() { sed -n 's/.*, \([0-9.]*\) ns of CPU per round trip, .*/\1/p'; }
 pp_sw() { sed -n 's/.*, \([0-9.]*\) context switches per round trip$/\1/p'; }
 span_ns() { sed -n 's/.*spans, \(-\{0,1\}[0-9.]*\) ns per span.*/\1/p'; }
 flags_of() { # flags_of record|offcpu -> record's options
@@ -74,17 +78,29 @@ foreign_hooks() {
 }
 hooks_note() { echo "hooks $(foreign_hooks "$@")" >>"$work/results"; }
 
-# bystander WHAT CPU [stats]: one ping-pong run (WHAT: alone, record, offcpu), its line on
+# pingpongs [stats]: the ping-pong on one CPU and on two (the order turning with the round
+# number, $2); with "stats", one run on one CPU.
+pingpongs() {
+	if [ "${1:-}" = stats ]; then
+		"$work/pingpong" "$pp_n" same
+	elif [ $((${2:-0} % 2)) = 1 ]; then
+		"$work/pingpong" "$pp_n" same && "$work/pingpong" "$pp_n" two
+	else
+		"$work/pingpong" "$pp_n" two && "$work/pingpong" "$pp_n" same
+	fi
+}
+
+# bystander WHAT ROUND|stats: the ping-pongs (WHAT: alone, record, offcpu), their lines on
 # stdout; with "stats", the recording's switch and wakeup programs' runs and time during the
 # ping-pong too, in $work/stats_before and $work/stats_after.
 bystander() {
 	if [ "$1" = alone ]; then
 		hooks_note
-		"$work/pingpong" "$pp_n" "$2"
+		pingpongs "" "$2"
 		hooks_note
 		return
 	fi
-	local out=$work/idle_$1 ready pid state line rfd wfd rec_pid
+	local out=$work/idle_$1 ready pid state lines rfd wfd rec_pid
 	rm -rf "$out"
 	# shellcheck disable=SC2046
 	coproc REC { exec "$lp" record $(flags_of "$1") -o "$out" -- \
@@ -99,9 +115,9 @@ bystander() {
 		return 1
 	fi
 	hooks_note "$rec_pid"
-	[ "${3:-}" = stats ] && prog_stats "$rec_pid" >"$work/stats_before"
-	line=$("$work/pingpong" "$pp_n" "$2")
-	[ "${3:-}" = stats ] && prog_stats "$rec_pid" >"$work/stats_after"
+	[ "$2" = stats ] && prog_stats "$rec_pid" >"$work/stats_before"
+	if [ "$2" = stats ]; then lines=$(pingpongs stats); else lines=$(pingpongs "" "$2"); fi
+	[ "$2" = stats ] && prog_stats "$rec_pid" >"$work/stats_after"
 	hooks_note "$rec_pid"
 	exec {wfd}>&- # the idle target reads end of file: it ends and the recording with it
 	cat <&"$rfd" >"$work/idle.out"
@@ -119,7 +135,7 @@ bystander() {
 		echo "bench: the idle target's span is not blocked under \`record --off-cpu\`" >&2
 		return 1
 	fi
-	echo "$line"
+	echo "$lines"
 }
 
 # per_span LOAD WHAT: ns per span of LOAD (span_cost, trips) not attached or recorded.
@@ -140,21 +156,32 @@ per_span() {
 }
 
 whats="alone record offcpu"
+# turn ROUND: the three modes in an order that turns with ROUND: none always runs first or
+# right after a recording.
+turn() { echo "$whats $whats" | cut -d' ' -f$(($1 % 3 + 1))-$(($1 % 3 + 3)); }
 sysctl -qw kernel.bpf_stats_enabled=0 # its own cost would be in every figure
-for r in $(seq 1 "$rounds"); do
-	# The order turns each round: no mode always runs first or right after a recording.
-	order=$(echo "$whats $whats" | cut -d' ' -f$((r % 3 + 1))-$((r % 3 + 3)))
-	for cpu in same two; do
-		for what in $order; do
-			line=$(bystander "$what" "$cpu")
-			echo "pp_$cpu $what $(pp_ns <<<"$line") $(pp_sw <<<"$line")" >>"$work/results"
-		done
+# The bystander's rounds are short (the host's slow spells last seconds: many short rounds
+# keep one from landing on a single mode's figures).
+for r in $(seq 1 "$pp_rounds"); do
+	for what in $(turn "$r"); do
+		bystander "$what" "$r" | while read -r line; do
+			cpu=same
+			[[ $line == *"(two CPUs)"* ]] && cpu=two
+			echo "ppw_$cpu $what $(pp_ns <<<"$line") $(pp_sw <<<"$line")"
+			echo "ppc_$cpu $what $(pp_cpu <<<"$line") $(pp_sw <<<"$line")"
+		done >>"$work/results"
 	done
+	if [ $((r % 5)) = 0 ]; then
+		echo "bench: off-cpu bystander round $r of $pp_rounds done" >&2
+	fi
+done
+for r in $(seq 1 "$rounds"); do
+	order=$(turn "$r")
 	for what in $order; do
 		echo "span_cost $what $(per_span span_cost "$what" | span_ns)" >>"$work/results"
 		echo "trips $what $(per_span trips "$what" | pp_ns)" >>"$work/results"
 	done
-	echo "bench: off-cpu round $r of $rounds done" >&2
+	echo "bench: off-cpu per-span round $r of $rounds done" >&2
 done
 
 median() { # median ROW WHAT [COLUMN]
@@ -169,23 +196,29 @@ added() {
 }
 
 echo "11. --off-cpu: its sched_switch and sched_wakeup programs, medians of $rounds interleaved rounds"
-echo "   a bystander: bench/pingpong $pp_n, two processes not recorded, one byte through two pipes;"
-echo "   while record (without and with --off-cpu) records an idle marked process; ns per round trip"
-printf '   %-24s %9s %9s %9s %9s %9s %9s %9s\n' "" alone record --off-cpu "rec/alone" \
+echo "   a bystander: bench/pingpong $pp_n ($pp_rounds rounds), two processes not recorded, one byte"
+echo "   through two pipes, while record (without and with --off-cpu) records an idle marked process;"
+echo "   ns per round trip"
+printf '   %-26s %9s %9s %9s %9s %9s %9s %9s\n' "" alone record --off-cpu "rec/alone" \
 	"off/alone" "off/rec" "ns/switch"
 for cpu in same two; do
-	case $cpu in
-	same) label="one CPU" ;;
-	two) label="two CPUs" ;;
-	esac
-	label="$label ($(median "pp_$cpu" alone 4) sw/trip)"
-	printf '   %-24s %9.0f %9.0f %9.0f %9s %9s %9s %9s\n' "$label" "$(median "pp_$cpu" alone)" \
-		"$(median "pp_$cpu" record)" "$(median "pp_$cpu" offcpu)" \
-		"$(ratio "pp_$cpu" record alone)" "$(ratio "pp_$cpu" offcpu alone)" \
-		"$(ratio "pp_$cpu" offcpu record)" "$(added "pp_$cpu" offcpu alone)"
+	for m in w c; do
+		case $cpu$m in
+		samew) label="one CPU, wall" ;;
+		samec) label="one CPU, CPU of both" ;;
+		twow) label="two CPUs, wall" ;;
+		twoc) label="two CPUs, CPU of both" ;;
+		esac
+		r=pp${m}_$cpu
+		printf '   %-26s %9.0f %9.0f %9.0f %9s %9s %9s %9s\n' "$label" "$(median "$r" alone)" \
+			"$(median "$r" record)" "$(median "$r" offcpu)" "$(ratio "$r" record alone)" \
+			"$(ratio "$r" offcpu alone)" "$(ratio "$r" offcpu record)" \
+			"$(added "$r" offcpu alone)"
+	done
 done
 echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records); rec/alone is"
-echo "   the noise (record alone runs nothing on a switch); ns/switch: (off - alone) / sw/trip"
+echo "   the noise (record alone runs nothing on a switch); ns/switch: (off - alone) /" \
+	"$(median ppw_same alone 4) switches per round trip"
 echo "   per span: ns per span, recorded without and with --off-cpu (--summary-only, default sites)"
 printf '   %-46s %10s %10s %10s %10s\n' "" "alone" record --off-cpu "off/record"
 printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "examples/span_cost $spans (no switch in a span)" \
@@ -205,7 +238,7 @@ awk '$1 == "hooks" { n++; if ($2 > 0) f++ }
 # recorded ping-pong (its threads tracked), the time per run over its recording (sampled every
 # 0.2 s until it ends).
 sysctl -qw kernel.bpf_stats_enabled=1
-bystander offcpu same stats >/dev/null
+bystander offcpu stats >/dev/null
 read -r s0 st0 w0 wt0 <"$work/stats_before"
 read -r s1 st1 w1 wt1 <"$work/stats_after"
 "$lp" record --off-cpu --summary-only -o "$work/spans" -- "$work/pingpong_marked" "$trips" same \

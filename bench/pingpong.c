@@ -3,8 +3,10 @@
  * pingpong N [same|two]: a load made of context switches, for make bench's
  * off-cpu rows (bench/offcpu.sh). Two processes bounce one byte through two
  * pipes N times (after N/100 untimed round trips to warm up) and the parent
- * prints the mean wall time of a round trip and the context switches both made
- * per round trip. "same" (the default) pins both to one CPU, the last one the
+ * prints the mean wall time of a round trip, the CPU time both processes spent
+ * per round trip (all of it, user and kernel: what a CPU runs on their behalf
+ * on a context switch is in it, less sensitive to other load than the wall
+ * time), and the context switches both made per round trip. "same" (the default) pins both to one CPU, the last one the
  * process may run on: each round trip is then two switches from one to the
  * other, with the wakeup of each. "two" pins the parent there and the child to
  * the first one: each round trip is then two wakeups of the other CPU, each
@@ -64,22 +66,39 @@ static void put(int fd, char c)
 			die("write");
 }
 
-/* 0 at end of file. */
+/* The byte read, -1 at end of file. */
 static int get(int fd)
 {
-	char c;
+	unsigned char c;
 	ssize_t r;
 
 	while ((r = read(fd, &c, 1)) < 0)
 		if (errno != EINTR)
 			die("read");
-	return r == 1;
+	return r == 1 ? c : -1;
 }
 
-static long switches(const struct rusage *ru)
+static uint64_t cpu_ns(void)
 {
-	return ru->ru_nvcsw + ru->ru_nivcsw;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
+
+static long switches(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/* What the child spent in the timed round trips, sent to the parent at the end. */
+struct usage {
+	uint64_t cpu_ns;
+	long switches;
+};
 
 static void pin(int cpu)
 {
@@ -114,8 +133,10 @@ int main(int argc, char **argv)
 	int same, ab[2], ba[2], first = -1, last = -1;
 	cpu_set_t allowed;
 	pid_t child;
-	uint64_t t0, t1;
-	struct rusage r0, r1, rc;
+	uint64_t t0, t1, c0, c1;
+	long sw0, sw1;
+	struct usage cu;
+	ssize_t r;
 	int status;
 
 #ifdef MARKED
@@ -154,38 +175,60 @@ int main(int argc, char **argv)
 	if (child < 0)
 		die("fork");
 	if (child == 0) { /* echo every byte back until end of file */
+		struct usage u = { 0, 0 };
+		int c;
+
 		if (!same)
 			pin(first);
 		close(ab[1]);
 		close(ba[0]);
-		while (get(ab[0]))
+		while ((c = get(ab[0])) >= 0) {
+			if (c == 's') { /* the timed round trips start */
+				u.cpu_ns = cpu_ns();
+				u.switches = switches();
+			}
 			put(ba[1], 'b');
+		}
+		u.cpu_ns = cpu_ns() - u.cpu_ns;
+		u.switches = switches() - u.switches;
+		if (write(ba[1], &u, sizeof(u)) != (ssize_t)sizeof(u))
+			die("write");
 		_exit(0);
 	}
 	close(ab[0]);
 	close(ba[1]);
 	for (i = 0; i < warm; i++) {
 		put(ab[1], 'a');
-		if (!get(ba[0]))
+		if (get(ba[0]) < 0)
 			die("the child ended");
 	}
-	getrusage(RUSAGE_SELF, &r0);
+	put(ab[1], 's');
+	if (get(ba[0]) < 0)
+		die("the child ended");
+	sw0 = switches();
+	c0 = cpu_ns();
 	t0 = now();
 	for (i = 0; i < n; i++) {
 		TRIP_ENTER();
 		put(ab[1], 'a');
-		if (!get(ba[0]))
+		if (get(ba[0]) < 0)
 			die("the child ended");
 		TRIP_EXIT();
 	}
 	t1 = now();
-	getrusage(RUSAGE_SELF, &r1);
-	close(ab[1]); /* the child sees end of file */
-	if (wait4(child, &status, 0, &rc) != child)
-		die("wait4");
-	/* The child's switches are over its life: its N/100 warm-up round trips too. */
-	printf("pingpong: %ld round trips (%s), %.1f ns per round trip, %.2f context switches per round trip\n",
+	c1 = cpu_ns();
+	sw1 = switches();
+	close(ab[1]); /* the child sees end of file and sends its usage */
+	while ((r = read(ba[0], &cu, sizeof(cu))) < 0 && errno == EINTR)
+		;
+	if (r != (ssize_t)sizeof(cu))
+		die("the child's usage");
+	if (waitpid(child, &status, 0) != child)
+		die("waitpid");
+	/* The child counts from its 's' round trip, one more than the parent's. */
+	printf("pingpong: %ld round trips (%s), %.1f ns per round trip, %.1f ns of CPU per round trip, %.2f context switches per round trip\n",
 	       n, same ? "one CPU" : "two CPUs", (double)(t1 - t0) / (double)n,
-	       (double)(switches(&r1) - switches(&r0) + switches(&rc)) / (double)n);
+	       (double)(c1 - c0 + cu.cpu_ns) / (double)n,
+	       (double)(sw1 - sw0 + cu.switches) / (double)n);
 	return 0;
 }
