@@ -195,10 +195,10 @@ added() {
 		'BEGIN { printf "%.0f", (a - b) / s }'
 }
 
-echo "11. --off-cpu: its sched_switch and sched_wakeup programs, medians of $rounds interleaved rounds"
-echo "   a bystander: bench/pingpong $pp_n ($pp_rounds rounds), two processes not recorded, one byte"
-echo "   through two pipes, while record (without and with --off-cpu) records an idle marked process;"
-echo "   ns per round trip"
+echo "11. --off-cpu: its sched_switch and sched_wakeup programs, medians of interleaved rounds"
+echo "   a bystander: bench/pingpong $pp_n, two processes not recorded, one byte through two pipes,"
+echo "   while record (without and with --off-cpu) records an idle marked process; ns per round"
+echo "   trip, medians of $pp_rounds rounds"
 printf '   %-26s %9s %9s %9s %9s %9s %9s %9s\n' "" alone record --off-cpu "rec/alone" \
 	"off/alone" "off/rec" "ns/switch"
 for cpu in same two; do
@@ -219,7 +219,8 @@ done
 echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records); rec/alone is"
 echo "   the noise (record alone runs nothing on a switch); ns/switch: (off - alone) /" \
 	"$(median ppw_same alone 4) switches per round trip"
-echo "   per span: ns per span, recorded without and with --off-cpu (--summary-only, default sites)"
+echo "   per span: ns per span, recorded without and with --off-cpu (--summary-only, default sites),"
+echo "   medians of $rounds rounds"
 printf '   %-46s %10s %10s %10s %10s\n' "" "alone" record --off-cpu "off/record"
 printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "examples/span_cost $spans (no switch in a span)" \
 	"$(median span_cost alone)" "$(median span_cost record)" "$(median span_cost offcpu)" \
