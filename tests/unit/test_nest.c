@@ -929,6 +929,31 @@ static void test_off_cpu_open_at_attach(void **state)
 }
 
 /*
+ * A span open at attach whose exit is its thread's first event: the kernel
+ * tracked nothing of it, so it is not split (not "split in part", all of it
+ * unmeasured); the spans after it are.
+ */
+static void test_off_cpu_tracked_from_exit(void **state)
+{
+	struct fx *fx = *state;
+	struct sim m = { .fx = fx, .tid = 1, .now = 80 };
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, true), 0);
+	sim_event(&m, LP_EVENT_EXIT, 1);
+	sim_event(&m, LP_EVENT_ENTER, 2);
+	sim_sleep(&m, 10);
+	sim_event(&m, LP_EVENT_EXIT, 2);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_STARTED_BEFORE);
+	assert_false(fx->rec.s[0].has_sched);
+	assert_int_equal(fx->rec.s[0].unmeasured_ns, 0);
+	check_split(&fx->rec.s[1].sched, 0, 0, 10, 1, 0);
+	assert_int_equal(totals(fx)->sched_unmeasured, 1);
+	assert_int_equal(totals(fx)->sched_partial, 0);
+	assert_int_equal(totals(fx)->sched_measured, 1);
+}
+
+/*
  * Spans with no snapshot at one end are not split: closed at the thread's
  * exit, or an enter recorded without --off-cpu.
  */
@@ -1013,6 +1038,7 @@ int main(void)
 		T(test_off_cpu_split),
 		T(test_off_cpu_forced_close),
 		T(test_off_cpu_open_at_attach),
+		T(test_off_cpu_tracked_from_exit),
 		T(test_off_cpu_not_measured),
 		T(test_off_cpu_split_fits_duration),
 #undef T

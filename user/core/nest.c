@@ -203,6 +203,13 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 		s.unmeasured_ns = f->unmeasured_ns;
 		fit_split(&s);
 		s.self_sched = sched_sub(&s.sched, &f->child_sched);
+		/* Tracked only from its exit on (its thread's first event): nothing split. */
+		if (s.unmeasured_ns && !lp_sched_sum(&s.sched)) {
+			s.has_sched = false;
+			s.unmeasured_ns = 0;
+		}
+	}
+	if (s.has_sched) {
 		if (s.unmeasured_ns)
 			n->t.sched_partial++;
 		else
