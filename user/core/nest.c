@@ -143,6 +143,33 @@ static struct lp_sched sched_sub(const struct lp_sched *a, const struct lp_sched
 }
 
 /*
+ * Makes cpu + runq + blocked + unmeasured the span's duration, which the
+ * snapshots give by themselves (the kernel half puts every nanosecond of a
+ * tracked thread in one of the three): only a span clamped to end where it
+ * began, or a snapshot that came out of order, could differ. Time short is
+ * unmeasured; time over is taken off cpu, then runq, blocked, unmeasured.
+ */
+static void fit_split(struct lp_span *s)
+{
+	uint64_t *parts[] = { &s->sched.cpu_ns, &s->sched.runq_ns, &s->sched.blocked_ns,
+			      &s->unmeasured_ns };
+	uint64_t sum = lp_sched_sum(&s->sched) + s->unmeasured_ns, over;
+
+	if (sum <= s->total_ns) {
+		s->unmeasured_ns += s->total_ns - sum;
+		return;
+	}
+	over = sum - s->total_ns;
+
+	for (size_t i = 0; over && i < sizeof(parts) / sizeof(parts[0]); i++) {
+		uint64_t cut = over < *parts[i] ? over : *parts[i];
+
+		*parts[i] -= cut;
+		over -= cut;
+	}
+}
+
+/*
  * Pops the innermost frame of th, ending it at end_ns. at: the thread's
  * snapshot at end_ns (--off-cpu), NULL when none was taken there.
  */
@@ -173,8 +200,16 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 	if (f->has_sched && at) {
 		s.has_sched = true;
 		s.sched = sched_sub(at, &f->at_start);
-		s.self_sched = sched_sub(&s.sched, &f->child_sched);
 		s.unmeasured_ns = f->unmeasured_ns;
+		fit_split(&s);
+		s.self_sched = sched_sub(&s.sched, &f->child_sched);
+		/* Tracked only from its exit on (its thread's first event): nothing split. */
+		if (s.unmeasured_ns && !lp_sched_sum(&s.sched)) {
+			s.has_sched = false;
+			s.unmeasured_ns = 0;
+		}
+	}
+	if (s.has_sched) {
 		if (s.unmeasured_ns)
 			n->t.sched_partial++;
 		else
