@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# make bench, row 11: what `record --off-cpu` costs (its sched_switch and sched_wakeup
+# make bench, rows 11 and 12: what `record --off-cpu` costs (its sched_switch and sched_wakeup
 # programs run on every context switch of the host). Medians of interleaved rounds; only the
 # ratios of one run mean anything on a shared machine.
-#  a. A bystander: bench/pingpong.c, two processes nobody records bouncing one byte through
+#  11. A bystander: bench/pingpong.c, two processes nobody records bouncing one byte through
 #     two pipes (PINGPONG_N round trips, default 30000), both on one CPU and one on each of
 #     two CPUs, in PINGPONG_ROUNDS interleaved rounds (default 3 x ROUNDS): alone, while
 #     `leanprofiler record` records another process, and while `leanprofiler record
@@ -10,7 +10,7 @@
 #     "ready PID attached" from inside its first span, so the recording is attached before
 #     the ping-pong starts (no sleep), and it ends, ending the recording, when its stdin
 #     is closed after the ping-pong.
-#  b. Per span: examples/span_cost (SPANS spans, default 200000, no context switch in a span)
+#  12. Per span: examples/span_cost (SPANS spans, default 200000, no context switch in a span)
 #     and `pingpong N` built with markers (TRIPS round trips, default 50000, one CPU: each
 #     round trip is a span that sleeps in the middle) recorded with and without --off-cpu.
 # Usage: bench/offcpu.sh [BUILD_DIR [LEANPROFILER]]   ROUNDS=N (default 5)   PINGPONG_N
@@ -76,7 +76,11 @@ foreign_hooks() {
 			jq -r --arg tp "$tp" '.[] | select((.tracepoint // "") | test($tp)) | .prog_id'
 	} | { grep -cvxF -f <(if [ -n "${1:-}" ]; then prog_ids "$1"; fi) || true; }
 }
-hooks_note() { echo "hooks $(foreign_hooks "$@")" >>"$work/results"; }
+hooks_note() { # hooks_note ROW [PID]
+	local row=$1
+	shift
+	echo "hooks_$row $(foreign_hooks "$@")" >>"$work/results"
+}
 
 # pingpongs [stats]: the ping-pong on one CPU and on two (the order turning with the round
 # number, $2); with "stats", one run on one CPU.
@@ -95,9 +99,9 @@ pingpongs() {
 # ping-pong too, in $work/stats_before and $work/stats_after.
 bystander() {
 	if [ "$1" = alone ]; then
-		hooks_note
+		hooks_note 11
 		pingpongs "" "$2"
-		hooks_note
+		hooks_note 11
 		return
 	fi
 	local out=$work/idle_$1 ready pid state lines rfd wfd rec_pid
@@ -114,11 +118,11 @@ bystander() {
 		cat "$work/idle.err" >&2
 		return 1
 	fi
-	hooks_note "$rec_pid"
+	hooks_note 11 "$rec_pid"
 	[ "$2" = stats ] && prog_stats "$rec_pid" >"$work/stats_before"
 	if [ "$2" = stats ]; then lines=$(pingpongs stats); else lines=$(pingpongs "" "$2"); fi
 	[ "$2" = stats ] && prog_stats "$rec_pid" >"$work/stats_after"
-	hooks_note "$rec_pid"
+	hooks_note 11 "$rec_pid"
 	exec {wfd}>&- # the idle target reads end of file: it ends and the recording with it
 	cat <&"$rfd" >"$work/idle.out"
 	wait "$rec_pid" || { cat "$work/idle.err" >&2; return 1; }
@@ -145,14 +149,14 @@ per_span() {
 	span_cost) cmd=("$work/span_fast" "$spans") ;;
 	trips) cmd=("$work/pingpong_marked" "$trips" same) ;;
 	esac
-	hooks_note
+	hooks_note 12
 	if [ "$2" = alone ]; then
 		"${cmd[@]}"
 	else
 		# shellcheck disable=SC2046
 		"$lp" record $(flags_of "$2") -o "$work/spans" -- "${cmd[@]}" 2>/dev/null
 	fi
-	hooks_note
+	hooks_note 12
 }
 
 whats="alone record offcpu"
@@ -195,10 +199,16 @@ added() {
 		'BEGIN { printf "%.0f", (a - b) / s }'
 }
 
-echo "11. --off-cpu: its sched_switch and sched_wakeup programs, medians of interleaved rounds"
-echo "   a bystander: bench/pingpong $pp_n, two processes not recorded, one byte through two pipes,"
-echo "   while record (without and with --off-cpu) records an idle marked process; ns per round"
-echo "   trip, medians of $pp_rounds rounds"
+# hooks_warning ROW: what the checks for other programs on the scheduler's tracepoints found.
+hooks_warning() {
+	awk -v row="hooks_$1" '$1 == row { n++; if ($2 > 0) f++ }
+		END { if (f) printf "   warning: other BPF programs were on sched_switch or sched_wakeup at %d of %d\n   checks (another recording with --off-cpu, a bpftrace): their cost is in every column\n", f, n }' \
+		"$work/results"
+}
+
+echo "11. --off-cpu, a bystander: bench/pingpong $pp_n, two processes not recorded, one byte through"
+echo "   two pipes, alone and while record (without and with --off-cpu) records an idle marked"
+echo "   process; ns per round trip, medians of $pp_rounds interleaved rounds"
 printf '   %-26s %9s %9s %9s %9s %9s %9s %9s\n' "" alone record --off-cpu "rec/alone" \
 	"off/alone" "off/rec" "ns/switch"
 for cpu in same two; do
@@ -219,8 +229,10 @@ done
 echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records); rec/alone is"
 echo "   the noise (record alone runs nothing on a switch); ns/switch: (off - alone) /" \
 	"$(median ppw_same alone 4) switches per round trip"
-echo "   per span: ns per span, recorded without and with --off-cpu (--summary-only, default sites),"
-echo "   medians of $rounds rounds"
+hooks_warning 11
+echo
+echo "12. --off-cpu, per span: ns per span, recorded without and with --off-cpu (--summary-only,"
+echo "   default sites), medians of $rounds interleaved rounds"
 printf '   %-46s %10s %10s %10s %10s\n' "" "alone" record --off-cpu "off/record"
 printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "examples/span_cost $spans (no switch in a span)" \
 	"$(median span_cost alone)" "$(median span_cost record)" "$(median span_cost offcpu)" \
@@ -229,9 +241,7 @@ printf '   %-46s %10.1f %10.1f %10.1f %10s\n' "pingpong $trips, marked (a pipe r
 	"$(median trips alone)" "$(median trips record)" "$(median trips offcpu)" \
 	"$(ratio trips offcpu record)"
 echo "   target: off/record < 1.10 (a recorded span < 10% dearer with --off-cpu)"
-awk '$1 == "hooks" { n++; if ($2 > 0) f++ }
-	END { if (f) printf "   warning: other BPF programs were on sched_switch or sched_wakeup at %d of %d\n   checks (another recording with --off-cpu, a bpftrace): their cost is in every column\n", f, n }' \
-	"$work/results"
+hooks_warning 12
 
 # Where it goes: the kernel's time in the two programs (kernel.bpf_stats_enabled, on only
 # here; its own clock reads are in these figures), per run and runs per round trip: for the

@@ -242,9 +242,10 @@ read_back_row() {
 read_back_row
 
 # ---------------------------------------------------------------------------------------
-# 11. What `record --off-cpu` costs (bench/offcpu.sh; ROUNDS, PINGPONG_N, SPANS, TRIPS): a
-# ping-pong between two processes not recorded, alone and while record without and with
-# --off-cpu records an idle process; and ns per span recorded without and with --off-cpu.
+# 11 and 12. What `record --off-cpu` costs (bench/offcpu.sh; ROUNDS, PINGPONG_N,
+# PINGPONG_ROUNDS, SPANS, TRIPS): 11, a ping-pong between two processes not recorded, alone and
+# while record without and with --off-cpu records an idle process; 12, ns per span recorded
+# without and with --off-cpu.
 echo
 bench/offcpu.sh "$build"
 
