@@ -614,7 +614,7 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
 	fx->r.base_ns = 11;
 	fx->r.end_ns = UINT64_MAX;
 	fx->r.trace_path = "out/\"trace\".json";
-	fx->r.loss = (struct lp_loss){ 1, 2, 3, 4, 5, 6 };
+	fx->r.loss = (struct lp_loss){ 1, 2, 3, 4, 5, 6, 7 };
 	fx->r.malformed = 4;
 	fx->r.truncated = 5;
 	fx->r.unreadable = 6;

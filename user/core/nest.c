@@ -503,6 +503,17 @@ void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
 			close_above(n, &n->threads[i], 0, end_ns + 1, NULL);
 }
 
+size_t lp_nest_depth(const struct lp_nest *n, uint32_t pid, uint32_t tid)
+{
+	struct lp_map_ent *e = lp_map_find((struct lp_map *)&n->index, pid, tid, false);
+	const struct thread *th;
+
+	if (!e || !e->v1)
+		return 0;
+	th = &n->threads[e->v1 - 1];
+	return th->ended ? 0 : th->depth;
+}
+
 void lp_nest_mark(const struct lp_nest *n, struct strtab *st)
 {
 	/* Open spans only: a frame above depth is gone, a closed span the sink's. */
