@@ -34,6 +34,13 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 const volatile __u64 all_dev = 0;
 const volatile __u64 all_ino = 0;
 
+/*
+ * record --off-cpu: events carry where their thread's time went
+ * (struct lp_sched_snap), kept up to date by lp_sched_switch and
+ * lp_sched_wakeup, which user space loads only then.
+ */
+const volatile bool off_cpu = false;
+
 /* The format of the records this object sends: user space checks it is its own. */
 const volatile __u32 lp_wire_version = LP_WIRE_VERSION;
 
@@ -97,6 +104,22 @@ struct {
 #define SCRATCH_SIZE \
 	(LP_REC_MAX_SIZE > LP_USDT_REC_MAX_SIZE ? LP_REC_MAX_SIZE : LP_USDT_REC_MAX_SIZE)
 
+/* What a tracked thread is doing since sched.since_ns (--off-cpu). 0: not tracked yet. */
+enum { SCHED_NONE = 0, SCHED_RUNNING, SCHED_RUNQ, SCHED_BLOCKED };
+
+/*
+ * --off-cpu: the thread's time since its first recorded event, in three sums
+ * and the state it is in since since_ns. Written by the thread's own events
+ * (on its CPU) and by the switch and wakeup hooks (the waker's CPU): those
+ * never overlap for one thread, as the scheduler orders them.
+ */
+struct lp_sched_state {
+	__u64 cpu_ns, runq_ns, blocked_ns;
+	__u64 since_ns;
+	__u32 state;
+	__u32 pad;
+};
+
 struct lp_task {
 	__u32 seq;
 	__u32 announced;
@@ -104,6 +127,7 @@ struct lp_task {
 	__u64 gen;   /* ...and this image of the process (struct lp_target.gen) */
 	__u64 epoch; /* lp_epoch when gen was read */
 	__u64 lit[LIT_CACHE];
+	struct lp_sched_state sched;
 	/*
 	 * Variable-size records are built here, then copied with
 	 * bpf_ringbuf_output(). Per thread, not per CPU: a program that is
@@ -457,6 +481,11 @@ static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, _
 			return NULL;
 		}
 		*slow = true;
+		if (off_cpu && st->sched.state == SCHED_NONE) {
+			/* Tracked from now on: running (this very event). */
+			st->sched.since_ns = *ts;
+			st->sched.state = SCHED_RUNNING;
+		}
 	}
 	*seq = st->seq++;
 	if (!st->announced)
@@ -516,6 +545,33 @@ static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr
 }
 
 /*
+ * Where the thread's time went from its first event up to ts, an event's
+ * time: it runs (this event), so the time since it last got a CPU is CPU
+ * time. A program preempted after taking ts was switched back in after it:
+ * the time past ts, counted as runnable and CPU already, is taken back off.
+ */
+static __always_inline void sched_snap(struct lp_task *st, struct task_struct *task, __u64 ts,
+				       struct lp_sched_snap *s)
+{
+	__u64 since = st->sched.since_ns, cpu = st->sched.cpu_ns, runq = st->sched.runq_ns;
+
+	if (ts >= since) {
+		cpu += ts - since;
+	} else {
+		__u64 over = since - ts, r = over < runq ? over : runq;
+
+		runq -= r;
+		over -= r;
+		cpu -= over < cpu ? over : cpu;
+	}
+	s->cpu_ns = cpu;
+	s->runq_ns = runq;
+	s->blocked_ns = st->sched.blocked_ns;
+	s->nvcsw = task->nvcsw;
+	s->nivcsw = task->nivcsw;
+}
+
+/*
  * An enter that did more than the common work (its thread's first event, a
  * literal's text sent, runtime strings copied) is
  * timestamped again when that work is done: the span measures the program's
@@ -565,9 +621,14 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		return 0;
 	}
 
+	if (off_cpu)
+		flags |= LP_EV_SCHED;
 	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
 		/* The common case: a fixed-size record reserved in place. */
-		e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+		if (off_cpu)
+			e = bpf_ringbuf_reserve(&rb, sizeof(*e) + sizeof(struct lp_sched_snap), 0);
+		else
+			e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
 		if (!e) {
 			count_lost(type, pid, tid);
 			return 0;
@@ -587,13 +648,16 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
 		if (slow && type == LP_REC_ENTER)
 			e->ts_ns = enter_time(ts);
+		if (off_cpu)
+			sched_snap(st, task, e->ts_ns, (struct lp_sched_snap *)(e + 1));
 		bpf_ringbuf_submit(e, submit_flags());
 		return 0;
 	}
 
 	/* Runtime strings: copy the text now, the buffer may change after the marker. */
 	{
-		char *text = st->buf + sizeof(*e);
+		__u64 snap = off_cpu ? sizeof(struct lp_sched_snap) : 0;
+		char *text = st->buf + sizeof(*e) + snap;
 		__u64 nlen = 0, mlen = 0;
 		long n;
 
@@ -622,7 +686,9 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		e->h.flags = flags;
 		if (type == LP_REC_ENTER)
 			e->ts_ns = enter_time(ts);
-		if (bpf_ringbuf_output(&rb, st->buf, sizeof(*e) + nlen + mlen, submit_flags()))
+		if (off_cpu)
+			sched_snap(st, task, e->ts_ns, (struct lp_sched_snap *)(e + 1));
+		if (bpf_ringbuf_output(&rb, st->buf, sizeof(*e) + snap + nlen + mlen, submit_flags()))
 			count_lost(type, pid, tid);
 	}
 	return 0;
@@ -688,7 +754,7 @@ int lp_usdt(struct pt_regs *ctx)
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 file = LP_USDT_COOKIE_FILE(cookie), spec = LP_USDT_COOKIE_SPEC(cookie);
 	__u32 role = LP_USDT_COOKIE_ROLE(cookie), nstr = 0;
-	__u64 off = 0, size;
+	__u64 off = 0, size, snap = 0;
 	__u16 type = role == LP_USDT_ROLE_EXIT ? LP_REC_EXIT : LP_REC_ENTER;
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq;
@@ -708,20 +774,32 @@ int lp_usdt(struct pt_regs *ctx)
 		nstr = d->nstr;
 	if (!nstr) {
 		/* No strings to copy: a fixed-size record, reserved in place. */
-		r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+		if (off_cpu)
+			r = bpf_ringbuf_reserve(&rb, sizeof(*r) + sizeof(struct lp_sched_snap), 0);
+		else
+			r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 		if (!r) {
 			count_lost(type, pid, tid);
 			return 0;
 		}
 		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
+		if (off_cpu) {
+			r->h.flags |= LP_USDT_SCHED;
+			sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));
+		}
 		bpf_ringbuf_submit(r, submit_flags());
 		return 0;
 	}
 	r = (void *)st->buf;
 	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
+	if (off_cpu) {
+		r->h.flags |= LP_USDT_SCHED;
+		sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));
+		snap = sizeof(struct lp_sched_snap);
+	}
 
 	r->nstr = nstr < LP_USDT_STR_SLOTS ? nstr : LP_USDT_STR_SLOTS;
-	text = st->buf + sizeof(*r);
+	text = st->buf + sizeof(*r) + snap;
 	for (int i = 0; i < LP_USDT_STR_SLOTS; i++) {
 		struct lp_usdt_str *ds;
 		__u64 addr, len;
@@ -761,11 +839,74 @@ int lp_usdt(struct pt_regs *ctx)
 				off += got - 1;
 		}
 	}
-	size = sizeof(*r) + off;
+	size = sizeof(*r) + snap + off;
 	if (size > LP_USDT_REC_MAX_SIZE)
 		return 0; /* cannot happen; bounds the size for the verifier */
 	if (bpf_ringbuf_output(&rb, st->buf, size, submit_flags()))
 		count_lost(type, pid, tid);
+	return 0;
+}
+
+/*
+ * --off-cpu: every context switch on the host runs this, so a thread that is
+ * not tracked costs two loads and two tests. A tracked thread (task storage
+ * with a state) leaving its CPU adds the time it ran; one getting a CPU adds
+ * the time it waited: runnable (preempted, or woken) or blocked.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(lp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	struct lp_task *st;
+	__u64 now = 0;
+
+	if (prev->bpf_storage) {
+		st = bpf_task_storage_get(&task_state, prev, 0, 0);
+		if (st && st->sched.state == SCHED_RUNNING) {
+			now = bpf_ktime_get_ns();
+			if (now > st->sched.since_ns)
+				st->sched.cpu_ns += now - st->sched.since_ns;
+			st->sched.since_ns = now;
+			/* Still runnable (TASK_RUNNING is 0), or preempted before it could sleep. */
+			st->sched.state = preempt || !prev_state ? SCHED_RUNQ : SCHED_BLOCKED;
+		}
+	}
+	if (next->bpf_storage) {
+		st = bpf_task_storage_get(&task_state, next, 0, 0);
+		if (st && (st->sched.state == SCHED_RUNQ || st->sched.state == SCHED_BLOCKED)) {
+			__u64 d;
+
+			if (!now)
+				now = bpf_ktime_get_ns();
+			d = now > st->sched.since_ns ? now - st->sched.since_ns : 0;
+			if (st->sched.state == SCHED_RUNQ)
+				st->sched.runq_ns += d;
+			else
+				st->sched.blocked_ns += d; /* no wakeup seen: all of it asleep */
+			st->sched.since_ns = now;
+			st->sched.state = SCHED_RUNNING;
+		}
+	}
+	return 0;
+}
+
+/* A blocked tracked thread is runnable from now: the rest of its wait is for a CPU. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(lp_sched_wakeup, struct task_struct *p)
+{
+	struct lp_task *st;
+	__u64 now;
+
+	if (!p->bpf_storage)
+		return 0;
+	st = bpf_task_storage_get(&task_state, p, 0, 0);
+	if (!st || st->sched.state != SCHED_BLOCKED)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now > st->sched.since_ns)
+		st->sched.blocked_ns += now - st->sched.since_ns;
+	st->sched.since_ns = now;
+	st->sched.state = SCHED_RUNQ;
 	return 0;
 }
 

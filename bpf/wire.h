@@ -11,7 +11,7 @@
  * The format's version: the kernel half carries it (lp_wire_version in its
  * .rodata) and user space refuses a BPF object of another one.
  */
-#define LP_WIRE_VERSION 2
+#define LP_WIRE_VERSION 3
 
 /*
  * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
@@ -55,6 +55,7 @@ enum lp_rec_type {
 #define LP_EV_NAME_INLINE 0x0100u /* name text follows the record (name_len bytes) */
 #define LP_EV_META_INLINE 0x0200u /* meta text follows the name text */
 #define LP_EV_NO_META 0x0400u     /* meta was NULL */
+#define LP_EV_SCHED 0x0800u       /* struct lp_sched_snap follows the record, before its texts */
 /* The marker ABI version the target was built with, in the top 4 bits. */
 #define LP_EV_ABI_SHIFT 12
 #define LP_EV_ABI(flags) ((flags) >> LP_EV_ABI_SHIFT)
@@ -267,6 +268,7 @@ struct lp_usdt_desc {
 
 /* lp_rec_usdt.h.flags */
 #define LP_USDT_EXIT 0x1u /* the exit role; else the entry */
+#define LP_USDT_SCHED 0x2u /* struct lp_sched_snap follows the record, before its strings */
 
 struct lp_rec_usdt {
 	struct lp_rec_hdr h; /* h.seq: shared with the markers' events of the thread */
@@ -282,8 +284,27 @@ struct lp_rec_usdt {
 	/* char text[]: the slots' bytes one after another, max(len, 0) each, capped */
 };
 
-#define LP_REC_MAX_SIZE (sizeof(struct lp_rec_event) + LP_NAME_BUF + LP_META_BUF)
-#define LP_USDT_REC_MAX_SIZE (sizeof(struct lp_rec_usdt) + LP_USDT_STR_SLOTS * LP_USDT_STR_BUF)
+/*
+ * record --off-cpu: where the thread's time went since the kernel half began
+ * to track it (its first recorded event), up to the event's ts_ns. Every
+ * nanosecond of that is in exactly one of the three, so a span's split is
+ * the difference of its exit's snapshot and its enter's, and adds up to its
+ * duration. Context switches are the kernel's own counts (task_struct nvcsw,
+ * nivcsw), from the thread's start.
+ */
+struct lp_sched_snap {
+	__u64 cpu_ns;     /* on a CPU */
+	__u64 runq_ns;    /* runnable, waiting for a CPU (preempted, or woken) */
+	__u64 blocked_ns; /* asleep: I/O, a lock, a futex, a sleep, stopped */
+	__u64 nvcsw;      /* voluntary context switches */
+	__u64 nivcsw;     /* involuntary (preempted) */
+};
+
+#define LP_REC_MAX_SIZE \
+	(sizeof(struct lp_rec_event) + sizeof(struct lp_sched_snap) + LP_NAME_BUF + LP_META_BUF)
+#define LP_USDT_REC_MAX_SIZE \
+	(sizeof(struct lp_rec_usdt) + sizeof(struct lp_sched_snap) + \
+	 LP_USDT_STR_SLOTS * LP_USDT_STR_BUF)
 
 /*
  * The layout both compilers must agree on (clang for BPF, gcc for user
@@ -306,6 +327,7 @@ LP_WIRE_CHECK("target size", sizeof(struct lp_target) == 24);
 LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
 LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
 LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
+LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 40);
 /* Records are 8-byte aligned in the ring buffer, and the text after them starts right there. */
 LP_WIRE_CHECK("event alignment", sizeof(struct lp_rec_event) % 8 == 0);
 LP_WIRE_CHECK("usdt alignment", sizeof(struct lp_rec_usdt) % 8 == 0);

@@ -55,7 +55,7 @@ static const char record_doc[] =
 	"  sudo leanprofiler record --span 'python:gc__start,gc__done,meta=gen={arg0}' -p 1234\n";
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
-       OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS };
+       OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -73,6 +73,9 @@ static const struct argp_option record_options[] = {
 	  "Write no trace, only the table and the summary: memory stays bounded however many "
 	  "spans (P95 past 65536 calls of a row from a histogram, within 0.4%)",
 	  0 },
+	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
+	  "Split every span's time into on a CPU, waiting for a CPU (runq) and blocked, from "
+	  "the scheduler's switches; adds columns to the table (README: Why a span is slow)", 0 },
 	{ "max-groups", OPT_MAX_GROUPS, "N", 0,
 	  "Rows of their own (a span name with its metadata) at most; the spans of later ones "
 	  "are folded into overflow rows, per name (default: 10000)", 0 },
@@ -241,6 +244,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SUMMARY_ONLY:
 		o->summary_only = true;
+		break;
+	case OPT_OFF_CPU:
+		o->off_cpu = true;
 		break;
 	case OPT_MAX_GROUPS:
 		if (lp_parse_count(arg, 1, LP_GROUPS_MAX_LIMIT, &count))

@@ -320,6 +320,45 @@ static void test_inline_name_and_meta(void **state)
 	assert_int_equal(dstats(fx)->unreadable, 0);
 }
 
+/*
+ * --off-cpu (LP_EV_SCHED): the thread's snapshot right after the record, the
+ * inline texts after it; a record too short for it is malformed.
+ */
+static void test_sched_snapshot(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_sched_snap snap = { .cpu_ns = 1000, .runq_ns = 200, .blocked_ns = 30,
+				      .nvcsw = 4, .nivcsw = UINT64_MAX };
+	char text[sizeof(snap) + 5];
+
+	memcpy(text, &snap, sizeof(snap));
+	memcpy(text + sizeof(snap), "hello", 5);
+	send_event(fx, &(struct evspec){ .type = LP_REC_ENTER,
+					 .flags = LP_EV_SCHED | LP_EV_NAME_INLINE | LP_EV_NO_META,
+					 .name = 0x5000, .name_len = 5, .text = text,
+					 .text_len = sizeof(text) });
+	assert_int_equal(fx->nev, 1);
+	assert_true(fx->ev[0].has_sched);
+	assert_int_equal(fx->ev[0].sched.cpu_ns, 1000);
+	assert_int_equal(fx->ev[0].sched.runq_ns, 200);
+	assert_int_equal(fx->ev[0].sched.blocked_ns, 30);
+	assert_int_equal(fx->ev[0].sched.vcsw, 4);
+	assert_int_equal(fx->ev[0].sched.ivcsw, UINT64_MAX);
+	assert_text(fx, fx->ev[0].name, "hello");
+	/* Without the flag, the same bytes are the name's: no snapshot. */
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
+					 .flags = LP_EV_NAME_INLINE | LP_EV_NO_META, .seq = 1,
+					 .name = 0x5000, .name_len = 5, .text = "hello",
+					 .text_len = 5 });
+	assert_false(fx->ev[1].has_sched);
+	assert_text(fx, fx->ev[1].name, "hello");
+	/* The flag, and fewer bytes than a snapshot. */
+	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT, .flags = LP_EV_SCHED, .seq = 2,
+					 .text = text, .text_len = sizeof(snap) - 1 });
+	assert_int_equal(fx->nev, 2);
+	assert_int_equal(dstats(fx)->malformed, 1);
+}
+
 /* name_len LP_NAME_MAX+1: cut, and the meta still starts after the name's bytes. */
 static void test_truncated_ascii_name(void **state)
 {
@@ -1071,6 +1110,29 @@ static void test_usdt_records(void **state)
 	assert_int_equal(lp_decode(d, buf, n), 0);
 	assert_int_equal(nusdt, 5);
 	assert_int_equal(usdt_seen[4].lost_before, 4);
+
+	/* --off-cpu: the snapshot comes first, the string slots after it. */
+	{
+		struct lp_sched_snap snap = { 11, 22, 33, 44, 55 };
+		char text[sizeof(snap) + 3];
+
+		memcpy(text, &snap, sizeof(snap));
+		memcpy(text + sizeof(snap), "sql", 3);
+		n = usdt_rec(buf, LP_USDT_SCHED, 10, 1, 1, (const int16_t[]){ 3 }, text,
+			     sizeof(text));
+		assert_int_equal(lp_decode(d, buf, n), 0);
+		assert_int_equal(nusdt, 6);
+		assert_true(usdt_seen[5].has_sched);
+		assert_int_equal(usdt_seen[5].sched.cpu_ns, 11);
+		assert_int_equal(usdt_seen[5].sched.ivcsw, 55);
+		s = strtab_str(st, usdt_seen[5].str[0], &len);
+		assert_int_equal(len, 3);
+		assert_memory_equal(s, "sql", 3);
+		/* The flag without the snapshot's bytes: malformed, not read past. */
+		assert_int_equal(lp_decode(d, buf, sizeof(struct lp_rec_usdt) + sizeof(snap) - 1), 0);
+		assert_int_equal(nusdt, 6);
+		assert_int_equal(lp_decoder_stats(d)->malformed, 3);
+	}
 	lp_decoder_free(d);
 	strtab_free(st);
 }
@@ -1099,6 +1161,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_in_file, setup_libs, teardown),
 		cmocka_unit_test_setup_teardown(test_text_at_site, setup_libs, teardown),
 		cmocka_unit_test(test_usdt_records),
+		cmocka_unit_test_setup_teardown(test_sched_snapshot, setup, teardown),
 		T(test_truncated_literal),
 		T(test_abi_mismatch_counted),
 		T(test_sink_error_propagates),

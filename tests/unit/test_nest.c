@@ -779,6 +779,233 @@ static void test_process_end_on_exec(void **state)
 	check_span(&fx->rec.s[2], 3, 3, 14, 40, 26, 0, 0);
 }
 
+/*
+ * --off-cpu: a thread's life as the kernel half accounts it, every ns in one
+ * of three states from t0 on; its events carry the sums at their time.
+ */
+struct sim {
+	struct fx *fx;
+	uint32_t tid;
+	uint64_t now;
+	struct lp_sched at;
+};
+
+static void sim_run(struct sim *m, uint64_t ns)
+{
+	m->now += ns;
+	m->at.cpu_ns += ns;
+}
+
+static void sim_sleep(struct sim *m, uint64_t ns)
+{
+	m->now += ns;
+	m->at.blocked_ns += ns;
+	m->at.vcsw++;
+}
+
+static void sim_wait(struct sim *m, uint64_t ns)
+{
+	m->now += ns;
+	m->at.runq_ns += ns;
+	m->at.ivcsw++;
+}
+
+static void sim_event(struct sim *m, enum lp_event_type type, uint32_t name)
+{
+	struct lp_event ev = { .type = type, .pid = 100, .tid = m->tid, .ts_ns = m->now,
+			       .name = name, .has_sched = true, .sched = m->at };
+
+	assert_int_equal(lp_nest_event(m->fx->n, &ev), 0);
+}
+
+static void check_split(const struct lp_sched *s, uint64_t cpu, uint64_t runq, uint64_t blocked,
+			uint64_t vcsw, uint64_t ivcsw)
+{
+	assert_int_equal(s->cpu_ns, cpu);
+	assert_int_equal(s->runq_ns, runq);
+	assert_int_equal(s->blocked_ns, blocked);
+	assert_int_equal(s->vcsw, vcsw);
+	assert_int_equal(s->ivcsw, ivcsw);
+}
+
+/* Every measured span: its three parts and the unmeasured one are its duration. */
+static void check_sums(const struct fx *fx)
+{
+	for (size_t i = 0; i < fx->rec.n; i++) {
+		const struct lp_span *s = &fx->rec.s[i];
+
+		if (s->has_sched)
+			assert_int_equal(lp_sched_sum(&s->sched) + s->unmeasured_ns, s->total_ns);
+	}
+}
+
+/* A(cpu 10 | B: sleep 100, cpu 10, runq 20 | cpu 10): a span's split, its self split, its thread's. */
+static void test_off_cpu_split(void **state)
+{
+	struct fx *fx = *state;
+	struct sim m = { .fx = fx, .tid = 1, .now = 1000, .at = { 7, 3, 5, 40, 2 } };
+
+	sim_event(&m, LP_EVENT_ENTER, 1);
+	sim_run(&m, 10);
+	sim_event(&m, LP_EVENT_ENTER, 2);
+	sim_sleep(&m, 100);
+	sim_run(&m, 5);
+	sim_wait(&m, 20);
+	sim_run(&m, 5);
+	sim_event(&m, LP_EVENT_EXIT, 2);
+	sim_run(&m, 10);
+	sim_event(&m, LP_EVENT_EXIT, 1);
+	assert_int_equal(fx->rec.n, 2);
+	assert_true(fx->rec.s[0].has_sched && fx->rec.s[1].has_sched);
+	check_split(&fx->rec.s[0].sched, 10, 20, 100, 1, 1);
+	check_split(&fx->rec.s[0].self_sched, 10, 20, 100, 1, 1);
+	check_split(&fx->rec.s[1].sched, 30, 20, 100, 1, 1);
+	check_split(&fx->rec.s[1].self_sched, 20, 0, 0, 0, 0);
+	assert_int_equal(fx->rec.s[1].unmeasured_ns, 0);
+	check_sums(fx);
+	assert_int_equal(totals(fx)->sched_measured, 2);
+	assert_int_equal(totals(fx)->sched_partial + totals(fx)->sched_unmeasured, 0);
+	/* The thread's: its top-level span's. */
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 1);
+	check_split(&ti[0].sched, 30, 20, 100, 1, 1);
+}
+
+/*
+ * B, left open when A exits, ends 1 ns before A: its split is A's exit's
+ * snapshot less that last ns of CPU, and still adds up to its duration.
+ */
+static void test_off_cpu_forced_close(void **state)
+{
+	struct fx *fx = *state;
+	struct sim m = { .fx = fx, .tid = 1, .now = 1000 };
+
+	sim_event(&m, LP_EVENT_ENTER, 1);
+	sim_run(&m, 10);
+	sim_event(&m, LP_EVENT_ENTER, 2);
+	sim_sleep(&m, 50);
+	sim_run(&m, 30);
+	sim_event(&m, LP_EVENT_EXIT, 1);
+	assert_int_equal(fx->rec.n, 2);
+	check_span(&fx->rec.s[0], 1, 2, 1010, 1089, 79, 1, LP_SPAN_UNTERMINATED);
+	check_split(&fx->rec.s[0].sched, 29, 0, 50, 1, 0);
+	check_split(&fx->rec.s[1].sched, 40, 0, 50, 1, 0);
+	check_split(&fx->rec.s[1].self_sched, 11, 0, 0, 0, 0);
+	check_sums(fx);
+}
+
+/*
+ * Attached at 50 while the thread was inside A; the kernel tracks it from its
+ * first event, C's enter at 80: A, rebuilt from 50, is split from 80 on, the
+ * 30 ns before unmeasured; its self split leaves out C's.
+ */
+static void test_off_cpu_open_at_attach(void **state)
+{
+	struct fx *fx = *state;
+	struct sim m = { .fx = fx, .tid = 1, .now = 80 };
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, true), 0);
+	sim_event(&m, LP_EVENT_ENTER, 3);
+	sim_run(&m, 10);
+	sim_event(&m, LP_EVENT_EXIT, 3);
+	sim_sleep(&m, 20);
+	sim_run(&m, 10);
+	sim_event(&m, LP_EVENT_EXIT, 1);
+	assert_int_equal(fx->rec.n, 2);
+	check_span(&fx->rec.s[1], 1, 1, 50, 120, 60, 0, LP_SPAN_STARTED_BEFORE);
+	assert_true(fx->rec.s[1].has_sched);
+	check_split(&fx->rec.s[1].sched, 20, 0, 20, 1, 0);
+	check_split(&fx->rec.s[1].self_sched, 10, 0, 20, 1, 0);
+	assert_int_equal(fx->rec.s[1].unmeasured_ns, 30);
+	check_sums(fx);
+	assert_int_equal(totals(fx)->sched_measured, 1);
+	assert_int_equal(totals(fx)->sched_partial, 1);
+	/* The thread's totals count A once: C's split is inside it. */
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 1);
+	check_split(&ti[0].sched, 20, 0, 20, 1, 0);
+}
+
+/*
+ * A span open at attach whose exit is its thread's first event: the kernel
+ * tracked nothing of it, so it is not split (not "split in part", all of it
+ * unmeasured); the spans after it are.
+ */
+static void test_off_cpu_tracked_from_exit(void **state)
+{
+	struct fx *fx = *state;
+	struct sim m = { .fx = fx, .tid = 1, .now = 80 };
+
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, true), 0);
+	sim_event(&m, LP_EVENT_EXIT, 1);
+	sim_event(&m, LP_EVENT_ENTER, 2);
+	sim_sleep(&m, 10);
+	sim_event(&m, LP_EVENT_EXIT, 2);
+	assert_int_equal(fx->rec.n, 2);
+	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_STARTED_BEFORE);
+	assert_false(fx->rec.s[0].has_sched);
+	assert_int_equal(fx->rec.s[0].unmeasured_ns, 0);
+	check_split(&fx->rec.s[1].sched, 0, 0, 10, 1, 0);
+	assert_int_equal(totals(fx)->sched_unmeasured, 1);
+	assert_int_equal(totals(fx)->sched_partial, 0);
+	assert_int_equal(totals(fx)->sched_measured, 1);
+}
+
+/*
+ * Spans with no snapshot at one end are not split: closed at the thread's
+ * exit, or an enter recorded without --off-cpu.
+ */
+static void test_off_cpu_not_measured(void **state)
+{
+	struct fx *fx = *state;
+	struct sim m = { .fx = fx, .tid = 1, .now = 1000 };
+
+	sim_event(&m, LP_EVENT_ENTER, 1);
+	sim_run(&m, 10);
+	lp_nest_thread_end(fx->n, 100, 1, m.now);
+	enter(fx, 2, 2, 1000);
+	m.tid = 2;
+	sim_event(&m, LP_EVENT_EXIT, 2);
+	assert_int_equal(fx->rec.n, 2);
+	assert_false(fx->rec.s[0].has_sched);
+	assert_false(fx->rec.s[1].has_sched);
+	assert_int_equal(totals(fx)->sched_unmeasured, 2);
+	assert_int_equal(totals(fx)->sched_measured, 0);
+}
+
+/*
+ * Snapshots that do not add up (out of order: never from the kernel half as
+ * it is) still give a split of the span's duration: what is short is
+ * unmeasured, what is over is cut from cpu first.
+ */
+static void test_off_cpu_split_fits_duration(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_event e = { .type = LP_EVENT_ENTER, .pid = 100, .tid = 1, .ts_ns = 100,
+			      .name = 1, .has_sched = true };
+
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	e.type = LP_EVENT_EXIT;
+	e.ts_ns = 200; /* 100 ns, of which the snapshot accounts for 60 */
+	e.sched = (struct lp_sched){ .cpu_ns = 30, .runq_ns = 10, .blocked_ns = 20 };
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	e.type = LP_EVENT_ENTER;
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	e.type = LP_EVENT_EXIT;
+	e.ts_ns = 210; /* 10 ns, the snapshot says 65 */
+	e.sched = (struct lp_sched){ .cpu_ns = 70, .runq_ns = 20, .blocked_ns = 35 };
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	assert_int_equal(fx->rec.n, 2);
+	check_split(&fx->rec.s[0].sched, 30, 10, 20, 0, 0);
+	assert_int_equal(fx->rec.s[0].unmeasured_ns, 40);
+	check_split(&fx->rec.s[1].sched, 0, 0, 10, 0, 0);
+	assert_int_equal(fx->rec.s[1].unmeasured_ns, 0);
+	check_sums(fx);
+	assert_int_equal(totals(fx)->sched_partial, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -808,6 +1035,12 @@ int main(void)
 		T(test_rebuild_inside_span_open_across_gate),
 		T(test_thread_end_closes_its_spans),
 		T(test_process_end_on_exec),
+		T(test_off_cpu_split),
+		T(test_off_cpu_forced_close),
+		T(test_off_cpu_open_at_attach),
+		T(test_off_cpu_tracked_from_exit),
+		T(test_off_cpu_not_measured),
+		T(test_off_cpu_split_fits_duration),
 #undef T
 	};
 

@@ -215,6 +215,90 @@ static void test_table_round_trip(void **state)
 }
 
 /*
+ * --off-cpu: the rows' splits and the header's counts go through the summary
+ * and come back as the same table, columns and all; a summary whose split
+ * does not add up to a row's time is refused.
+ */
+static void test_off_cpu_round_trip(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t a = ut_id(fx->st, "a"), b = ut_id(fx->st, "b");
+	struct lp_span s = { .pid = 1, .tid = 1, .name = a, .end_ns = 3000000, .total_ns = 3000000,
+			     .self_ns = 1000000, .has_sched = true,
+			     .sched = { 1200000, 300000, 1500000, 2, 5 },
+			     .self_sched = { 1000000, 0, 0, 0, 1 } };
+	char *t, *text, problem[LP_SUMMARY_PROBLEM_MAX];
+	const char *key = "\"total_cpu_ns\":1200000";
+	size_t at;
+
+	assert_int_equal(lp_stats_add(fx->stats, &s), 0);
+	/* Open at attach: 1 ms of it before its thread was tracked. */
+	s.name = b;
+	s.flags = LP_SPAN_STARTED_BEFORE;
+	s.sched = (struct lp_sched){ 2000000, 0, 0, 0, 0 };
+	s.unmeasured_ns = 1000000;
+	assert_int_equal(lp_stats_add(fx->stats, &s), 0);
+	/* Not split at all. */
+	s.has_sched = false;
+	s.unmeasured_ns = 0;
+	s.flags = 0;
+	assert_int_equal(lp_stats_add(fx->stats, &s), 0);
+	fx->totals = (struct lp_nest_totals){ .spans = 3, .threads = 1, .recorded_ns = 9000000,
+					      .sched_measured = 1, .sched_partial = 1,
+					      .sched_unmeasured = 1 };
+	round_trip(fx);
+	t = table_of(&fx->s.rep);
+	assert_null(strstr(t, "CPU%"));
+	assert_null(strstr(t, "Off-CPU"));
+	assert_false(fx->s.rep.off_cpu);
+	free(t);
+
+	fx->r.off_cpu = true;
+	round_trip(fx);
+	assert_true(fx->s.rep.off_cpu);
+	assert_int_equal(fx->s.totals.sched_partial, 1);
+	t = table_of(&fx->s.rep);
+	assert_non_null(strstr(t, "Self HB      %   CPU%      Runq   Blocked\n"));
+	assert_non_null(strstr(t, "\nOff-CPU: 1 spans split, 1 in part (open before their thread "));
+	/* a: 1.2 of 3 ms on a CPU; b open at attach: 2 of 3 ms; b not split: dashes. */
+	assert_non_null(strstr(t, "  40.0% 300.00 us   1.50 ms\n"));
+	assert_non_null(strstr(t, "  66.7%   0.00 ns   0.00 ns  (began before recording"));
+	assert_non_null(strstr(t, "      -         -         -\n"));
+	free(t);
+	for (size_t i = 0; i < fx->s.nrows; i++) {
+		const struct lp_group *g = &fx->s.rows[i].g;
+
+		assert_int_equal(lp_sched_sum(&g->sched) + g->unmeasured_ns, g->total_ns);
+		if (g->name == fx->s.rows[0].g.name) {
+			assert_int_equal(g->self_sched.cpu_ns, 1000000);
+			assert_int_equal(g->sched.ivcsw, 5);
+		} else {
+			assert_int_equal(g->unmeasured_ns, g->started_before ? 1000000 : 3000000);
+		}
+	}
+
+	/* One nanosecond off: refused, with the row named. */
+	fx->r.ngroups = lp_stats_sorted(fx->stats, &fx->r.groups);
+	{
+		FILE *f = open_memstream(&text, &at);
+
+		assert_non_null(f);
+		assert_int_equal(lp_report_summary_json(f, &fx->r), 0);
+		assert_int_equal(fclose(f), 0);
+	}
+	assert_non_null(strstr(text, key));
+	at = (size_t)(strstr(text, key) - text) + strlen(key) - 1;
+	text[at] = '1';
+	lp_summary_free(&fx->s);
+	fx->loaded = false;
+	assert_int_equal(lp_summary_parse(text, strlen(text), "mem.json", &fx->s, problem,
+					  sizeof(problem)),
+			 -EINVAL);
+	assert_non_null(strstr(problem, "is not total_ns"));
+	free(text);
+}
+
+/*
  * The counter's name is the operator's at record time, printed as given;
  * read from a file, it is shown through the display sanitizer.
  */
@@ -589,6 +673,7 @@ int main(void)
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_table_round_trip), T(test_counter_name_from_file), T(test_approximate_rows),
+		T(test_off_cpu_round_trip),
 		T(test_views),
 		T(test_bad_input),        T(test_rank_z),           T(test_diff_rule),
 	};

@@ -268,6 +268,19 @@ static int seq_lost(struct lp_decoder *d, const struct lp_rec_hdr *h, uint32_t *
 	return 0;
 }
 
+/* --off-cpu: the snapshot after a record (its size checked by lp_decode). */
+static void read_sched(const void *at, struct lp_sched *out)
+{
+	struct lp_sched_snap snap;
+
+	memcpy(&snap, at, sizeof(snap));
+	out->cpu_ns = snap.cpu_ns;
+	out->runq_ns = snap.runq_ns;
+	out->blocked_ns = snap.blocked_ns;
+	out->vcsw = snap.nvcsw;
+	out->ivcsw = snap.nivcsw;
+}
+
 static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size_t size)
 {
 	const char *text = (const char *)(r + 1);
@@ -282,6 +295,12 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 	};
 	size_t name_bytes = 0;
 
+	if (r->h.flags & LP_EV_SCHED) {
+		ev.has_sched = true;
+		read_sched(text, &ev.sched);
+		text += sizeof(struct lp_sched_snap);
+		avail -= sizeof(struct lp_sched_snap);
+	}
 	if (ev.type == LP_EVENT_ENTER)
 		d->stats.enters++;
 	else
@@ -327,6 +346,12 @@ static int decode_usdt(struct lp_decoder *d, const struct lp_rec_usdt *r, size_t
 		.nstr = r->nstr < LP_USDT_STR_SLOTS ? r->nstr : LP_USDT_STR_SLOTS,
 	};
 
+	if (r->h.flags & LP_USDT_SCHED) {
+		ue.has_sched = true;
+		read_sched(text, &ue.sched);
+		text += sizeof(struct lp_sched_snap);
+		avail -= sizeof(struct lp_sched_snap);
+	}
 	if (ue.exit)
 		d->stats.exits++;
 	else
@@ -424,7 +449,8 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 	switch (h.type) {
 	case LP_REC_ENTER:
 	case LP_REC_EXIT:
-		if (size < sizeof(struct lp_rec_event))
+		if (size < sizeof(struct lp_rec_event) +
+				   ((h.flags & LP_EV_SCHED) ? sizeof(struct lp_sched_snap) : 0))
 			goto malformed;
 		return decode_event(d, data, size);
 	case LP_REC_STRING:
@@ -440,7 +466,8 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 			goto malformed;
 		return decode_task(d, data);
 	case LP_REC_USDT:
-		if (size < sizeof(struct lp_rec_usdt))
+		if (size < sizeof(struct lp_rec_usdt) +
+				   ((h.flags & LP_USDT_SCHED) ? sizeof(struct lp_sched_snap) : 0))
 			goto malformed;
 		return decode_usdt(d, data, size);
 	case LP_REC_LIBS:

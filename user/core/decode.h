@@ -38,6 +38,8 @@ struct lp_usdt_event {
 	uint32_t str[LP_USDT_STR_SLOTS];   /* string ids of the string arguments */
 	uint32_t lost_before;              /* this thread's events lost just before this one */
 	uint64_t file_since_ns;
+	bool has_sched; /* --off-cpu: the thread's snapshot at ts_ns */
+	struct lp_sched sched;
 };
 
 struct lp_decode_sink {

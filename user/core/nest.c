@@ -16,6 +16,10 @@ struct frame {
 	uint64_t child_counter;
 	uint64_t child_at_gate; /* child_ns when the thread's last gate opened */
 	unsigned flags;
+	/* --off-cpu: the thread's snapshot at the enter, and the sums of the children split. */
+	bool has_sched;
+	struct lp_sched at_start, child_sched, child_sched_at_gate;
+	uint64_t unmeasured_ns; /* a span rebuilt at attach: before its thread was tracked */
 };
 
 struct thread {
@@ -29,6 +33,10 @@ struct thread {
 	uint64_t gate_ns;  /* when a file's recording last began while the thread ran */
 	uint64_t top_at_gate; /* top_ns then */
 	bool ended;        /* exited: a later event with this tid is a new thread */
+	/* --off-cpu: top_ns and top_at_gate's splits; since when the kernel tracks it. */
+	struct lp_sched top_sched, top_sched_at_gate;
+	uint64_t tracked_ns;
+	bool tracked;
 };
 
 /* Threads found by tid without the map, most of the time: every event needs its thread. */
@@ -107,9 +115,66 @@ static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 	return th;
 }
 
-/* Pops the innermost frame of th, ending it at end_ns. */
+static void sched_add(struct lp_sched *a, const struct lp_sched *b)
+{
+	a->cpu_ns += b->cpu_ns;
+	a->runq_ns += b->runq_ns;
+	a->blocked_ns += b->blocked_ns;
+	a->vcsw += b->vcsw;
+	a->ivcsw += b->ivcsw;
+}
+
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static struct lp_sched sched_sub(const struct lp_sched *a, const struct lp_sched *b)
+{
+	struct lp_sched d = {
+		.cpu_ns = minus(a->cpu_ns, b->cpu_ns),
+		.runq_ns = minus(a->runq_ns, b->runq_ns),
+		.blocked_ns = minus(a->blocked_ns, b->blocked_ns),
+		.vcsw = minus(a->vcsw, b->vcsw),
+		.ivcsw = minus(a->ivcsw, b->ivcsw),
+	};
+
+	return d;
+}
+
+/*
+ * Makes cpu + runq + blocked + unmeasured the span's duration, which the
+ * snapshots give by themselves (the kernel half puts every nanosecond of a
+ * tracked thread in one of the three): only a span clamped to end where it
+ * began, or a snapshot that came out of order, could differ. Time short is
+ * unmeasured; time over is taken off cpu, then runq, blocked, unmeasured.
+ */
+static void fit_split(struct lp_span *s)
+{
+	uint64_t *parts[] = { &s->sched.cpu_ns, &s->sched.runq_ns, &s->sched.blocked_ns,
+			      &s->unmeasured_ns };
+	uint64_t sum = lp_sched_sum(&s->sched) + s->unmeasured_ns, over;
+
+	if (sum <= s->total_ns) {
+		s->unmeasured_ns += s->total_ns - sum;
+		return;
+	}
+	over = sum - s->total_ns;
+
+	for (size_t i = 0; over && i < sizeof(parts) / sizeof(parts[0]); i++) {
+		uint64_t cut = over < *parts[i] ? over : *parts[i];
+
+		*parts[i] -= cut;
+		over -= cut;
+	}
+}
+
+/*
+ * Pops the innermost frame of th, ending it at end_ns. at: the thread's
+ * snapshot at end_ns (--off-cpu), NULL when none was taken there.
+ */
 static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uint64_t counter,
-		      bool has_counter, unsigned flags)
+		      bool has_counter, unsigned flags, const struct lp_sched *at)
 {
 	struct frame *f = &th->stack[--th->depth];
 	struct lp_span s = {
@@ -132,15 +197,41 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 					 ? s.counter_total - f->child_counter
 					 : 0;
 	}
+	if (f->has_sched && at) {
+		s.has_sched = true;
+		s.sched = sched_sub(at, &f->at_start);
+		s.unmeasured_ns = f->unmeasured_ns;
+		fit_split(&s);
+		s.self_sched = sched_sub(&s.sched, &f->child_sched);
+		/* Tracked only from its exit on (its thread's first event): nothing split. */
+		if (s.unmeasured_ns && !lp_sched_sum(&s.sched)) {
+			s.has_sched = false;
+			s.unmeasured_ns = 0;
+		}
+	}
+	if (s.has_sched) {
+		if (s.unmeasured_ns)
+			n->t.sched_partial++;
+		else
+			n->t.sched_measured++;
+	} else {
+		n->t.sched_unmeasured++;
+	}
 	if (th->depth > 0) {
 		struct frame *parent = &th->stack[th->depth - 1];
 
 		parent->child_ns += s.total_ns;
 		parent->child_counter += s.counter_total;
+		if (s.has_sched)
+			sched_add(&parent->child_sched, &s.sched);
 	} else {
 		th->info.recorded_ns += s.total_ns;
 		n->t.recorded_ns += s.total_ns;
 		th->top_ns += s.total_ns;
+		if (s.has_sched) {
+			sched_add(&th->top_sched, &s.sched);
+			sched_add(&th->info.sched, &s.sched);
+		}
 	}
 	/* Self counters add up to the whole, whichever spans carry counters. */
 	n->t.counter_total += s.counter_self;
@@ -163,13 +254,19 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 /*
  * Force-closes the frames above index keep, innermost first; each ends 1 ns
  * before the one enclosing it so that viewers that round keep them nested.
+ * at: the thread's snapshot at end_ns, or NULL.
  */
-static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint64_t end_ns)
+static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint64_t end_ns,
+			const struct lp_sched *at)
 {
 	while (th->depth > keep) {
 		uint64_t back = th->depth - keep; /* the frame just above keep gets 1 */
+		struct lp_sched then;
 
-		close_top(n, th, end_ns > back ? end_ns - back : 0, 0, false, LP_SPAN_UNTERMINATED);
+		if (at)
+			then = lp_sched_back(*at, back);
+		close_top(n, th, end_ns > back ? end_ns - back : 0, 0, false, LP_SPAN_UNTERMINATED,
+			  at ? &then : NULL);
 	}
 }
 
@@ -181,6 +278,8 @@ static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint6
 static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct lp_event *ev,
 			     uint64_t from_ns)
 {
+	const struct lp_sched *at = ev->has_sched ? &ev->sched : NULL;
+	struct lp_sched inside_sched;
 	size_t k = 0;
 	uint64_t inside;
 	struct frame *f;
@@ -188,12 +287,18 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 	while (k < th->depth && th->stack[k].start_ns < from_ns)
 		k++;
 	/* Spans opened after from_ns and still open lie inside it: they end before it. */
-	close_above(n, th, k, ev->ts_ns);
+	close_above(n, th, k, ev->ts_ns, at);
 	/* What its children took, already counted where it now stands. */
-	if (k == 0)
-		inside = from_ns == th->since_ns ? th->top_ns : th->top_ns - th->top_at_gate;
-	else
+	if (k == 0) {
+		bool all = from_ns == th->since_ns;
+
+		inside = all ? th->top_ns : th->top_ns - th->top_at_gate;
+		inside_sched = all ? th->top_sched : sched_sub(&th->top_sched, &th->top_sched_at_gate);
+	} else {
 		inside = th->stack[k - 1].child_ns - th->stack[k - 1].child_at_gate;
+		inside_sched = sched_sub(&th->stack[k - 1].child_sched,
+					 &th->stack[k - 1].child_sched_at_gate);
+	}
 	f = lp_grow(th->stack, &th->cap, k + 1, sizeof(*f));
 	if (!f)
 		return -ENOMEM;
@@ -202,17 +307,31 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 		th->top_ns -= inside;
 		th->info.recorded_ns -= inside;
 		n->t.recorded_ns -= inside;
+		th->top_sched = sched_sub(&th->top_sched, &inside_sched);
+		th->info.sched = sched_sub(&th->info.sched, &inside_sched);
 	} else {
 		th->stack[k - 1].child_ns -= inside;
+		th->stack[k - 1].child_sched =
+			sched_sub(&th->stack[k - 1].child_sched, &inside_sched);
 	}
 	f = &th->stack[k];
 	memset(f, 0, sizeof(*f));
 	f->name = ev->name;
 	f->start_ns = from_ns;
 	f->child_ns = inside;
+	f->child_sched = inside_sched;
 	f->flags = LP_SPAN_STARTED_BEFORE;
+	/*
+	 * Its split is measured from when the kernel began to track the thread
+	 * (its counts start at 0 there), if that was inside the span; the time
+	 * before is unmeasured.
+	 */
+	if (at && th->tracked && th->tracked_ns >= from_ns) {
+		f->has_sched = true;
+		f->unmeasured_ns = th->tracked_ns - from_ns;
+	}
 	th->depth = k + 1;
-	close_top(n, th, ev->ts_ns, 0, false, 0);
+	close_top(n, th, ev->ts_ns, 0, false, 0, at);
 	return 0;
 }
 
@@ -225,6 +344,10 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 		return -ENOMEM;
 	if (!th->born_ns)
 		th->born_ns = ev->ts_ns;
+	if (ev->has_sched && !th->tracked) {
+		th->tracked = true;
+		th->tracked_ns = minus(ev->ts_ns, lp_sched_sum(&ev->sched));
+	}
 	if (ev->lost_before) {
 		th->info.lost_seen += ev->lost_before;
 		n->t.lost_seen += ev->lost_before;
@@ -250,6 +373,8 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 		f->start_ns = ev->ts_ns;
 		f->counter_start = ev->counter;
 		f->has_counter = ev->has_counter;
+		f->has_sched = ev->has_sched;
+		f->at_start = ev->sched;
 		/* A gap just before the enter may have been this span's own children. */
 		if (ev->lost_before)
 			f->flags |= LP_SPAN_UNCERTAIN;
@@ -266,9 +391,11 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 	/* The innermost open span of that name; spans above it never got their exit. */
 	for (size_t i = th->depth; i-- > 0;) {
 		if (th->stack[i].name == ev->name) {
-			close_above(n, th, i + 1, ev->ts_ns);
+			const struct lp_sched *at = ev->has_sched ? &ev->sched : NULL;
+
+			close_above(n, th, i + 1, ev->ts_ns, at);
 			close_top(n, th, ev->ts_ns, ev->counter, ev->has_counter,
-				  ev->unterminated ? LP_SPAN_UNTERMINATED : 0);
+				  ev->unterminated ? LP_SPAN_UNTERMINATED : 0, at);
 			return 0;
 		}
 	}
@@ -310,8 +437,11 @@ void lp_nest_gate(struct lp_nest *n, uint64_t gate_ns)
 			continue;
 		th->gate_ns = gate_ns;
 		th->top_at_gate = th->top_ns;
-		for (size_t d = 0; d < th->depth; d++)
+		th->top_sched_at_gate = th->top_sched;
+		for (size_t d = 0; d < th->depth; d++) {
 			th->stack[d].child_at_gate = th->stack[d].child_ns;
+			th->stack[d].child_sched_at_gate = th->stack[d].child_sched;
+		}
 	}
 }
 
@@ -329,7 +459,7 @@ int lp_nest_thread_begin(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t
 static void end_thread(struct lp_nest *n, struct thread *th, uint64_t end_ns)
 {
 	if (th->depth)
-		close_above(n, th, 0, end_ns + 1);
+		close_above(n, th, 0, end_ns + 1, NULL);
 	th->skipped = 0;
 }
 
@@ -370,7 +500,7 @@ void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
 {
 	for (size_t i = 0; i < n->nthreads; i++)
 		if (n->threads[i].depth)
-			close_above(n, &n->threads[i], 0, end_ns + 1);
+			close_above(n, &n->threads[i], 0, end_ns + 1, NULL);
 }
 
 void lp_nest_mark(const struct lp_nest *n, struct strtab *st)

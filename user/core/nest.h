@@ -15,6 +15,34 @@
 
 enum lp_event_type { LP_EVENT_ENTER = 1, LP_EVENT_EXIT = 2 };
 
+/*
+ * record --off-cpu: where a thread's time went. At an event, since the kernel
+ * began to track the thread (wire.h struct lp_sched_snap; the switch counts
+ * since the thread began); of a span, over the span: the difference of its
+ * exit's and its enter's, so cpu + runq + blocked is its duration.
+ */
+struct lp_sched {
+	uint64_t cpu_ns;     /* on a CPU */
+	uint64_t runq_ns;    /* runnable, waiting for a CPU */
+	uint64_t blocked_ns; /* asleep */
+	uint64_t vcsw, ivcsw; /* voluntary and involuntary context switches */
+};
+
+static inline uint64_t lp_sched_sum(const struct lp_sched *s)
+{
+	return s->cpu_ns + s->runq_ns + s->blocked_ns;
+}
+
+/*
+ * The snapshot s of a running thread as it was ns earlier: a span closed
+ * that much before the event that closes it (nested ones end 1 ns apart).
+ */
+static inline struct lp_sched lp_sched_back(struct lp_sched s, uint64_t ns)
+{
+	s.cpu_ns -= ns < s.cpu_ns ? ns : s.cpu_ns;
+	return s;
+}
+
 struct lp_event {
 	enum lp_event_type type;
 	uint32_t pid, tid;
@@ -25,6 +53,8 @@ struct lp_event {
 	uint32_t meta;
 	uint32_t lost_before; /* this thread's events lost just before this one */
 	uint64_t file_since_ns; /* recording of the marker's file began then (0: unknown) */
+	bool has_sched;         /* --off-cpu: sched is the thread's at ts_ns */
+	struct lp_sched sched;
 	/*
 	 * Exit only: the span did not end, it is given up here (span-pair
 	 * reentry=close): closed at ts_ns, flagged unterminated like the spans
@@ -46,6 +76,17 @@ struct lp_span {
 	bool has_counter;
 	uint32_t depth; /* 0 = top level */
 	unsigned flags;
+	/*
+	 * --off-cpu. has_sched: sched splits the span, self_sched its self time
+	 * (sched less its children's). unmeasured_ns: the part of total_ns not in
+	 * sched, which began before its thread was tracked (a span open at
+	 * attach: LP_SPAN_STARTED_BEFORE); 0 for every other span. Without
+	 * has_sched, nothing of it was measured: it did not end at an event of
+	 * its thread (closed at the thread's exit or the recording's end).
+	 */
+	bool has_sched;
+	struct lp_sched sched, self_sched;
+	uint64_t unmeasured_ns;
 };
 
 struct lp_nest_sink {
@@ -66,6 +107,8 @@ struct lp_nest_totals {
 	uint64_t recorded_ns;     /* sum over threads of time under top-level spans */
 	uint64_t counter_total;   /* sum of every span's self counter delta */
 	uint32_t threads;         /* threads with at least one event */
+	/* --off-cpu: spans split whole, split in part (unmeasured_ns), not split. */
+	uint64_t sched_measured, sched_partial, sched_unmeasured;
 };
 
 struct lp_thread_info {
@@ -74,6 +117,7 @@ struct lp_thread_info {
 	uint64_t recorded_ns;
 	uint64_t lost_seen;
 	uint32_t max_depth;
+	struct lp_sched sched; /* --off-cpu: of its top-level spans, those split */
 };
 
 struct lp_nest;

@@ -131,6 +131,8 @@ static int emit(struct lp_pairs *p, const struct lp_usdt_event *ue, enum lp_even
 		/* Losses belong to the real thread; a track only sees its own spans. */
 		.lost_before = tid == ue->tid ? ue->lost_before : 0,
 		.file_since_ns = ue->file_since_ns,
+		.has_sched = ue->has_sched,
+		.sched = ue->sched,
 	};
 
 	return p->sink.event ? p->sink.event(p->sink.ctx, &ev) : 0;
@@ -163,14 +165,18 @@ static int pop_from(struct lp_pairs *p, struct thread *t, size_t i,
 	for (size_t j = i + 1; j < t->n; j++)
 		back += !t->open[j].track;
 	for (size_t j = t->n; j-- > i;) {
+		uint64_t ts = end_ns > back ? end_ns - back : 0;
 		struct lp_event ev = {
 			.type = LP_EVENT_EXIT,
 			.pid = ue->pid,
 			.tid = ue->tid,
-			.ts_ns = end_ns > back ? end_ns - back : 0,
+			.ts_ns = ts,
 			.name = t->open[j].name,
 			.file_since_ns = ue->file_since_ns,
 			.unterminated = true,
+			/* --off-cpu: the thread's snapshot is the probe's, taken a few ns later. */
+			.has_sched = ue->has_sched,
+			.sched = lp_sched_back(ue->sched, ue->ts_ns > ts ? ue->ts_ns - ts : 0),
 		};
 
 		if (t->open[j].track)
@@ -198,6 +204,8 @@ static int close_reentered(struct lp_pairs *p, struct thread *t, const struct lp
 			.name = o.name,
 			.file_since_ns = ue->file_since_ns,
 			.unterminated = true,
+			.has_sched = ue->has_sched,
+			.sched = lp_sched_back(ue->sched, 1),
 		};
 		int err;
 

@@ -454,6 +454,7 @@ static int collect_threads(struct lp_pipeline *p, struct lp_report *rep)
 			.lost = p->h.thread_lost ? p->h.thread_lost(p->h.ctx, infos[i].tid)
 						 : infos[i].lost_seen,
 			.max_depth = infos[i].max_depth,
+			.sched = infos[i].sched,
 		};
 	}
 	rep->threads = p->threads;

@@ -154,6 +154,35 @@ static void input_lines(FILE *out, const struct lp_report *r)
 			r->unknown_literal);
 }
 
+/* --off-cpu: spans whose time is not split, or only in part, and why. */
+static void off_cpu_line(FILE *out, const struct lp_nest_totals *t)
+{
+	if (!t->sched_partial && !t->sched_unmeasured)
+		return;
+	fprintf(out,
+		"Off-CPU: %" PRIu64 " spans split, %" PRIu64 " in part (open before their thread "
+		"was tracked: the rest is unmeasured), %" PRIu64 " not (closed at a thread's exit "
+		"or the recording's end)\n",
+		t->sched_measured, t->sched_partial, t->sched_unmeasured);
+}
+
+/*
+ * --off-cpu's columns: the share of the row's time on a CPU, and its time
+ * waiting for one and blocked; "-" for a row nothing of which was split.
+ */
+static void split_cells(const struct lp_group *g, char *out, size_t sz)
+{
+	char pct[16] = "-", runq[32] = "-", blocked[32] = "-";
+
+	if (g->unmeasured_ns < g->total_ns) {
+		snprintf(pct, sizeof(pct), "%.1f%%",
+			 100.0 * (double)g->sched.cpu_ns / (double)g->total_ns);
+		lp_fmt_duration(g->sched.runq_ns, runq, sizeof(runq));
+		lp_fmt_duration(g->sched.blocked_ns, blocked, sizeof(blocked));
+	}
+	snprintf(out, sz, "%7s%10s%10s", pct, runq, blocked);
+}
+
 void lp_report_table(FILE *out, const struct lp_report *r)
 {
 	const struct lp_nest_totals *t = r->totals;
@@ -223,13 +252,16 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			t->unterminated, t->started_before, t->unmatched_exits, LP_NEST_MAX_DEPTH,
 			t->too_deep);
 	input_lines(out, r);
+	if (r->off_cpu)
+		off_cpu_line(out, t);
 	fputc('\n', out);
 	fputs("Name                                      Self       Total  Calls      Mean       P95"
-	      "  Self HB      %\n",
+	      "  Self HB      %",
 	      out);
+	fputs(r->off_cpu ? "   CPU%      Runq   Blocked\n" : "\n", out);
 	for (size_t i = 0; i < shown; i++) {
 		struct lp_group *g = r->groups[i];
-		char hb[32], pct[16], notes[64];
+		char hb[32], pct[16], notes[64], split[48] = "";
 
 		name_cell(r, g, name, sizeof(name));
 		lp_fmt_duration(g->self_ns, a, sizeof(a));
@@ -248,8 +280,10 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			snprintf(pct, sizeof(pct), "-");
 		/* An uncertain row's self time may be wrong: say so on the row. */
 		row_notes(g, notes, sizeof(notes));
-		fprintf(out, "%s%10s%11s%7" PRIu64 "%10s%10s%9s%7s%s\n", name, a, b, g->calls, c, d,
-			hb, pct, notes);
+		if (r->off_cpu)
+			split_cells(g, split, sizeof(split));
+		fprintf(out, "%s%10s%11s%7" PRIu64 "%10s%10s%9s%7s%s%s\n", name, a, b, g->calls, c,
+			d, hb, pct, split, notes);
 	}
 	table_footer(out, r, shown);
 }
@@ -574,8 +608,32 @@ static void write_row(struct jw *w, const struct lp_report *r, struct lp_group *
 	put_u64(w, "unterminated", g->unterminated);
 	put_u64(w, "started_before_recording", g->started_before);
 	put_u64(w, "uncertain", g->uncertain);
+	if (r->off_cpu) {
+		put_u64(w, "total_cpu_ns", g->sched.cpu_ns);
+		put_u64(w, "total_runq_ns", g->sched.runq_ns);
+		put_u64(w, "total_blocked_ns", g->sched.blocked_ns);
+		put_u64(w, "self_cpu_ns", g->self_sched.cpu_ns);
+		put_u64(w, "self_runq_ns", g->self_sched.runq_ns);
+		put_u64(w, "self_blocked_ns", g->self_sched.blocked_ns);
+		put_u64(w, "voluntary_switches", g->sched.vcsw);
+		put_u64(w, "involuntary_switches", g->sched.ivcsw);
+		put_u64(w, "off_cpu_unmeasured_ns", g->unmeasured_ns);
+	}
 	write_folded(w, g);
 	write_hist(w, g);
+	jw_obj_end(w);
+}
+
+/* --off-cpu: how many spans were split, and how (the rows and threads have the figures). */
+static void write_off_cpu(struct jw *w, const struct lp_report *r)
+{
+	if (!r->off_cpu)
+		return;
+	member(w, "off_cpu");
+	jw_obj_begin(w);
+	put_u64(w, "spans_measured", r->totals->sched_measured);
+	put_u64(w, "spans_partly_measured", r->totals->sched_partial);
+	put_u64(w, "spans_not_measured", r->totals->sched_unmeasured);
 	jw_obj_end(w);
 }
 
@@ -595,6 +653,13 @@ static void write_threads(struct jw *w, const struct lp_report *r)
 		put_u64(w, "recorded_ns", th->recorded_ns);
 		put_u64(w, "lost_events", th->lost);
 		put_u64(w, "max_depth", th->max_depth);
+		if (r->off_cpu) {
+			put_u64(w, "cpu_ns", th->sched.cpu_ns);
+			put_u64(w, "runq_ns", th->sched.runq_ns);
+			put_u64(w, "blocked_ns", th->sched.blocked_ns);
+			put_u64(w, "voluntary_switches", th->sched.vcsw);
+			put_u64(w, "involuntary_switches", th->sched.ivcsw);
+		}
 		jw_obj_end(w);
 	}
 	jw_break(w);
@@ -628,6 +693,7 @@ int lp_report_summary_json(FILE *f, const struct lp_report *r)
 	write_usage(&w, r);
 	write_span_pairs(&w, r);
 	write_groups(&w, r);
+	write_off_cpu(&w, r);
 	member(&w, "rows");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->ngroups; i++)
@@ -675,6 +741,7 @@ char *lp_report_other_data_json(const struct lp_report *r)
 	put_u64(&w, "unterminated_spans", r->totals->unterminated);
 	put_u64(&w, "started_before_recording", r->totals->started_before);
 	put_u64(&w, "uncertain_spans", r->totals->uncertain);
+	put_bool(&w, "off_cpu", r->off_cpu);
 	jw_obj_end(&w);
 	if (jw_error(&w) || lp_buf_putc(&b, '\0')) {
 		lp_buf_free(&b);

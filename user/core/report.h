@@ -69,6 +69,7 @@ struct lp_report_thread {
 	uint32_t name;  /* string id */
 	uint64_t spans, recorded_ns, lost;
 	uint32_t max_depth;
+	struct lp_sched sched; /* --off-cpu: of its top-level spans, those split */
 };
 
 struct lp_report_process {
@@ -113,6 +114,11 @@ struct lp_report {
 	uint64_t end_ns;  /* ... and ended */
 	enum lp_end_reason end_reason;
 	enum lp_mode mode;
+	/*
+	 * --off-cpu: spans were split into cpu, runq and blocked time (lp_span
+	 * sched); the table and the summary show it.
+	 */
+	bool off_cpu;
 	const char *binary;     /* all-processes: the binary */
 	const struct lp_report_process *procs;
 	size_t nprocs;

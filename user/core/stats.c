@@ -286,6 +286,21 @@ int lp_stats_add(struct lp_stats *s, const struct lp_span *span)
 		g->uncertain++;
 	if (span->flags & LP_SPAN_STARTED_BEFORE)
 		g->started_before++;
+	if (span->has_sched) {
+		g->sched.cpu_ns += span->sched.cpu_ns;
+		g->sched.runq_ns += span->sched.runq_ns;
+		g->sched.blocked_ns += span->sched.blocked_ns;
+		g->sched.vcsw += span->sched.vcsw;
+		g->sched.ivcsw += span->sched.ivcsw;
+		g->self_sched.cpu_ns += span->self_sched.cpu_ns;
+		g->self_sched.runq_ns += span->self_sched.runq_ns;
+		g->self_sched.blocked_ns += span->self_sched.blocked_ns;
+		g->self_sched.vcsw += span->self_sched.vcsw;
+		g->self_sched.ivcsw += span->self_sched.ivcsw;
+		g->unmeasured_ns += span->unmeasured_ns;
+	} else {
+		g->unmeasured_ns += span->total_ns;
+	}
 	return 0;
 }
 

@@ -135,6 +135,13 @@ struct lp_group {
 	uint64_t p95; /* of durs, once computed */
 	size_t order; /* the groups before it: ties sort by it (ids are reused, so not by name id) */
 	struct lp_hll *folded;
+	/*
+	 * --off-cpu: the splits of its spans (lp_span sched and self_sched) summed,
+	 * and the time of its spans not in them (lp_span unmeasured_ns, or all of
+	 * a span not split): sched's three + unmeasured_ns = total_ns.
+	 */
+	struct lp_sched sched, self_sched;
+	uint64_t unmeasured_ns;
 	/* Read back from a summary (report, diff): p95 is its P95 as written there. */
 	bool p95_fixed;
 	uint64_t folded_estimate; /* read back: an overflow row's distinct groups, as written */

@@ -49,7 +49,10 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 
 /* The keys of args the profiler writes itself: a metadata key equal to one is renamed. */
 static const char *const reserved_keys[] = { "counter", "self_counter", "unterminated",
-					     "uncertain", "started_before_recording", NULL };
+					     "uncertain", "started_before_recording", "cpu_us",
+					     "runq_us", "blocked_us", "voluntary_switches",
+					     "involuntary_switches", "off_cpu_unmeasured_us", NULL };
+
 
 /* The items of a metadata text as args members, "k":"v","k2":"v2", into m. */
 static void write_meta_items(struct jw *m, const char *meta, size_t len)
@@ -81,6 +84,22 @@ void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_
 	if (s->flags & LP_SPAN_UNCERTAIN) {
 		jw_key(w, "uncertain", 9);
 		jw_bool(w, true);
+	}
+	if (s->has_sched) {
+		jw_key(w, "cpu_us", 6);
+		jw_usec(w, s->sched.cpu_ns);
+		jw_key(w, "runq_us", 7);
+		jw_usec(w, s->sched.runq_ns);
+		jw_key(w, "blocked_us", 10);
+		jw_usec(w, s->sched.blocked_ns);
+		jw_key(w, "voluntary_switches", 18);
+		jw_u64(w, s->sched.vcsw);
+		jw_key(w, "involuntary_switches", 20);
+		jw_u64(w, s->sched.ivcsw);
+		if (s->unmeasured_ns) {
+			jw_key(w, "off_cpu_unmeasured_us", 21);
+			jw_usec(w, s->unmeasured_ns);
+		}
 	}
 	jw_obj_end(w);
 }
@@ -217,6 +236,29 @@ static char *put(char *p, const char *s, size_t len)
 #define PUT(p, lit) put(p, lit, sizeof(lit) - 1)
 
 /*
+ * --off-cpu: the span's split, at most 242 bytes (three and one usec, two
+ * u64); more: whether a member came before. Returns the end.
+ */
+static char *put_sched(char *p, const struct lp_span *s, bool more)
+{
+	p = more ? PUT(p, ",\"cpu_us\":") : PUT(p, "\"cpu_us\":");
+	p = jw_fmt_usec(p, s->sched.cpu_ns);
+	p = PUT(p, ",\"runq_us\":");
+	p = jw_fmt_usec(p, s->sched.runq_ns);
+	p = PUT(p, ",\"blocked_us\":");
+	p = jw_fmt_usec(p, s->sched.blocked_ns);
+	p = PUT(p, ",\"voluntary_switches\":");
+	p = jw_fmt_u64(p, s->sched.vcsw);
+	p = PUT(p, ",\"involuntary_switches\":");
+	p = jw_fmt_u64(p, s->sched.ivcsw);
+	if (s->unmeasured_ns) {
+		p = PUT(p, ",\"off_cpu_unmeasured_us\":");
+		p = jw_fmt_usec(p, s->unmeasured_ns);
+	}
+	return p;
+}
+
+/*
  * One "X" event. Only ids, times, counters and flags differ between spans of
  * one name and metadata: the rest is copied from the fragments, the numbers
  * formatted in place. Byte for byte what write_span_uncached() writes.
@@ -270,8 +312,14 @@ void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
 			 : PUT(p, "\"started_before_recording\":true");
 		more = true;
 	}
-	if (s->flags & LP_SPAN_UNCERTAIN)
+	if (s->flags & LP_SPAN_UNCERTAIN) {
 		p = more ? PUT(p, ",\"uncertain\":true") : PUT(p, "\"uncertain\":true");
+		more = true;
+	}
+	if (s->has_sched) {
+		jw_advance(w, p);
+		p = put_sched(jw_room(w, JW_ROOM_MAX), s, more);
+	}
 	p = PUT(p, "}}");
 	jw_advance(w, p);
 }

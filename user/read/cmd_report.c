@@ -179,6 +179,22 @@ static int cmp_thread(const void *a, const void *b, void *ctx)
 }
 
 /*
+ * --off-cpu: the share of the thread's recorded time on a CPU, its time
+ * waiting for one and blocked (its top-level spans that were split).
+ */
+static void thread_split(FILE *out, const struct lp_report_thread *t)
+{
+	char runq[32], blocked[32], pct[16] = "-";
+
+	if (t->recorded_ns)
+		snprintf(pct, sizeof(pct), "%.1f%%",
+			 100.0 * (double)t->sched.cpu_ns / (double)t->recorded_ns);
+	lp_fmt_duration(t->sched.runq_ns, runq, sizeof(runq));
+	lp_fmt_duration(t->sched.blocked_ns, blocked, sizeof(blocked));
+	fprintf(out, "%7s%10s%10s", pct, runq, blocked);
+}
+
+/*
  * One row per thread (or keyed track): its spans and recorded time, by
  * recorded time (--sort calls: spans; name).
  */
@@ -198,8 +214,8 @@ static int print_threads(FILE *out, const struct lp_summary *s, const struct lp_
 	qsort_r(idx, n, sizeof(*idx), cmp_thread, &ord);
 	lp_fmt_duration(s->totals.recorded_ns, rec, sizeof(rec));
 	fprintf(out, "Threads: %zu, recorded thread time %s\n\n", n, rec);
-	fprintf(out, "       PID        TID  %-*s    Spans    Recorded       %%    Lost  Depth\n",
-		LP_THREAD_NAME_COLS, "Name");
+	fprintf(out, "       PID        TID  %-*s    Spans    Recorded       %%    Lost  Depth%s\n",
+		LP_THREAD_NAME_COLS, "Name", s->rep.off_cpu ? "   CPU%      Runq   Blocked" : "");
 	for (size_t i = 0; i < n && (!o->top || shown < o->top); i++) {
 		const struct lp_report_thread *t = &s->threads[idx[i]];
 
@@ -210,9 +226,11 @@ static int print_threads(FILE *out, const struct lp_summary *s, const struct lp_
 				 100.0 * (double)t->recorded_ns / (double)s->totals.recorded_ns);
 		else
 			snprintf(pct, sizeof(pct), "-");
-		fprintf(out, "%10" PRIu32 " %10" PRIu32 "  %s%9" PRIu64 "%12s%8s%8" PRIu64 "%7" PRIu32
-			     "\n",
+		fprintf(out, "%10" PRIu32 " %10" PRIu32 "  %s%9" PRIu64 "%12s%8s%8" PRIu64 "%7" PRIu32,
 			t->pid, t->tid, name, t->spans, rec, pct, t->lost, t->max_depth);
+		if (s->rep.off_cpu)
+			thread_split(out, t);
+		fputc('\n', out);
 		shown++;
 	}
 	if (shown < n)

@@ -264,6 +264,20 @@ static void load_totals(struct rd *rd, json_object *root)
 	t->last_ns = window;
 }
 
+/* --off-cpu: present only then; the rows and threads have the split. */
+static void load_off_cpu(struct rd *rd, json_object *root)
+{
+	json_object *o = member(rd, root, "", "off_cpu", json_type_object, false);
+	struct lp_nest_totals *t = &rd->s->totals;
+
+	if (!o)
+		return;
+	rd->s->rep.off_cpu = true;
+	num(rd, o, "off_cpu", "spans_measured", &t->sched_measured, true);
+	num(rd, o, "off_cpu", "spans_partly_measured", &t->sched_partial, true);
+	num(rd, o, "off_cpu", "spans_not_measured", &t->sched_unmeasured, true);
+}
+
 static void load_events_received(struct rd *rd, json_object *root)
 {
 	json_object *o = member(rd, root, "", "events_received", json_type_object, false);
@@ -493,6 +507,22 @@ static void load_row(struct rd *rd, json_object *row, size_t i, struct lp_summar
 	num(rd, row, w, "unterminated", &g->unterminated, false);
 	num(rd, row, w, "started_before_recording", &g->started_before, false);
 	num(rd, row, w, "uncertain", &g->uncertain, false);
+	if (rd->s->rep.off_cpu) {
+		num(rd, row, w, "total_cpu_ns", &g->sched.cpu_ns, true);
+		num(rd, row, w, "total_runq_ns", &g->sched.runq_ns, true);
+		num(rd, row, w, "total_blocked_ns", &g->sched.blocked_ns, true);
+		num(rd, row, w, "self_cpu_ns", &g->self_sched.cpu_ns, true);
+		num(rd, row, w, "self_runq_ns", &g->self_sched.runq_ns, true);
+		num(rd, row, w, "self_blocked_ns", &g->self_sched.blocked_ns, true);
+		num(rd, row, w, "voluntary_switches", &g->sched.vcsw, true);
+		num(rd, row, w, "involuntary_switches", &g->sched.ivcsw, true);
+		num(rd, row, w, "off_cpu_unmeasured_ns", &g->unmeasured_ns, true);
+		if (!rd->err && lp_sched_sum(&g->sched) + g->unmeasured_ns != g->total_ns)
+			bad(rd, -EINVAL,
+			    "%s: total_cpu_ns + total_runq_ns + total_blocked_ns + "
+			    "off_cpu_unmeasured_ns is not total_ns",
+			    w);
+	}
 	/* An approximate P95 is shown with "~": lp_group_p95_exact() is !hist. */
 	if (!exact && !rd->err && !(g->hist = calloc(1, sizeof(*g->hist))))
 		bad(rd, -ENOMEM, "out of memory");
@@ -554,6 +584,13 @@ static void load_thread_list(struct rd *rd, json_object *root)
 		num(rd, o, w, "recorded_ns", &t->recorded_ns, true);
 		num(rd, o, w, "lost_events", &t->lost, false);
 		num32(rd, o, w, "max_depth", &t->max_depth, false);
+		if (s->rep.off_cpu) {
+			num(rd, o, w, "cpu_ns", &t->sched.cpu_ns, true);
+			num(rd, o, w, "runq_ns", &t->sched.runq_ns, true);
+			num(rd, o, w, "blocked_ns", &t->sched.blocked_ns, true);
+			num(rd, o, w, "voluntary_switches", &t->sched.vcsw, true);
+			num(rd, o, w, "involuntary_switches", &t->sched.ivcsw, true);
+		}
 		s->rep.nthreads = i + 1;
 	}
 	s->rep.threads = s->threads;
@@ -661,6 +698,7 @@ static void load(struct rd *rd, json_object *root)
 	load_run(rd, root);
 	load_recording(rd, root);
 	load_totals(rd, root);
+	load_off_cpu(rd, root);
 	load_events_received(rd, root);
 	load_lost_events(rd, root);
 	load_input(rd, root);

@@ -175,7 +175,8 @@ static int setup_signals(struct recorder *r)
 static int setup_session(struct recorder *r)
 {
 	struct lp_session_opts so = { .buffer_bytes = r->o->buffer_bytes, .on_record = on_record,
-				      .ctx = r, .specs = r->o->specs, .nspecs = r->o->nspecs };
+				      .ctx = r, .specs = r->o->specs, .nspecs = r->o->nspecs,
+				      .off_cpu = r->o->off_cpu };
 	int err = r->ops->prepare(r, &so);
 
 	if (!err)
@@ -360,6 +361,7 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 	rep->end_ns = r->end_ns;
 	rep->end_reason = r->end_reason ? r->end_reason : LP_END_ERROR;
 	rep->mode = o->mode;
+	rep->off_cpu = o->off_cpu;
 	rep->binary = o->binary;
 	rep->trace_path = r->trace_open ? r->trace_path : NULL;
 	rep->summary_path = r->summary_path;

@@ -146,6 +146,10 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 									 : (1u << 20);
 	s->skel->rodata->all_dev = o->all_dev;
 	s->skel->rodata->all_ino = o->all_ino;
+	s->skel->rodata->off_cpu = o->off_cpu;
+	/* Every context switch on the host runs them: loaded only when asked for. */
+	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
 	err = leanprofiler_bpf__load(s->skel);
 	if (err) {
 		if (err == -EPERM)

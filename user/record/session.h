@@ -37,6 +37,8 @@ struct lp_session_opts {
 	/* Span-pair specs: their probes are attached too, in every file that has them. */
 	const struct lp_spec *specs;
 	size_t nspecs;
+	/* --off-cpu: events carry their thread's cpu/runq/blocked time (wire.h lp_sched_snap). */
+	bool off_cpu;
 };
 
 /*
