@@ -30,9 +30,11 @@
  *   S pid tid depth name sleep_ns R0 R1 R2 R3
  * sleep_ns: the nanosleep inside the span (0: none; for a parent, its children's
  * too); R0..R3: what the thread had before the enter marker, after it, before the
- * exit marker and after it, each "wall cpu nvcsw nivcsw": CLOCK_MONOTONIC
+ * exit marker and after it, each "wall cpu nvcsw nivcsw run_delay": CLOCK_MONOTONIC
  * (leanprofiler's clock) and CLOCK_THREAD_CPUTIME_ID in ns, voluntary and
- * involuntary context switches (getrusage(RUSAGE_THREAD)). So R0..R3 hold the
+ * involuntary context switches (getrusage(RUSAGE_THREAD)), the scheduler's own
+ * sum of the thread's waits for a CPU (run_delay in /proc/thread-self/schedstat, ns;
+ * -1: not known). So R0..R3 hold the
  * whole span, markers included, and R1..R2 lie inside it: a marker's one-time
  * costs (a thread's first, a literal's first) are before its timestamp, in R0..R1
  * but not in the span.
@@ -115,6 +117,7 @@ struct thr {
 /* What the thread had at one moment. */
 struct reading {
 	uint64_t wall, cpu;
+	int64_t run_delay;
 	long vol, invol;
 };
 
@@ -136,6 +139,27 @@ static void thr_init(struct thr *t, const char *comm)
 }
 
 /*
+ * The scheduler's own count of the thread's time waiting for a CPU (sched_info's
+ * run_delay, the second figure of /proc/thread-self/schedstat), ns; -1 if unknown
+ * (a kernel without CONFIG_SCHED_INFO).
+ */
+static int64_t run_delay_ns(void)
+{
+	static __thread int fd = -1;
+	unsigned long long exec, delay;
+	char buf[96];
+	ssize_t n;
+
+	if (fd < 0)
+		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu", &exec, &delay) == 2 ? (int64_t)delay : -1;
+}
+
+/*
  * Before a marker, the clocks last (closest to it); after one, first. The
  * switches are counted by getrusage(RUSAGE_THREAD) (the kernel's nvcsw, nivcsw).
  */
@@ -146,6 +170,7 @@ static void read_before(struct reading *r)
 	getrusage(RUSAGE_THREAD, &ru);
 	r->vol = ru.ru_nvcsw;
 	r->invol = ru.ru_nivcsw;
+	r->run_delay = run_delay_ns();
 	r->wall = now_ns();
 	r->cpu = thread_cpu_ns();
 }
@@ -156,6 +181,7 @@ static void read_after(struct reading *r)
 
 	r->cpu = thread_cpu_ns();
 	r->wall = now_ns();
+	r->run_delay = run_delay_ns();
 	getrusage(RUSAGE_THREAD, &ru);
 	r->vol = ru.ru_nvcsw;
 	r->invol = ru.ru_nivcsw;
@@ -188,9 +214,9 @@ static void span_log(struct thr *t, struct span *s)
 
 	t->depth--;
 	for (int i = 0; i < 4; i++)
-		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " %llu %llu %ld %ld",
+		n += snprintf(buf + n, sizeof(buf) - (size_t)n, " %llu %llu %ld %ld %lld",
 			      (unsigned long long)s->r[i].wall, (unsigned long long)s->r[i].cpu,
-			      s->r[i].vol, s->r[i].invol);
+			      s->r[i].vol, s->r[i].invol, (long long)s->r[i].run_delay);
 	log_to(logfd, "%s\n", buf);
 }
 
