@@ -27,9 +27,12 @@
  *
  * The log (O_APPEND, one write(2) per line) has one line per span, written when it
  * is over:
- *   S pid tid depth name sleep_ns R0 R1 R2 R3
+ *   S pid tid depth name sleep_ns loop_ns gap_ns R0 R1 R2 R3
  * sleep_ns: the nanosleep inside the span (0: none; for a parent, its children's
- * too); R0..R3: what the thread had before the enter marker, after it, before the
+ * too); loop_ns: the CLOCK_MONOTONIC time of its CPU burning loops, gap_ns: the part
+ * of it the thread was surely off its CPU (10 us or more between two readings of the
+ * clock in the loop, whose iterations take 1-3 us: it waited for a CPU, or served an
+ * interrupt); R0..R3: what the thread had before the enter marker, after it, before the
  * exit marker and after it, each "wall cpu nvcsw nivcsw run_delay": CLOCK_MONOTONIC
  * (leanprofiler's clock) and CLOCK_THREAD_CPUTIME_ID in ns, voluntary and
  * involuntary context switches (getrusage(RUSAGE_THREAD)), the scheduler's own
@@ -70,6 +73,7 @@
 #define CONTEND_NS (10 * MS)
 #define OPEN_BURN_NS (2 * MS)
 #define WAIT_S 60 /* the longest any wait of the protocol lasts */
+#define GAP_NS 10000 /* a loop's iteration takes 1-3 us: a longer one was off the CPU */
 
 static int logfd = -1;
 
@@ -88,13 +92,28 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The thread's burn loops so far: their CLOCK_MONOTONIC time, and the part of it
+ * in gaps (GAP_NS or more between two readings of the clock in the loop), when
+ * the thread was surely off its CPU: waiting for it, or in an interrupt.
+ */
+static __thread uint64_t loop_total, gap_total;
+
 /* Runs until the thread has had ns more of CPU time, however long that takes. */
 static void burn_ns(uint64_t ns)
 {
-	uint64_t end = thread_cpu_ns() + ns;
+	uint64_t end = thread_cpu_ns() + ns, start = now_ns(), prev = start;
 
-	while (thread_cpu_ns() < end)
-		;
+	for (;;) {
+		uint64_t t = now_ns();
+
+		if (t - prev >= GAP_NS)
+			gap_total += t - prev;
+		prev = t;
+		if (thread_cpu_ns() >= end)
+			break;
+	}
+	loop_total += prev - start;
 }
 
 /* Asleep for ns of CLOCK_MONOTONIC (an absolute deadline: EINTR cannot shorten it). */
@@ -126,6 +145,7 @@ struct span {
 	const char *name;
 	int depth;
 	uint64_t sleep;
+	uint64_t loop, gap; /* loop_total and gap_total at the beginning */
 	struct reading r[4];
 };
 
@@ -193,6 +213,8 @@ static void read_after(struct reading *r)
 		(s)->name = NAME;                                                         \
 		(s)->depth = (t)->depth++;                                                \
 		(s)->sleep = 0;                                                           \
+		(s)->loop = loop_total;                                                   \
+		(s)->gap = gap_total;                                                     \
 		read_before(&(s)->r[0]);                                                  \
 		LP_SPAN_ENTER(NAME, NULL);                                                \
 		read_after(&(s)->r[1]);                                                   \
@@ -209,8 +231,10 @@ static void read_after(struct reading *r)
 static void span_log(struct thr *t, struct span *s)
 {
 	char buf[400];
-	int n = snprintf(buf, sizeof(buf), "S %d %d %d %s %llu", t->pid, t->tid, s->depth, s->name,
-			 (unsigned long long)s->sleep);
+	int n = snprintf(buf, sizeof(buf), "S %d %d %d %s %llu %llu %llu", t->pid, t->tid, s->depth,
+			 s->name, (unsigned long long)s->sleep,
+			 (unsigned long long)(loop_total - s->loop),
+			 (unsigned long long)(gap_total - s->gap));
 
 	t->depth--;
 	for (int i = 0; i < 4; i++)
