@@ -464,9 +464,19 @@ static const char *check_span(const struct rspan *r, const struct lspan *l)
 	if (r->vol > DELTA(l, vol, 0, 3) || r->invol > DELTA(l, invol, 0, 3))
 		return fmt("%s: more context switches than the thread made: %s", w, figures(r, l));
 	if (r->sbr) {
-		/* Part measured: never more CPU than the thread had over the whole span. */
+		/*
+		 * Part measured: never more CPU than the thread had over the whole span; its
+		 * sleep and loops came after the thread's first event since the attach (the
+		 * test checks that the measured part holds them), so they are measured.
+		 */
 		if (r->cpu > outer + cpu_tolerance(outer))
 			return fmt("%s: more CPU than the thread had: %s", w, figures(r, l));
+		if (l->sleep && r->blocked < sleep_min(l))
+			return fmt("%s: blocked less than the %.3f us it slept: %s", w,
+				   (double)l->sleep / 1e3, figures(r, l));
+		if (r->cpu < (int64_t)(l->loop - l->gap) - cpu_tolerance((int64_t)(l->loop - l->gap)))
+			return fmt("%s: cpu is below the time it surely ran in its loops: %s", w,
+				   figures(r, l));
 		return NULL;
 	}
 	/* ... and every switch between the inner ones is in the span. */
@@ -1107,14 +1117,38 @@ static void test_launch_without_flag(void **state)
 
 /*
  * Checks of a recording of offcpu attach=N: the spans open at the attach came
- * out partly measured or not, the dying thread's span not measured, every other
- * span fully (check_span() holds each to that); hang_measured: whether off.hang
- * ended inside the recording.
+ * out partly measured, unmeasured until their thread's first event since the
+ * attach; the dying thread's span not measured, every other span fully
+ * (check_span() holds each to that); hang_measured: whether off.hang ended inside
+ * the recording.
  */
 static void check_attached(const struct trace *tr, bool hang_measured)
 {
 	assert_int_equal(count(tr, "off.open", is_sbr), 1);
 	assert_int_equal(count(tr, "off.open.busy", is_sbr), 1);
+	/*
+	 * Their threads' first events since the attach are the enters of their
+	 * off.open.inner: followed from there, the rest before is unmeasured.
+	 */
+	for (size_t k = 0; k < tr->n; k++) {
+		const struct rspan *o = &tr->s[k], *in = NULL;
+
+		if (!o->sbr)
+			continue;
+		for (size_t j = 0; j < tr->n; j++)
+			if (tr->s[j].tid == o->tid && !strcmp(tr->s[j].name, "off.open.inner"))
+				in = &tr->s[j];
+		if (!in)
+			fail_msg("%s: no off.open.inner on its thread", where(o));
+		if (!o->has || o->un <= 0)
+			fail_msg("%s: open at the attach, its thread followed from %s, but %s", where(o),
+				 where(in), o->has ? "fully measured" : "not measured at all");
+		if (o->un > in->start - o->start + ROUNDING_NS)
+			fail_msg("%s: %.3f us unmeasured, but its thread was followed from %.3f us in "
+				 "(%s)",
+				 where(o), (double)o->un / 1e3, (double)(in->start - o->start) / 1e3,
+				 where(in));
+	}
 	assert_int_equal(count(tr, "off.dying", is_unterm), 1);
 	assert_int_equal(count(tr, "off.hang", hang_measured ? is_full : is_unterm), 1);
 	for (size_t k = 0; k < tr->n; k++)

@@ -16,8 +16,8 @@
  *       "open-busy" (enters "off.open.busy" then spins) and "idle" (waits, no span);
  *       prints "ready pid=P" once all three are there, then reads one line:
  *     - "go": waits (at most 10 s) until LP_ACTIVE(), notes the time (a G line),
- *       releases the three: the open ones burn 2 ms and sleep 3 ms more in their
- *       span and leave it; starts "late" and "dying" ("dying" enters "off.dying",
+ *       releases the three: the open ones run a span "off.open.inner" of 1 ms of
+ *       CPU, burn 2 ms and sleep 3 ms more in their span and leave it; starts "late" and "dying" ("dying" enters "off.dying",
  *       burns 1 ms and returns with the span open); then every thread but
  *       "dying" (main too) runs N rounds of one sleep, burn and mixed span;
  *     - prints "done" once all are joined, enters "off.hang" and reads a line
@@ -356,80 +356,78 @@ static struct timespec deadline(void)
 	return d;
 }
 
-/* Counts the caller as present, then waits for "go" (on the condition variable). */
+/* Counts the caller as present (at its place for the attach). */
+static void arrive(void)
+{
+	pthread_mutex_lock(&mu);
+	present++;
+	pthread_cond_broadcast(&cond);
+	pthread_mutex_unlock(&mu);
+}
+
+/* Counts the caller as present, then waits for "go" on the condition variable (asleep). */
 static void wait_go(void)
 {
 	struct timespec d = deadline();
 
+	arrive();
 	pthread_mutex_lock(&mu);
-	present++;
-	pthread_cond_broadcast(&cond);
 	while (!atomic_load(&go))
 		if (pthread_cond_timedwait(&cond, &mu, &d) == ETIMEDOUT)
 			fail("timeout waiting for go");
 	pthread_mutex_unlock(&mu);
 }
 
-static void *open_blocked_main(void *arg)
+/* Counts the caller as present, then spins until "go": on a CPU, or waiting for one. */
+static void spin_go(void)
 {
-	struct thr t;
-	struct span s;
+	uint64_t end = now_ns() + WAIT_S * 1000000000ULL;
 
-	(void)arg;
-	thr_init(&t, "open-blocked");
-	SPAN_BEGIN(&t, &s, "off.open");
-	wait_go();
-	burn_ns(OPEN_BURN_NS);
-	sleep_ns(SLEEP_NS);
-	s.sleep = SLEEP_NS;
-	SPAN_END(&t, &s, "off.open");
-	rounds_of(&t);
-	return NULL;
-}
-
-static void *open_busy_main(void *arg)
-{
-	struct thr t;
-	struct span s;
-	uint64_t end;
-
-	(void)arg;
-	thr_init(&t, "open-busy");
-	SPAN_BEGIN(&t, &s, "off.open.busy");
-	pthread_mutex_lock(&mu);
-	present++;
-	pthread_cond_broadcast(&cond);
-	pthread_mutex_unlock(&mu);
-	/* On a CPU (or waiting for one) while the profiler attaches: a spin, no syscall. */
-	end = now_ns() + WAIT_S * 1000000000ULL;
+	arrive();
 	while (!atomic_load(&go))
 		if (now_ns() > end)
 			fail("timeout waiting for go");
+}
+
+/* "open-blocked" (arg NULL: asleep in its span at the attach) or "open-busy" (spinning). */
+static void *open_main(void *arg)
+{
+	int busy = arg != NULL;
+	struct thr t;
+	struct span s, c;
+
+	thr_init(&t, busy ? "open-busy" : "open-blocked");
+	if (busy)
+		SPAN_BEGIN(&t, &s, "off.open.busy");
+	else
+		SPAN_BEGIN(&t, &s, "off.open");
+	if (busy)
+		spin_go();
+	else
+		wait_go();
+	/* The thread's first event since the attach: followed from there on. */
+	SPAN_BEGIN(&t, &c, "off.open.inner");
+	burn_ns(MS);
+	SPAN_END(&t, &c, "off.open.inner");
 	burn_ns(OPEN_BURN_NS);
 	sleep_ns(SLEEP_NS);
 	s.sleep = SLEEP_NS;
-	SPAN_END(&t, &s, "off.open.busy");
+	if (busy)
+		SPAN_END(&t, &s, "off.open.busy");
+	else
+		SPAN_END(&t, &s, "off.open");
 	rounds_of(&t);
 	return NULL;
 }
 
-static void *idle_main(void *arg)
+/* "idle" (waits for "go" asleep, no span open) or "late" (started after it): rounds. */
+static void *rounds_main(void *arg)
 {
 	struct thr t;
 
-	(void)arg;
-	thr_init(&t, "idle");
-	wait_go();
-	rounds_of(&t);
-	return NULL;
-}
-
-static void *late_main(void *arg)
-{
-	struct thr t;
-
-	(void)arg;
-	thr_init(&t, "late");
+	thr_init(&t, arg);
+	if (!strcmp(arg, "idle"))
+		wait_go();
 	rounds_of(&t);
 	return NULL;
 }
@@ -462,7 +460,8 @@ static int wait_active(void)
 
 static void attach(int n)
 {
-	void *(*early[])(void *) = { open_blocked_main, open_busy_main, idle_main };
+	void *(*early[])(void *) = { open_main, open_main, rounds_main };
+	void *early_arg[] = { NULL, &go, "idle" }; /* open_main: blocked, then busy */
 	pthread_t th[5];
 	struct timespec d = deadline();
 	struct thr t;
@@ -474,7 +473,7 @@ static void attach(int n)
 	thr_init(&t, NULL);
 	pthread_mutex_lock(&mu);
 	for (int i = 0; i < 3; i++)
-		if (pthread_create(&th[i], NULL, early[i], NULL))
+		if (pthread_create(&th[i], NULL, early[i], early_arg[i]))
 			fail("pthread_create");
 	while (present < 3)
 		if (pthread_cond_timedwait(&cond, &mu, &d) == ETIMEDOUT)
@@ -492,7 +491,7 @@ static void attach(int n)
 	atomic_store(&go, 1);
 	pthread_cond_broadcast(&cond);
 	pthread_mutex_unlock(&mu);
-	if (pthread_create(&th[3], NULL, late_main, NULL) ||
+	if (pthread_create(&th[3], NULL, rounds_main, "late") ||
 	    pthread_create(&th[4], NULL, dying_main, NULL))
 		fail("pthread_create");
 	rounds_of(&t);
