@@ -11,7 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ENTER, EXIT, STRING, THREAD, TASK, LIBS, USDT = 1, 2, 3, 4, 5, 6, 7
 USDT_EXIT, USDT_ARGS, USDT_SLOTS = 0x1, 12, 4
 NAME_LIT, META_LIT, HAS_COUNTER = 0x1, 0x2, 0x4
-NAME_INLINE, META_INLINE, NO_META = 0x100, 0x200, 0x400
+NAME_INLINE, META_INLINE, NO_META, SCHED = 0x100, 0x200, 0x400, 0x800
+USDT_SCHED = 0x2
 ABI1 = 1 << 12
 STR_META = 0x1
 STR_IN_FILE = 0x2
@@ -29,11 +30,19 @@ def chunk(rec):
     return struct.pack('<H', len(rec)) + rec
 
 
+def snap(cpu, runq, blocked, nvcsw=0, nivcsw=0):
+    """--off-cpu's struct lp_sched_snap: the thread's sums at the event."""
+    return struct.pack('<5Q', cpu, runq, blocked, nvcsw, nivcsw)
+
+
 def event(typ, pid, tid, seq, ts, name=0, meta=0, flags=0, counter=0, name_text=None,
-          meta_text=None, name_len=None, meta_len=None, file=0, pad=0):
-    """An enter/exit; name_text/meta_text make the strings inline."""
+          meta_text=None, name_len=None, meta_len=None, file=0, pad=0, sched=None):
+    """An enter/exit; name_text/meta_text make the strings inline; sched: snap() bytes."""
     flags |= ABI1
     text = b''
+    if sched is not None:
+        flags |= SCHED
+        text += sched
     nl = ml = 0
     if name_text is not None:
         flags |= NAME_INLINE
@@ -78,14 +87,15 @@ def libs(pid, ts):
 
 
 def usdt(pid, tid, seq, ts, spec, exit=False, args=(), lens=(), text=b'', nargs=None,
-         nstr=None, file=0):
-    """A span-pair probe record (struct lp_rec_usdt); nargs/nstr may lie."""
+         nstr=None, file=0, sched=None):
+    """A span-pair probe record (struct lp_rec_usdt); nargs/nstr may lie; sched: snap()."""
     a = list(args) + [0] * (USDT_ARGS - len(args))
     ln = list(lens) + [0] * (USDT_SLOTS - len(lens))
     body = struct.pack('<QHHHBB', ts, spec, file, 0, len(args) if nargs is None else nargs,
                        len(lens) if nstr is None else nstr)
     body += struct.pack('<%dQ' % USDT_ARGS, *a) + struct.pack('<%dh' % USDT_SLOTS, *ln)
-    return chunk(hdr(USDT, USDT_EXIT if exit else 0, pid, tid, seq) + body + text)
+    flags = (USDT_EXIT if exit else 0) | (USDT_SCHED if sched is not None else 0)
+    return chunk(hdr(USDT, flags, pid, tid, seq) + body + (sched or b'') + text)
 
 
 def gate(file, ns):
@@ -340,6 +350,31 @@ def decode_seeds():
         event(ENTER, 10, 1001, 0, 4000, name_text=b'w', flags=NO_META),
         threads(64),
     ])
+    # --off-cpu: snapshots on nested spans, a forced close, a span open at attach, a
+    # snapshot out of order, span pairs with snapshots, the flag on a record too short.
+    s['off_cpu'] = b''.join([
+        process(150, 1000, True),
+        event(ENTER, 150, 150, 0, 1100, name_text=b'a', flags=NO_META, sched=snap(0, 0, 0)),
+        event(ENTER, 150, 150, 1, 1110, name_text=b'b', flags=NO_META, sched=snap(10, 0, 0)),
+        event(EXIT, 150, 150, 2, 1200, name_text=b'b', sched=snap(20, 30, 40, 1, 1)),
+        event(ENTER, 150, 150, 3, 1210, name_text=b'c', flags=NO_META,
+              sched=snap(30, 30, 40, 1, 1)),
+        event(EXIT, 150, 150, 4, 1300, name_text=b'a', sched=snap(120, 30, 40, 1, 1)),
+        event(EXIT, 150, 150, 5, 1310, name_text=b'open.at.attach',
+              sched=snap(130, 30, 40, 1, 1)),
+        event(ENTER, 150, 150, 6, 1320, name_text=b'd', flags=NO_META,
+              sched=snap(2**64 - 1, 2**63, 5, 2**64 - 1, 0)),
+        event(EXIT, 150, 150, 7, 1330, name_text=b'd', sched=snap(1, 2, 3)),
+        event(ENTER, 150, 151, 0, 1400, name_text=b'e', flags=NO_META),
+        event(EXIT, 150, 151, 1, 1500, name_text=b'e', sched=snap(100, 0, 0)),
+        usdt(150, 150, 8, 1600, 1, args=(5,), sched=snap(200, 30, 40, 1, 1)),
+        usdt(150, 150, 9, 1610, 0, args=(0x7000, 1), lens=(6,), text=b'begin;',
+             sched=snap(210, 30, 40, 1, 1)),
+        usdt(150, 150, 10, 1700, 1, exit=True, args=(5,), sched=snap(300, 30, 40, 2, 1)),
+        chunk(hdr(ENTER, SCHED | ABI1, 150, 150, 11) + b'\x00' * 60),
+        chunk(hdr(USDT, USDT_SCHED, 150, 150, 12) + b'\x00' * 130),
+        task(TEXIT, 150, 151, 1800),
+    ])
     # Collections: after every record, through literals re-sent after an exec, nested
     # runtime texts, thread and process names, keyed and unkeyed span pairs.
     s['collect_each'] = collect(1) + s['nested_literals'] + s['inline_texts'] + s['tasks']
@@ -458,6 +493,17 @@ def summary_seeds():
         del r['hist']
     s['before_paths'] = json.dumps(old).encode()
     s['newer'] = json.dumps(dict(base, schema='leanprofiler-summary/2')).encode()
+    off = json.loads(json.dumps(base))
+    off['off_cpu'] = {'spans_measured': 5, 'spans_partly_measured': 1, 'spans_not_measured': 1}
+    for r in off['rows']:
+        r.update({'total_cpu_ns': r['total_ns'] // 2, 'total_runq_ns': r['total_ns'] // 4,
+                  'total_blocked_ns': r['total_ns'] // 8, 'self_cpu_ns': 1, 'self_runq_ns': 2,
+                  'self_blocked_ns': 3, 'voluntary_switches': 4, 'involuntary_switches': 5})
+        r['off_cpu_unmeasured_ns'] = r['total_ns'] - (r['total_cpu_ns'] + r['total_runq_ns'] +
+                                                      r['total_blocked_ns'])
+    off['thread_list'][0].update({'cpu_ns': 1, 'runq_ns': 2, 'blocked_ns': 3,
+                                  'voluntary_switches': 4, 'involuntary_switches': 5})
+    s['off_cpu'] = json.dumps(off).encode()
     return s
 
 

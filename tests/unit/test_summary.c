@@ -668,6 +668,67 @@ static void test_diff_rule(void **state)
 	lp_summary_free(&b);
 }
 
+/*
+ * A summary of one row "q": 20 calls of (cpu, blocked) ns each, recorded
+ * with --off-cpu, written and read back.
+ */
+static void off_cpu_summary(uint64_t cpu, uint64_t blocked, struct lp_summary *out)
+{
+	struct strtab *st = strtab_new();
+	struct lp_stats *stats = lp_stats_new();
+	struct lp_nest_totals t = { .spans = 20, .threads = 1, .sched_measured = 20 };
+	struct lp_report r = { .st = st, .totals = &t, .counter_name = "c", .off_cpu = true };
+	struct lp_span sp = { .pid = 1, .tid = 1, .total_ns = cpu + blocked, .has_sched = true,
+			      .sched = { .cpu_ns = cpu, .blocked_ns = blocked } };
+	char *text, problem[LP_SUMMARY_PROBLEM_MAX];
+
+	assert_non_null(st);
+	assert_non_null(stats);
+	sp.name = ut_id(st, "q");
+	for (int i = 0; i < 20; i++) {
+		sp.total_ns = cpu + blocked + (uint64_t)i;
+		sp.self_ns = sp.total_ns;
+		sp.sched.cpu_ns = cpu + (uint64_t)i;
+		assert_int_equal(lp_stats_add(stats, &sp), 0);
+		t.recorded_ns += sp.total_ns;
+	}
+	r.ngroups = lp_stats_sorted(stats, &r.groups);
+	text = ut_summary_text(&r);
+	assert_int_equal(lp_summary_parse(text, strlen(text), "q.json", out, problem,
+					  sizeof(problem)),
+			 0);
+	free(text);
+	lp_stats_free(stats);
+	strtab_free(st);
+}
+
+/* A row that regressed says where its time per call went, in the text and in the JSON. */
+static void test_diff_off_cpu(void **state)
+{
+	struct lp_summary a, b;
+	size_t regressions;
+	char *out;
+
+	(void)state;
+	off_cpu_summary(1000000, 0, &a);
+	off_cpu_summary(1000000, 2000000, &b);
+	out = diff_of(&a, &b, 10, false, &regressions);
+	assert_int_equal(regressions, 1);
+	assert_non_null(strstr(out, "; calls 20 -> 20; per call: cpu 1.00 ms -> 1.00 ms, runq "
+				    "0.00 ns -> 0.00 ns, blocked 0.00 ns -> 2.00 ms\n"));
+	free(out);
+	out = diff_of(&a, &b, 10, true, &regressions);
+	assert_non_null(strstr(out, "\"total_blocked_ns\":40000000"));
+	free(out);
+	/* One side without --off-cpu: nothing to compare the split with. */
+	b.rep.off_cpu = false;
+	out = diff_of(&a, &b, 10, false, &regressions);
+	assert_null(strstr(out, "per call"));
+	free(out);
+	lp_summary_free(&a);
+	lp_summary_free(&b);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -676,6 +737,7 @@ int main(void)
 		T(test_off_cpu_round_trip),
 		T(test_views),
 		T(test_bad_input),        T(test_rank_z),           T(test_diff_rule),
+		T(test_diff_off_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -261,7 +261,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	fputs(r->off_cpu ? "   CPU%      Runq   Blocked\n" : "\n", out);
 	for (size_t i = 0; i < shown; i++) {
 		struct lp_group *g = r->groups[i];
-		char hb[32], pct[16], notes[64], split[48] = "";
+		char hb[32], pct[16], notes[64], split[96] = "";
 
 		name_cell(r, g, name, sizeof(name));
 		lp_fmt_duration(g->self_ns, a, sizeof(a));
