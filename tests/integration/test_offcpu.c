@@ -71,8 +71,8 @@
 #define EXIT_MS 30000      /* a process's exit once it should end */
 
 #define ROUNDING_NS 4           /* cpu + runq + blocked vs dur: 3 decimals of us each */
-#define CPU_ABS_NS 100000       /* recorded cpu vs the thread's CPU clock: 100 us ... */
-#define CPU_REL 0.05            /* ... + 5% of the thread's CPU time */
+#define CPU_ABS_NS 100000       /* a recorded time vs its reference: 100 us ... */
+#define CPU_REL 0.05            /* ... + 5% of the reference */
 #define SWITCH_NS 50000         /* the kernel's clock late at a switch of the thread */
 #define SLEEP_SLACK_NS 100000   /* blocked >= the sleeps inside less this */
 #define BURN_BLOCKED_NS 500000  /* a span that only burns CPU: blocked <= this ... */
