@@ -124,12 +124,31 @@ struct lp_sched_state {
 	__u64 cpu_ns, runq_ns, blocked_ns;
 	__u64 in_ns;     /* running: since then (CLOCK_MONOTONIC) */
 	__u64 off_ns;    /* off: since then (CLOCK_MONOTONIC) */
-	__u64 off_rq;    /* ...and by its run queue's clock (sched_clock), to place an unseen switch-in */
+	__u64 wake_ns;   /* asleep: when it was woken (sched_wakeup), 0: not seen */
 	__u64 rd_off;    /* sched_info.run_delay then */
 	__u64 pcount_off; /* sched_info.pcount then: it grows at every switch-in */
+	/*
+	 * CLOCK_MONOTONIC less sched_clock, from its switch-ins seen (their
+	 * time against sched_info.last_arrival): places one not seen.
+	 */
+	__s64 clk_off;
 	__u32 state;
-	__u32 pad;
+	__u8 runnable;  /* it left runnable (preempted): all of the wait is runq */
+	__u8 in_seen;   /* its last switch-in was seen (in_ns is its time) */
+	__u8 clk_set;
+	__u8 pad;
 };
+
+/*
+ * The same offset from any thread, for a thread with none of its own yet.
+ * Each thread keeps the least it saw, rising at most CLK_DRIFT_NS per sample:
+ * sched_info's times come from a run queue's clock as last updated, which
+ * can lag (so a sample is never below the truth), and the two clocks drift
+ * apart by a few ppm at most.
+ */
+__s64 lp_clk_off = 0;
+__u32 lp_clk_set = 0;
+#define CLK_DRIFT_NS 1000
 
 struct lp_task {
 	__u32 seq;
@@ -568,15 +587,22 @@ static __always_inline __u64 rq_clock_of(struct task_struct *t)
 
 /*
  * A tracked thread that was off its CPU since off_ns got it back at in_ns
- * (CLOCK_MONOTONIC): the wait goes to runq for what the kernel counted
- * runnable on a run queue (queued, ns by sched_clock: at most the wait), the
- * rest to blocked. The interval goes to the trace too (--off-cpu with one).
+ * (CLOCK_MONOTONIC). Preempted, it waited for a CPU all along: runq. Asleep,
+ * it waited for a CPU from its wakeup on: from when sched_wakeup saw it, else
+ * for what the kernel counted it runnable on a run queue (queued, ns by
+ * sched_clock, at most the wait); the rest is blocked. The interval goes to
+ * the trace too (--off-cpu with one).
  */
 static __always_inline void end_wait(struct task_struct *task, struct lp_task *st, __u64 in_ns,
 				     __u64 queued)
 {
-	__u64 wait = in_ns > st->sched.off_ns ? in_ns - st->sched.off_ns : 0;
-	__u64 runq = queued < wait ? queued : wait;
+	__u64 wait = in_ns > st->sched.off_ns ? in_ns - st->sched.off_ns : 0, runq;
+
+	/* Woken at a time seen: runnable since, by the same clock (the kernel's can lag). */
+	if (!st->sched.runnable && st->sched.wake_ns >= st->sched.off_ns &&
+	    st->sched.wake_ns <= in_ns)
+		queued = in_ns - st->sched.wake_ns;
+	runq = queued < wait && !st->sched.runnable ? queued : wait;
 	struct lp_rec_sched *r;
 
 	st->sched.runq_ns += runq;
@@ -603,20 +629,46 @@ static __always_inline void end_wait(struct task_struct *task, struct lp_task *s
  * The thread runs (its own event, or it is leaving its CPU) but its switch-in
  * was not seen: the kernel has done its account of that switch-in since
  * (sched_info: run_delay grew by the wait on the run queue, last_arrival is
- * when, by sched_clock). Ends the wait there.
+ * when, by sched_clock). Preempted, it got its CPU back when that wait ended;
+ * asleep, at last_arrival (CLOCK_MONOTONIC by the offset of the switch-ins
+ * seen). Ends the wait there; with nothing to go by, now.
  */
 static __always_inline void unseen_switch_in(struct task_struct *task, struct lp_task *st,
 					     __u64 now)
 {
-	__u64 arrival = task->sched_info.last_arrival, in_ns = now;
-	__u64 queued = task->sched_info.run_delay - st->sched.rd_off;
+	/* All read first: the compiler would otherwise merge loads the verifier must tell apart. */
+	__s64 queued = (__s64)(task->sched_info.run_delay - st->sched.rd_off);
+	__u64 arrival = task->sched_info.last_arrival, off_ns = st->sched.off_ns, in_ns = now;
+	bool arrived = task->sched_info.pcount != st->sched.pcount_off;
+	__s64 off = st->sched.clk_set ? st->sched.clk_off : lp_clk_off;
+	bool known = st->sched.clk_set || lp_clk_set;
 
-	if (task->sched_info.pcount != st->sched.pcount_off && arrival > st->sched.off_rq) {
-		in_ns = st->sched.off_ns + (arrival - st->sched.off_rq);
-		if (in_ns > now)
-			in_ns = now;
-	}
-	end_wait(task, st, in_ns, (__s64)queued > 0 ? queued : 0);
+	if (queued < 0)
+		queued = 0;
+	if (st->sched.runnable)
+		in_ns = off_ns + (__u64)queued;
+	else if (arrived && known)
+		in_ns = (__u64)((__s64)arrival + off);
+	if (in_ns < off_ns)
+		in_ns = off_ns;
+	if (in_ns > now)
+		in_ns = now;
+	st->sched.in_seen = 0;
+	end_wait(task, st, in_ns, (__u64)queued);
+}
+
+/* A sample of the offset: a switch-in seen at in_ns, which the kernel noted at arrival. */
+static __always_inline void clock_sample(struct lp_task *st, __u64 in_ns, __u64 arrival)
+{
+	__s64 sample = (__s64)(in_ns - arrival);
+
+	if (!st->sched.clk_set || sample < st->sched.clk_off + CLK_DRIFT_NS)
+		st->sched.clk_off = sample;
+	else
+		st->sched.clk_off += CLK_DRIFT_NS;
+	st->sched.clk_set = 1;
+	lp_clk_off = st->sched.clk_off;
+	lp_clk_set = 1;
 }
 
 /*
@@ -950,12 +1002,16 @@ int BPF_PROG(lp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			now = bpf_ktime_get_ns();
 			if (st->sched.state == SCHED_OFF)
 				unseen_switch_in(prev, st, now);
+			else if (st->sched.in_seen)
+				clock_sample(st, st->sched.in_ns, prev->sched_info.last_arrival);
 			if (now > st->sched.in_ns)
 				st->sched.cpu_ns += now - st->sched.in_ns;
 			st->sched.off_ns = now;
-			st->sched.off_rq = rq_clock_of(prev);
+			st->sched.wake_ns = 0;
 			st->sched.rd_off = prev->sched_info.run_delay;
 			st->sched.pcount_off = prev->sched_info.pcount;
+			/* Still runnable (TASK_RUNNING is 0), or preempted before it could sleep. */
+			st->sched.runnable = preempt || !prev_state;
 			st->sched.state = SCHED_OFF;
 		}
 	}
@@ -971,8 +1027,28 @@ int BPF_PROG(lp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			if (since && clock > since)
 				queued += clock - since;
 			end_wait(next, st, now, (__s64)queued > 0 ? queued : 0);
+			st->sched.in_seen = 1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * A tracked thread asleep is woken: the rest of its wait is for a CPU. Like
+ * lp_sched_switch, it runs for every wakeup on the host and returns after
+ * two loads for a thread not tracked. A wakeup not seen leaves the split of
+ * that wait to the kernel's account (end_wait).
+ */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(lp_sched_wakeup, struct task_struct *p)
+{
+	struct lp_task *st;
+
+	if (!p->bpf_storage)
+		return 0;
+	st = bpf_task_storage_get(&task_state, p, 0, 0);
+	if (st && st->sched.state == SCHED_OFF && !st->sched.runnable && !st->sched.wake_ns)
+		st->sched.wake_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

@@ -214,10 +214,19 @@ struct rspan {
 	int log; /* the logged span it is, -1 */
 };
 
+/* A "blocked" or "runq" slice of a wait (category "off-cpu"). */
+struct rwait {
+	int pid, tid;
+	bool blocked;
+	int64_t start, end; /* ns, CLOCK_MONOTONIC */
+};
+
 struct trace {
 	struct rspan *s;
 	size_t n;
 	int64_t base;
+	struct rwait *w;
+	size_t nw;
 };
 
 static const char *const off_args[] = { "cpu_us", "runq_us", "blocked_us", "voluntary_switches",
@@ -297,7 +306,9 @@ static void read_trace(struct trace *tr, const char *path, bool off_cpu)
 	memset(tr, 0, sizeof(*tr));
 	tr->base = get_i(get(root, "otherData"), "base_ns");
 	tr->s = calloc(cap + 1, sizeof(*tr->s));
+	tr->w = calloc(cap + 1, sizeof(*tr->w));
 	assert_non_null(tr->s);
+	assert_non_null(tr->w);
 	for (size_t i = 0; i < cap; i++) {
 		json_object *e = json_object_array_get_idx(events, i), *args, *v;
 		struct rspan *r = &tr->s[tr->n];
@@ -305,6 +316,23 @@ static void read_trace(struct trace *tr, const char *path, bool off_cpu)
 
 		if (strcmp(get_s(e, "ph"), "X"))
 			continue;
+		if (json_object_object_get_ex(e, "cat", &v) &&
+		    !strcmp(json_object_get_string(v), "off-cpu")) {
+			struct rwait *w = &tr->w[tr->nw++];
+
+			if (!off_cpu)
+				fail_msg("without --off-cpu, the trace has a wait: %s",
+					 json_object_to_json_string(e));
+			w->pid = (int)get_i(e, "pid");
+			w->tid = (int)get_i(e, "tid");
+			w->blocked = !strcmp(get_s(e, "name"), "blocked");
+			if (!w->blocked && strcmp(get_s(e, "name"), "runq"))
+				fail_msg("a wait neither blocked nor runq: %s",
+					 json_object_to_json_string(e));
+			w->start = tr->base + us_to_ns(json_object_get_double(get(e, "ts")));
+			w->end = w->start + us_to_ns(json_object_get_double(get(e, "dur")));
+			continue;
+		}
 		args = get(e, "args");
 		r->pid = (int)get_i(e, "pid");
 		r->tid = (int)get_i(e, "tid");
@@ -1026,12 +1054,71 @@ static char *launch(const char *name, bool off_cpu, const char *const args[])
 	return r.out;
 }
 
+/*
+ * The waits drawn in the trace: each lies inside a span of its thread (a
+ * thread runs no code while it waits, so no span begins or ends in one), and
+ * inside a fully measured span they add up to no more than its split (each
+ * "blocked" slice ends 1 ns early when a "runq" one follows). All spans'
+ * waits, top-level fully measured spans, come to at least 90% of their
+ * blocked and runq: a wait is drawn only when the kernel half saw it end
+ * while the span was open (its record can come after the span's exit when
+ * the thread's switch-in was not seen).
+ */
+static void check_waits(const struct trace *tr)
+{
+	int64_t split = 0, drawn = 0;
+
+	if (!tr->nw)
+		fail_msg("--off-cpu wrote no wait into the trace");
+	for (size_t i = 0; i < tr->nw; i++) {
+		const struct rwait *w = &tr->w[i];
+		bool inside = false;
+
+		for (size_t k = 0; k < tr->n && !inside; k++)
+			inside = tr->s[k].pid == w->pid && tr->s[k].tid == w->tid &&
+				 tr->s[k].start <= w->start && w->end <= tr->s[k].end;
+		if (!inside)
+			fail_msg("a %s wait of tid %d at %lld ns is in no span of its thread",
+				 w->blocked ? "blocked" : "runq", w->tid,
+				 (long long)(w->start - tr->base));
+	}
+	for (size_t k = 0; k < tr->n; k++) {
+		const struct rspan *r = &tr->s[k];
+		int64_t b = 0, q = 0, n = 0;
+
+		if (!r->has || r->un >= 0)
+			continue;
+		for (size_t i = 0; i < tr->nw; i++) {
+			const struct rwait *w = &tr->w[i];
+
+			if (w->pid != r->pid || w->tid != r->tid || w->start < r->start ||
+			    w->end > r->end)
+				continue;
+			*(w->blocked ? &b : &q) += w->end - w->start;
+			n++;
+		}
+		if (b > r->blocked || q > r->runq + n)
+			fail_msg("%s: its waits drawn (blocked %lld, runq %lld ns) exceed its split "
+				 "(blocked %lld, runq %lld ns)",
+				 where(r), (long long)b, (long long)q, (long long)r->blocked,
+				 (long long)r->runq);
+		if (r->depth == 0) {
+			split += r->blocked + r->runq;
+			drawn += b + q + n;
+		}
+	}
+	if (drawn * 10 < split * 9)
+		fail_msg("the waits drawn cover %lld of the %lld ns the top-level spans waited",
+			 (long long)drawn, (long long)split);
+}
+
 /* Everything of a recording with --off-cpu in dir, against the logs. */
 static void check_recording(const char *dir, const char *const logs[], const char *what,
 			    struct trace *tr, struct logs *lg, json_object **sum)
 {
 	read_logs(lg, logs);
 	read_trace(tr, fmt("%s/leanprofiler-trace.json", dir), true);
+	check_waits(tr);
 	match_and_check(tr, lg);
 	*sum = summary_of(dir);
 	check_summary(*sum, tr);

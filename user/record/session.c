@@ -148,8 +148,9 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	s->skel->rodata->all_ino = o->all_ino;
 	s->skel->rodata->off_cpu = o->off_cpu;
 	s->skel->rodata->off_cpu_intervals = o->off_cpu && o->off_cpu_intervals;
-	/* Every context switch on the host runs it: loaded only when asked for. */
+	/* Every context switch and wakeup on the host runs them: loaded only when asked for. */
 	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
+	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
 	err = leanprofiler_bpf__load(s->skel);
 	if (err) {
 		if (err == -EPERM)
