@@ -36,10 +36,12 @@ const volatile __u64 all_ino = 0;
 
 /*
  * record --off-cpu: events carry where their thread's time went
- * (struct lp_sched_snap), kept up to date by lp_sched_switch and
- * lp_sched_wakeup, which user space loads only then.
+ * (struct lp_sched_snap), kept up to date by lp_sched_switch, which user
+ * space loads only then.
  */
 const volatile bool off_cpu = false;
+/* ...and, with a trace to show them in, every interval off a CPU (struct lp_rec_sched). */
+const volatile bool off_cpu_intervals = false;
 
 /* The format of the records this object sends: user space checks it is its own. */
 const volatile __u32 lp_wire_version = LP_WIRE_VERSION;
@@ -104,21 +106,49 @@ struct {
 #define SCRATCH_SIZE \
 	(LP_REC_MAX_SIZE > LP_USDT_REC_MAX_SIZE ? LP_REC_MAX_SIZE : LP_USDT_REC_MAX_SIZE)
 
-/* What a tracked thread is doing since sched.since_ns (--off-cpu). 0: not tracked yet. */
-enum { SCHED_NONE = 0, SCHED_RUNNING, SCHED_RUNQ, SCHED_BLOCKED };
+/* A tracked thread (--off-cpu) runs, or is off its CPU. 0: not tracked yet. */
+enum { SCHED_NONE = 0, SCHED_RUNNING, SCHED_OFF };
 
 /*
- * --off-cpu: the thread's time since its first recorded event, in three sums
- * and the state it is in since since_ns. Written by the thread's own events
- * (on its CPU) and by the switch and wakeup hooks (the waker's CPU): those
- * never overlap for one thread, as the scheduler orders them.
+ * --off-cpu: the thread's time since its first recorded event, in three sums.
+ * The switch-outs are what the kernel half relies on: on this project's
+ * kernel (6.18) every switch-out of a thread reaches sched_switch, but some
+ * of its switch-ins do not (about 1 in 2000 under load; seen with ftrace
+ * alone). So a wait is split when the thread is next seen running, whoever
+ * sees it: the switch-in, or its own next event or switch-out. The split of
+ * a wait comes from the kernel's own account (task_struct.sched_info): the
+ * part spent runnable on a run queue (run_delay, last_queued), the rest
+ * asleep. Written by the thread's events and by sched_switch on its CPU.
  */
 struct lp_sched_state {
 	__u64 cpu_ns, runq_ns, blocked_ns;
-	__u64 since_ns;
+	__u64 in_ns;     /* running: since then (CLOCK_MONOTONIC) */
+	__u64 off_ns;    /* off: since then (CLOCK_MONOTONIC) */
+	__u64 wake_ns;   /* asleep: when it was woken (sched_wakeup), 0: not seen */
+	__u64 rd_off;    /* sched_info.run_delay then */
+	__u64 pcount_off; /* sched_info.pcount then: it grows at every switch-in */
+	/*
+	 * CLOCK_MONOTONIC less sched_clock, from its switch-ins seen (their
+	 * time against sched_info.last_arrival): places one not seen.
+	 */
+	__s64 clk_off;
 	__u32 state;
-	__u32 pad;
+	__u8 runnable;  /* it left runnable (preempted): all of the wait is runq */
+	__u8 in_seen;   /* its last switch-in was seen (in_ns is its time) */
+	__u8 clk_set;
+	__u8 pad;
 };
+
+/*
+ * The same offset from any thread, for a thread with none of its own yet.
+ * Each thread keeps the least it saw, rising at most CLK_DRIFT_NS per sample:
+ * sched_info's times come from a run queue's clock as last updated, which
+ * can lag (so a sample is never below the truth), and the two clocks drift
+ * apart by a few ppm at most.
+ */
+__s64 lp_clk_off = 0;
+__u32 lp_clk_set = 0;
+#define CLK_DRIFT_NS 1000
 
 struct lp_task {
 	__u32 seq;
@@ -483,7 +513,7 @@ static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, _
 		*slow = true;
 		if (off_cpu && st->sched.state == SCHED_NONE) {
 			/* Tracked from now on: running (this very event). */
-			st->sched.since_ns = *ts;
+			st->sched.in_ns = *ts;
 			st->sched.state = SCHED_RUNNING;
 		}
 	}
@@ -545,28 +575,134 @@ static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr
 }
 
 /*
+ * The clock of the run queue the task is on (sched_clock, by the ns; updated
+ * at every schedule), the one sched_info's times are in. Reached through the
+ * task's CFS run queue: the per-CPU runqueues are not in this kernel's
+ * kallsyms, so a ksym cannot name them.
+ */
+static __always_inline __u64 rq_clock_of(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, se.cfs_rq, rq, clock);
+}
+
+/*
+ * A tracked thread that was off its CPU since off_ns got it back at in_ns
+ * (CLOCK_MONOTONIC). Preempted, it waited for a CPU all along: runq. Asleep,
+ * it waited for a CPU from its wakeup on: from when sched_wakeup saw it, else
+ * for what the kernel counted it runnable on a run queue (queued, ns by
+ * sched_clock, at most the wait); the rest is blocked. The interval goes to
+ * the trace too (--off-cpu with one).
+ */
+static __always_inline void end_wait(struct task_struct *task, struct lp_task *st, __u64 in_ns,
+				     __u64 queued)
+{
+	__u64 wait = in_ns > st->sched.off_ns ? in_ns - st->sched.off_ns : 0, runq;
+
+	/* Woken at a time seen: runnable since, by the same clock (the kernel's can lag). */
+	if (!st->sched.runnable && st->sched.wake_ns >= st->sched.off_ns &&
+	    st->sched.wake_ns <= in_ns)
+		queued = in_ns - st->sched.wake_ns;
+	runq = queued < wait && !st->sched.runnable ? queued : wait;
+	struct lp_rec_sched *r;
+
+	st->sched.runq_ns += runq;
+	st->sched.blocked_ns += wait - runq;
+	st->sched.in_ns = in_ns > st->sched.off_ns ? in_ns : st->sched.off_ns;
+	st->sched.state = SCHED_RUNNING;
+	if (!off_cpu_intervals || (lp_stop_ns && in_ns >= lp_stop_ns))
+		return;
+	/* Never a wakeup of the consumer from inside the scheduler: it polls. */
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(LP_STAT_LOST_SCHED);
+		return;
+	}
+	fill_hdr(&r->h, LP_REC_SCHED, 0, task->tgid, task->pid, 0);
+	/* Asleep first, then runnable: a wakeup puts a thread on a run queue. */
+	r->off_ns = st->sched.off_ns;
+	r->wake_ns = st->sched.off_ns + (wait - runq);
+	r->on_ns = st->sched.in_ns;
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * The thread runs (its own event, or it is leaving its CPU) but its switch-in
+ * was not seen: the kernel has done its account of that switch-in since
+ * (sched_info: run_delay grew by the wait on the run queue, last_arrival is
+ * when, by sched_clock). Preempted, it got its CPU back when that wait ended;
+ * asleep, at last_arrival (CLOCK_MONOTONIC by the offset of the switch-ins
+ * seen). Ends the wait there; with nothing to go by, now.
+ */
+static __always_inline void unseen_switch_in(struct task_struct *task, struct lp_task *st,
+					     __u64 now)
+{
+	/* All read first: the compiler would otherwise merge loads the verifier must tell apart. */
+	__s64 queued = (__s64)(task->sched_info.run_delay - st->sched.rd_off);
+	__u64 arrival = task->sched_info.last_arrival, off_ns = st->sched.off_ns, in_ns = now;
+	bool arrived = task->sched_info.pcount != st->sched.pcount_off;
+	__s64 off = st->sched.clk_set ? st->sched.clk_off : lp_clk_off;
+	bool known = st->sched.clk_set || lp_clk_set;
+
+	if (queued < 0)
+		queued = 0;
+	if (st->sched.runnable)
+		in_ns = off_ns + (__u64)queued;
+	else if (arrived && known)
+		in_ns = (__u64)((__s64)arrival + off);
+	if (in_ns < off_ns)
+		in_ns = off_ns;
+	if (in_ns > now)
+		in_ns = now;
+	st->sched.in_seen = 0;
+	end_wait(task, st, in_ns, (__u64)queued);
+}
+
+/* A sample of the offset: a switch-in seen at in_ns, which the kernel noted at arrival. */
+static __always_inline void clock_sample(struct lp_task *st, __u64 in_ns, __u64 arrival)
+{
+	__s64 sample = (__s64)(in_ns - arrival);
+
+	if (!st->sched.clk_set || sample < st->sched.clk_off + CLK_DRIFT_NS)
+		st->sched.clk_off = sample;
+	else
+		st->sched.clk_off += CLK_DRIFT_NS;
+	st->sched.clk_set = 1;
+	lp_clk_off = st->sched.clk_off;
+	lp_clk_set = 1;
+}
+
+/*
  * Where the thread's time went from its first event up to ts, an event's
  * time: it runs (this event), so the time since it last got a CPU is CPU
- * time. A program preempted after taking ts was switched back in after it:
- * the time past ts, counted as runnable and CPU already, is taken back off.
+ * time. A program preempted after taking ts got its CPU back after ts: the
+ * time past ts, counted as waiting already, comes off the waits.
  */
 static __always_inline void sched_snap(struct lp_task *st, struct task_struct *task, __u64 ts,
 				       struct lp_sched_snap *s)
 {
-	__u64 since = st->sched.since_ns, cpu = st->sched.cpu_ns, runq = st->sched.runq_ns;
+	__u64 in, cpu, runq, blocked;
 
-	if (ts >= since) {
-		cpu += ts - since;
+	if (st->sched.state == SCHED_OFF)
+		unseen_switch_in(task, st, ts);
+	in = st->sched.in_ns;
+	cpu = st->sched.cpu_ns;
+	runq = st->sched.runq_ns;
+	blocked = st->sched.blocked_ns;
+	if (ts >= in) {
+		cpu += ts - in;
 	} else {
-		__u64 over = since - ts, r = over < runq ? over : runq;
+		__u64 over = in - ts, r = over < runq ? over : runq;
 
 		runq -= r;
+		over -= r;
+		r = over < blocked ? over : blocked;
+		blocked -= r;
 		over -= r;
 		cpu -= over < cpu ? over : cpu;
 	}
 	s->cpu_ns = cpu;
 	s->runq_ns = runq;
-	s->blocked_ns = st->sched.blocked_ns;
+	s->blocked_ns = blocked;
 	s->nvcsw = task->nvcsw;
 	s->nivcsw = task->nivcsw;
 }
@@ -849,9 +985,9 @@ int lp_usdt(struct pt_regs *ctx)
 
 /*
  * --off-cpu: every context switch on the host runs this, so a thread that is
- * not tracked costs two loads and two tests. A tracked thread (task storage
- * with a state) leaving its CPU adds the time it ran; one getting a CPU adds
- * the time it waited: runnable (preempted, or woken) or blocked.
+ * not tracked costs the program call, two loads and two tests. A tracked
+ * thread leaving its CPU adds the time it ran; one getting it back ends its
+ * wait (end_wait), split by the kernel's account of it.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lp_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
@@ -862,51 +998,57 @@ int BPF_PROG(lp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 
 	if (prev->bpf_storage) {
 		st = bpf_task_storage_get(&task_state, prev, 0, 0);
-		if (st && st->sched.state == SCHED_RUNNING) {
+		if (st && st->sched.state != SCHED_NONE) {
 			now = bpf_ktime_get_ns();
-			if (now > st->sched.since_ns)
-				st->sched.cpu_ns += now - st->sched.since_ns;
-			st->sched.since_ns = now;
+			if (st->sched.state == SCHED_OFF)
+				unseen_switch_in(prev, st, now);
+			else if (st->sched.in_seen)
+				clock_sample(st, st->sched.in_ns, prev->sched_info.last_arrival);
+			if (now > st->sched.in_ns)
+				st->sched.cpu_ns += now - st->sched.in_ns;
+			st->sched.off_ns = now;
+			st->sched.wake_ns = 0;
+			st->sched.rd_off = prev->sched_info.run_delay;
+			st->sched.pcount_off = prev->sched_info.pcount;
 			/* Still runnable (TASK_RUNNING is 0), or preempted before it could sleep. */
-			st->sched.state = preempt || !prev_state ? SCHED_RUNQ : SCHED_BLOCKED;
+			st->sched.runnable = preempt || !prev_state;
+			st->sched.state = SCHED_OFF;
 		}
 	}
 	if (next->bpf_storage) {
 		st = bpf_task_storage_get(&task_state, next, 0, 0);
-		if (st && (st->sched.state == SCHED_RUNQ || st->sched.state == SCHED_BLOCKED)) {
-			__u64 d;
+		if (st && st->sched.state == SCHED_OFF) {
+			__u64 queued = next->sched_info.run_delay - st->sched.rd_off;
+			__u64 since = next->sched_info.last_queued, clock = rq_clock_of(next);
 
 			if (!now)
 				now = bpf_ktime_get_ns();
-			d = now > st->sched.since_ns ? now - st->sched.since_ns : 0;
-			if (st->sched.state == SCHED_RUNQ)
-				st->sched.runq_ns += d;
-			else
-				st->sched.blocked_ns += d; /* no wakeup seen: all of it asleep */
-			st->sched.since_ns = now;
-			st->sched.state = SCHED_RUNNING;
+			/* The kernel adds the wait under way to run_delay just after this. */
+			if (since && clock > since)
+				queued += clock - since;
+			end_wait(next, st, now, (__s64)queued > 0 ? queued : 0);
+			st->sched.in_seen = 1;
 		}
 	}
 	return 0;
 }
 
-/* A blocked tracked thread is runnable from now: the rest of its wait is for a CPU. */
+/*
+ * A tracked thread asleep is woken: the rest of its wait is for a CPU. Like
+ * lp_sched_switch, it runs for every wakeup on the host and returns after
+ * two loads for a thread not tracked. A wakeup not seen leaves the split of
+ * that wait to the kernel's account (end_wait).
+ */
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(lp_sched_wakeup, struct task_struct *p)
 {
 	struct lp_task *st;
-	__u64 now;
 
 	if (!p->bpf_storage)
 		return 0;
 	st = bpf_task_storage_get(&task_state, p, 0, 0);
-	if (!st || st->sched.state != SCHED_BLOCKED)
-		return 0;
-	now = bpf_ktime_get_ns();
-	if (now > st->sched.since_ns)
-		st->sched.blocked_ns += now - st->sched.since_ns;
-	st->sched.since_ns = now;
-	st->sched.state = SCHED_RUNQ;
+	if (st && st->sched.state == SCHED_OFF && !st->sched.runnable && !st->sched.wake_ns)
+		st->sched.wake_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

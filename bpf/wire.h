@@ -44,6 +44,7 @@ enum lp_rec_type {
 	LP_REC_TASK = 5,   /* struct lp_rec_task: a target process or thread began, exec'ed, ended */
 	LP_REC_LIBS = 6,   /* struct lp_rec_libs: a target may have mapped files not examined yet */
 	LP_REC_USDT = 7,   /* struct lp_rec_usdt: a probe of a span-pair spec (--span, --preset) fired */
+	LP_REC_SCHED = 8,  /* struct lp_rec_sched: --off-cpu: a tracked thread got a CPU back */
 };
 
 /* lp_rec_event.flags: the marker's own flags (leanprofiler.h) in the low byte... */
@@ -218,6 +219,7 @@ enum lp_stat {
 	LP_STAT_LOST_THREAD,    /* thread records not delivered (name falls back to tid) */
 	LP_STAT_NO_TASK_STORAGE,/* per-thread state unavailable: event lost */
 	LP_STAT_LOST_TASK,      /* process/thread/map records not delivered */
+	LP_STAT_LOST_SCHED,     /* --off-cpu intervals not delivered (the trace lacks them) */
 	LP_STAT_MAX,
 };
 
@@ -300,6 +302,17 @@ struct lp_sched_snap {
 	__u64 nivcsw;     /* involuntary (preempted) */
 };
 
+/*
+ * --off-cpu with a trace: a tracked thread was off its CPU from off_ns to
+ * on_ns; asleep until wake_ns, then runnable (wake_ns = off_ns when it was
+ * preempted, on_ns when it got the CPU back without a wakeup seen). h.seq is
+ * 0: these are not the thread's marker events.
+ */
+struct lp_rec_sched {
+	struct lp_rec_hdr h;
+	__u64 off_ns, wake_ns, on_ns;
+};
+
 #define LP_REC_MAX_SIZE \
 	(sizeof(struct lp_rec_event) + sizeof(struct lp_sched_snap) + LP_NAME_BUF + LP_META_BUF)
 #define LP_USDT_REC_MAX_SIZE \
@@ -328,6 +341,7 @@ LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
 LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
 LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
 LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 40);
+LP_WIRE_CHECK("sched interval size", sizeof(struct lp_rec_sched) == 40);
 /* Records are 8-byte aligned in the ring buffer, and the text after them starts right there. */
 LP_WIRE_CHECK("event alignment", sizeof(struct lp_rec_event) % 8 == 0);
 LP_WIRE_CHECK("usdt alignment", sizeof(struct lp_rec_usdt) % 8 == 0);

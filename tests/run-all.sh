@@ -49,6 +49,7 @@ suite "integration: jvm preset on OpenJDK 17 (libjvm.so dlopen()ed)" "$build/tes
 suite "integration: attach to running processes" "$build/tests/integration/test_attach" "$build"
 suite "integration: every process and library of a family, in every mode" "$build/tests/integration/test_follow" "$build"
 suite "integration: attacks by profiled programs and other users" "$build/tests/integration/test_security" "$build"
+suite "integration: --off-cpu split against the kernel's own accounting" "$build/tests/integration/test_offcpu" "$build"
 suite "integration: the core under users' loads (threads, reused ids, exits, --duration)" "$build/tests/integration/test_core" "$build"
 suite "integration: the same loads through the profiler built with ASan+UBSan" "$build/tests/integration/test_core" "$build" "$build/san/leanprofiler"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"

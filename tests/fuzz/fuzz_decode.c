@@ -748,6 +748,10 @@ static void check_trace(struct fuzz *f)
 		FUZZ_CHECK(json_object_object_get_ex(ev, "ph", &ph), "event without ph");
 		if (strcmp(json_object_get_string(ph), "X"))
 			continue;
+		/* --off-cpu's slices of a wait: not spans. */
+		if (json_object_object_get_ex(ev, "cat", &ph) &&
+		    !strcmp(json_object_get_string(ph), "off-cpu"))
+			continue;
 		FUZZ_CHECK(k < f->nspans, "more span events than spans");
 		FUZZ_CHECK(json_object_object_get_ex(ev, "args", &args), "span without args");
 		if (check_unique_keys)

@@ -8,7 +8,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-ENTER, EXIT, STRING, THREAD, TASK, LIBS, USDT = 1, 2, 3, 4, 5, 6, 7
+ENTER, EXIT, STRING, THREAD, TASK, LIBS, USDT, SCHED_REC = 1, 2, 3, 4, 5, 6, 7, 8
 USDT_EXIT, USDT_ARGS, USDT_SLOTS = 0x1, 12, 4
 NAME_LIT, META_LIT, HAS_COUNTER = 0x1, 0x2, 0x4
 NAME_INLINE, META_INLINE, NO_META, SCHED = 0x100, 0x200, 0x400, 0x800
@@ -96,6 +96,11 @@ def usdt(pid, tid, seq, ts, spec, exit=False, args=(), lens=(), text=b'', nargs=
     body += struct.pack('<%dQ' % USDT_ARGS, *a) + struct.pack('<%dh' % USDT_SLOTS, *ln)
     flags = (USDT_EXIT if exit else 0) | (USDT_SCHED if sched is not None else 0)
     return chunk(hdr(USDT, flags, pid, tid, seq) + body + (sched or b'') + text)
+
+
+def wait(pid, tid, off, wake, on):
+    """--off-cpu: a thread off its CPU from off, asleep until wake, back at on."""
+    return chunk(hdr(SCHED_REC, 0, pid, tid, 0) + struct.pack('<3Q', off, wake, on))
 
 
 def gate(file, ns):
@@ -356,6 +361,11 @@ def decode_seeds():
         process(150, 1000, True),
         event(ENTER, 150, 150, 0, 1100, name_text=b'a', flags=NO_META, sched=snap(0, 0, 0)),
         event(ENTER, 150, 150, 1, 1110, name_text=b'b', flags=NO_META, sched=snap(10, 0, 0)),
+        wait(150, 150, 1120, 1150, 1190),
+        wait(150, 150, 1190, 1180, 1195),
+        wait(150, 150, 1196, 1196, 1196),
+        wait(150, 999, 1120, 1150, 1190),
+        chunk(hdr(SCHED_REC, 0, 150, 150, 0) + b'\x00' * 20),
         event(EXIT, 150, 150, 2, 1200, name_text=b'b', sched=snap(20, 30, 40, 1, 1)),
         event(ENTER, 150, 150, 3, 1210, name_text=b'c', flags=NO_META,
               sched=snap(30, 30, 40, 1, 1)),

@@ -86,7 +86,7 @@ static char *record(const char *name, const char *opts, char *const cmd[])
 }
 
 static struct {
-	char *nested, *hostile, *big, *sonly;
+	char *nested, *hostile, *big, *sonly, *offcpu;
 } rec;
 
 static int setup(void **state)
@@ -100,6 +100,8 @@ static int setup(void **state)
 			     (char *[]){ fmt("%s/tests/targets/pictures", build), NULL });
 	rec.sonly = record("sonly", "--summary-only",
 			   (char *[]){ fmt("%s/examples/nested", build), NULL });
+	rec.offcpu = record("offcpu", "--off-cpu",
+			    (char *[]){ fmt("%s/examples/nested", build), NULL });
 	/* One thread, a million spans: a buffer the consumer cannot fall behind. */
 	rec.big = record("big", "--buffer-size 256M",
 			 (char *[]){ fmt("%s/examples/span_cost", build), fmt("%d", BIG_SPANS), NULL });
@@ -719,6 +721,46 @@ static void test_html_nested(void **state)
 	cdp_stop(&c);
 }
 
+/*
+ * --off-cpu: the rows table gains CPU %, Runq and Blocked (the nested
+ * example's spans sleep: mostly blocked), and the trace's waits, drawn
+ * inside the spans for viewers like Perfetto, are not spans on the page.
+ */
+static void test_html_off_cpu(void **state)
+{
+	char *page = fmt("%s/offcpu.html", tmpdir), *s;
+	struct cdp c;
+
+	(void)state;
+	report_ok("--html", page, rec.offcpu, NULL);
+	cdp_start(&c);
+	cdp_open(&c, page);
+	s = cdp_eval(&c, "Array.from(document.querySelectorAll('#lp-rows th')).map(t => t.textContent).join('|')");
+	if (!strstr(s, "|CPU %|Runq|Blocked"))
+		fail_msg("the rows' header is %s", s);
+	free(s);
+	/* model.forward sleeps 4 ms a call: on a CPU for a small share of it. */
+	s = cdp_eval(&c, "(r => r && [r.cells[9].textContent, r.cells[11].textContent])"
+			 "(Array.from(document.querySelectorAll('#lp-rows tbody tr'))"
+			 ".find(r => r.cells[0].textContent.includes('model.forward')))");
+	{
+		json_object *o = json_tokener_parse(s);
+		double cpu;
+
+		if (!o || json_object_array_length(o) != 2)
+			fail_msg("the model.forward row shows %s", s);
+		cpu = atof(json_object_get_string(json_object_array_get_idx(o, 0)));
+		if (!(cpu >= 0 && cpu < 50) ||
+		    !strstr(json_object_get_string(json_object_array_get_idx(o, 1)), " ms"))
+			fail_msg("the model.forward row shows %s", s);
+		json_object_put(o);
+	}
+	free(s);
+	assert_int_equal(eval_num(&c, "document.querySelectorAll('#lp-timeline rect.lp-hit').length"), 7);
+	clean_page(&c);
+	cdp_stop(&c);
+}
+
 static void test_html_hostile(void **state)
 {
 	char *page = fmt("%s/hostile.html", tmpdir), *html, *s;
@@ -848,6 +890,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_svg_summary_only),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test_teardown(test_html_nested, stop_browser),
+		cmocka_unit_test_teardown(test_html_off_cpu, stop_browser),
 		cmocka_unit_test_teardown(test_html_hostile, stop_browser),
 		cmocka_unit_test_teardown(test_html_big, stop_browser),
 		cmocka_unit_test_teardown(test_html_summary_only, stop_browser),

@@ -903,7 +903,8 @@ static void test_off_cpu_forced_close(void **state)
 static void test_off_cpu_open_at_attach(void **state)
 {
 	struct fx *fx = *state;
-	struct sim m = { .fx = fx, .tid = 1, .now = 80 };
+	/* Switch counts are the kernel's, from the thread's start: 7 and 3 before. */
+	struct sim m = { .fx = fx, .tid = 1, .now = 80, .at = { .vcsw = 7, .ivcsw = 3 } };
 
 	assert_int_equal(lp_nest_process_begin(fx->n, 100, 50, true), 0);
 	sim_event(&m, LP_EVENT_ENTER, 3);

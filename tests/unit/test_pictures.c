@@ -162,6 +162,13 @@ static void test_other_lines(void **state)
 			 LP_TR_PROCESS_NAME);
 	assert_int_equal(parse("{\"ph\":\"B\",\"pid\":3,\"tid\":3,\"ts\":1,\"x\":[1,{\"y\":[]}]}", &s),
 			 LP_TR_OTHER);
+	/* --off-cpu's slices are not spans; a span says its category or none. */
+	assert_int_equal(parse("{\"ph\":\"X\",\"name\":\"blocked\",\"cat\":\"off-cpu\",\"pid\":3,"
+			       "\"tid\":3,\"ts\":1.000,\"dur\":2.000,\"args\":{}}", &s),
+			 LP_TR_OTHER);
+	assert_int_equal(parse("{\"ph\":\"X\",\"name\":\"a\",\"cat\":\"span\",\"pid\":3,"
+			       "\"tid\":3,\"ts\":1.000,\"dur\":2.000,\"args\":{}}", &s),
+			 LP_TR_SPAN);
 	/* Not events: broken JSON, a missing member, trailing text. */
 	assert_int_equal(parse("{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1", &s), -EINVAL);
 	assert_int_equal(parse("{\"ph\":\"X\",\"pid\":1,\"ts\":1,\"dur\":1}", &s), -EINVAL);

@@ -173,12 +173,83 @@ static void test_rescans_asked(void **state)
 	assert_int_equal(fx->calls[2].ts_ns, 2100);
 }
 
+/* A marker's event with its name inline and, for --off-cpu, the thread's snapshot. */
+static void span_event(struct fx *fx, uint16_t type, uint32_t tid, uint32_t seq, uint64_t ts,
+		       const char *name)
+{
+	struct {
+		struct lp_rec_event e;
+		struct lp_sched_snap snap;
+		char name[16];
+	} r = { 0 };
+
+	r.e.h = (struct lp_rec_hdr){ .type = type, .pid = 400, .tid = tid, .seq = seq,
+				     .flags = LP_EV_SCHED | LP_EV_NAME_INLINE | LP_EV_NO_META |
+					      (LP_MARKER_ABI_VERSION << LP_EV_ABI_SHIFT) };
+	r.e.ts_ns = ts;
+	r.e.name = 0x1000;
+	r.e.name_len = (int16_t)strlen(name);
+	memcpy(r.name, name, strlen(name));
+	assert_int_equal(lp_pipeline_record(fx->pl, &r, sizeof(r.e) + sizeof(r.snap) + strlen(name)),
+			 0);
+}
+
+static void wait_record(struct fx *fx, uint32_t tid, uint64_t off, uint64_t wake, uint64_t on)
+{
+	struct lp_rec_sched r = { .h = { .type = LP_REC_SCHED, .pid = 400, .tid = tid },
+				  .off_ns = off, .wake_ns = wake, .on_ns = on };
+
+	assert_int_equal(lp_pipeline_record(fx->pl, &r, sizeof(r)), 0);
+}
+
+/*
+ * --off-cpu: a wait of a thread inside a span becomes its "blocked" and "runq"
+ * slices in the trace; one outside any span (a thread waiting for work)
+ * does not; one out of order is malformed.
+ */
+static void test_waits_in_the_trace(void **state)
+{
+	struct fx *fx = *state;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct lp_trace t;
+
+	assert_non_null(f);
+	assert_int_equal(lp_pipeline_begin(fx->pl, 1000), 0);
+	lp_trace_open_stream(&t, f, lp_pipeline_strtab(fx->pl), 1000);
+	lp_pipeline_set_trace(fx->pl, &t);
+	wait_record(fx, 401, 1100, 1150, 1160); /* before any span */
+	span_event(fx, LP_REC_ENTER, 401, 0, 2000, "io");
+	wait_record(fx, 401, 2100, 5100, 5300);
+	wait_record(fx, 402, 2200, 2300, 2400); /* another thread, in no span */
+	wait_record(fx, 401, 5400, 5300, 5500); /* woken before it slept: malformed */
+	span_event(fx, LP_REC_EXIT, 401, 1, 6000, "io");
+	wait_record(fx, 401, 6100, 6200, 6300); /* after it */
+	lp_pipeline_set_trace(fx->pl, NULL);
+	assert_int_equal(lp_trace_close(&t, "{}"), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(t.off_cpu, 2);
+	/* Asleep 3 us (1 ns apart from what follows), then 200 ns on a run queue. */
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"name\":\"blocked\",\"cat\":\"off-cpu\","
+				     "\"pid\":400,\"tid\":401,\"ts\":1.100,\"dur\":2.999,"
+				     "\"args\":{}}"));
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"name\":\"runq\",\"cat\":\"off-cpu\","
+				     "\"pid\":400,\"tid\":401,\"ts\":4.100,\"dur\":0.200,"
+				     "\"args\":{}}"));
+	assert_null(strstr(text, "\"tid\":402"));
+	assert_null(strstr(text, "\"ts\":0.100"));
+	assert_null(strstr(text, "\"ts\":5.100"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_processes_followed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nothing_after_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rescans_asked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_waits_in_the_trace, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -614,7 +614,7 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
 	fx->r.base_ns = 11;
 	fx->r.end_ns = UINT64_MAX;
 	fx->r.trace_path = "out/\"trace\".json";
-	fx->r.loss = (struct lp_loss){ 1, 2, 3, 4, 5, 6 };
+	fx->r.loss = (struct lp_loss){ 1, 2, 3, 4, 5, 6, 7 };
 	fx->r.malformed = 4;
 	fx->r.truncated = 5;
 	fx->r.unreadable = 6;
@@ -642,7 +642,8 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
  * texts, null where null and absent where absent, once the members that came
  * later are taken out ("groups", each row's "folded", null on these rows,
  * and "hist", "table" and resources' "until_exit", checked for their type;
- * input's last four, the decoder's counts, checked for their values).
+ * input's last four, the decoder's counts, and lost_events' off_cpu_waits,
+ * checked for their values; these recordings have no --off-cpu).
  * Whitespace aside, json-c writes both the same way.
  */
 static void assert_same_as_tree(struct fx *fx)
@@ -681,6 +682,9 @@ static void assert_same_as_tree(struct fx *fx)
 			json_object_object_del(in, later[i]);
 		}
 	}
+	/* --off-cpu's waits not delivered, at the end of "lost_events". */
+	assert_int_equal(u64(ut_get(streamed, "lost_events"), "off_cpu_waits"), fx->r.loss.sched);
+	json_object_object_del(ut_get(streamed, "lost_events"), "off_cpu_waits");
 	if (fx->r.res.valid) {
 		assert_true(json_object_is_type(ut_get(ut_get(streamed, "resources"), "until_exit"),
 						json_type_boolean));

@@ -164,7 +164,7 @@ static void test_table_round_trip(void **state)
 	fx->totals.unterminated = 1;
 	fx->totals.uncertain = 1;
 	fx->totals.unmatched_exits = 2;
-	fx->r.loss = (struct lp_loss){ .enter = 4, .exit = 5 };
+	fx->r.loss = (struct lp_loss){ .enter = 4, .exit = 5, .sched = 6 };
 	round_trip(fx);
 	/* The decoder's counts: read back, and the two lines they make said again. */
 	fx->r.records = 70;
@@ -254,12 +254,15 @@ static void test_off_cpu_round_trip(void **state)
 	free(t);
 
 	fx->r.off_cpu = true;
+	fx->r.loss.sched = 3;
 	round_trip(fx);
 	assert_true(fx->s.rep.off_cpu);
+	assert_int_equal(fx->s.rep.loss.sched, 3);
 	assert_int_equal(fx->s.totals.sched_partial, 1);
 	t = table_of(&fx->s.rep);
 	assert_non_null(strstr(t, "Self HB      %   CPU%      Runq   Blocked\n"));
 	assert_non_null(strstr(t, "\nOff-CPU: 1 spans split, 1 in part (open before their thread "));
+	assert_non_null(strstr(t, "\nOff-CPU waits: 3 not in the trace (the ring buffer was full)"));
 	/* a: 1.2 of 3 ms on a CPU; b open at attach: 2 of 3 ms; b not split: dashes. */
 	assert_non_null(strstr(t, "  40.0% 300.00 us   1.50 ms\n"));
 	assert_non_null(strstr(t, "  66.7%   0.00 ns   0.00 ns  (began before recording"));

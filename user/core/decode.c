@@ -477,6 +477,19 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 			return 0;
 		return d->sink.libs(d->sink.ctx, h.pid, h.flags & LP_LIBS_PAUSED,
 				    ((const struct lp_rec_libs *)data)->ts_ns);
+	case LP_REC_SCHED: {
+		struct lp_rec_sched r;
+
+		if (size < sizeof(r))
+			goto malformed;
+		memcpy(&r, data, sizeof(r));
+		if (r.off_ns > r.wake_ns || r.wake_ns > r.on_ns)
+			goto malformed;
+		d->stats.sched_intervals++;
+		if (!d->sink.sched)
+			return 0;
+		return d->sink.sched(d->sink.ctx, h.pid, h.tid, r.off_ns, r.wake_ns, r.on_ns);
+	}
 	}
 malformed:
 	d->stats.malformed++;

@@ -54,6 +54,12 @@ struct lp_decode_sink {
 	/* Optional: a probe of a span-pair spec (--span, --preset). */
 	int (*usdt)(void *ctx, const struct lp_usdt_event *ue);
 	/*
+	 * Optional, --off-cpu: thread tid was off its CPU from off_ns to on_ns,
+	 * asleep until wake_ns, then runnable (off <= wake <= on).
+	 */
+	int (*sched)(void *ctx, uint32_t pid, uint32_t tid, uint64_t off_ns, uint64_t wake_ns,
+		     uint64_t on_ns);
+	/*
 	 * Optional: a text the kernel could not read, from the file it lies in
 	 * (wire.h LP_STR_IN_FILE): at most size-1 bytes from offset off of file
 	 * (dev, ino), up to a NUL, NUL-terminated; its length or -errno.
@@ -79,6 +85,7 @@ struct lp_decode_stats {
 	uint64_t unreadable;      /* names or metadata nothing could be read of */
 	uint64_t from_file;       /* texts read from the file they lie in (LP_STR_IN_FILE, _AT_SITE) */
 	uint64_t abi_mismatch;    /* events from markers of another ABI version */
+	uint64_t sched_intervals; /* --off-cpu: intervals off a CPU received */
 };
 
 struct lp_decoder;

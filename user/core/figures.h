@@ -26,6 +26,7 @@ struct lp_loss {
 	uint64_t thread;       /* thread records not delivered */
 	uint64_t no_storage;   /* events lost for want of per-thread state */
 	uint64_t task;         /* process, thread and mapping records not delivered */
+	uint64_t sched;        /* --off-cpu intervals not delivered (not in the trace) */
 };
 
 /* Following processes: pauses for the files they mapped (bpf/wire.h lp_rec_libs). */

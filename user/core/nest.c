@@ -33,8 +33,12 @@ struct thread {
 	uint64_t gate_ns;  /* when a file's recording last began while the thread ran */
 	uint64_t top_at_gate; /* top_ns then */
 	bool ended;        /* exited: a later event with this tid is a new thread */
-	/* --off-cpu: top_ns and top_at_gate's splits; since when the kernel tracks it. */
+	/*
+	 * --off-cpu: top_ns and top_at_gate's splits; since when the kernel
+	 * tracks it, and its switch counts then (they count from its start).
+	 */
 	struct lp_sched top_sched, top_sched_at_gate;
+	struct lp_sched tracked_from;
 	uint64_t tracked_ns;
 	bool tracked;
 };
@@ -323,11 +327,13 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 	f->flags = LP_SPAN_STARTED_BEFORE;
 	/*
 	 * Its split is measured from when the kernel began to track the thread
-	 * (its counts start at 0 there), if that was inside the span; the time
-	 * before is unmeasured.
+	 * (its sums start at 0 there; its switch counts are the kernel's, from
+	 * the thread's start), if that was inside the span; the time before is
+	 * unmeasured.
 	 */
 	if (at && th->tracked && th->tracked_ns >= from_ns) {
 		f->has_sched = true;
+		f->at_start = th->tracked_from;
 		f->unmeasured_ns = th->tracked_ns - from_ns;
 	}
 	th->depth = k + 1;
@@ -347,6 +353,7 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 	if (ev->has_sched && !th->tracked) {
 		th->tracked = true;
 		th->tracked_ns = minus(ev->ts_ns, lp_sched_sum(&ev->sched));
+		th->tracked_from = (struct lp_sched){ .vcsw = ev->sched.vcsw, .ivcsw = ev->sched.ivcsw };
 	}
 	if (ev->lost_before) {
 		th->info.lost_seen += ev->lost_before;
@@ -501,6 +508,17 @@ void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
 	for (size_t i = 0; i < n->nthreads; i++)
 		if (n->threads[i].depth)
 			close_above(n, &n->threads[i], 0, end_ns + 1, NULL);
+}
+
+size_t lp_nest_depth(const struct lp_nest *n, uint32_t pid, uint32_t tid)
+{
+	struct lp_map_ent *e = lp_map_find((struct lp_map *)&n->index, pid, tid, false);
+	const struct thread *th;
+
+	if (!e || !e->v1)
+		return 0;
+	th = &n->threads[e->v1 - 1];
+	return th->ended ? 0 : th->depth;
 }
 
 void lp_nest_mark(const struct lp_nest *n, struct strtab *st)

@@ -159,6 +159,8 @@ void lp_nest_process_end(struct lp_nest *n, uint32_t pid, uint64_t end_ns);
  * earlier per level, so their ends stay strictly inside their parent's).
  */
 void lp_nest_finish(struct lp_nest *n, uint64_t end_ns);
+/* Spans open on the thread now (0 for a thread never seen). */
+size_t lp_nest_depth(const struct lp_nest *n, uint32_t pid, uint32_t tid);
 /* Marks the names and metadata of the open spans (strtab.h: a collection under way). */
 void lp_nest_mark(const struct lp_nest *n, struct strtab *st);
 const struct lp_nest_totals *lp_nest_totals(const struct lp_nest *n);

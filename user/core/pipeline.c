@@ -96,6 +96,21 @@ static long on_site_text(void *ctx, uint32_t file, uint64_t site, uint64_t addr,
 	return p->h.site_text ? p->h.site_text(p->h.ctx, file, site, addr, buf, size) : -ENOENT;
 }
 
+/*
+ * --off-cpu: a thread's time off its CPU, into the trace while it is inside a
+ * span (outside, a thread waiting for work would fill the trace with its idle
+ * time).
+ */
+static int on_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t off_ns, uint64_t wake_ns,
+		    uint64_t on_ns)
+{
+	struct lp_pipeline *p = ctx;
+
+	if (p->trace && lp_nest_depth(p->nest, pid, tid))
+		lp_trace_off_cpu(p->trace, pid, tid, off_ns, wake_ns, on_ns);
+	return 0;
+}
+
 static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
 {
 	struct lp_pipeline *p = ctx;
@@ -236,7 +251,7 @@ struct lp_pipeline *lp_pipeline_new(const struct lp_pipeline_opts *o,
 	struct lp_pipeline *p = calloc(1, sizeof(*p));
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = p };
 	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .file_text = on_file_text,
+					.usdt = on_usdt, .sched = on_sched, .file_text = on_file_text,
 					.site_text = on_site_text, .ctx = p };
 	struct lp_pairs_sink psink = { .event = to_nest, .track_end = on_track_end, .ctx = p };
 

@@ -154,16 +154,20 @@ static void input_lines(FILE *out, const struct lp_report *r)
 			r->unknown_literal);
 }
 
-/* --off-cpu: spans whose time is not split, or only in part, and why. */
-static void off_cpu_line(FILE *out, const struct lp_nest_totals *t)
+/* --off-cpu: spans whose time is not split, or only in part, and why; waits not drawn. */
+static void off_cpu_line(FILE *out, const struct lp_nest_totals *t, const struct lp_loss *l)
 {
-	if (!t->sched_partial && !t->sched_unmeasured)
-		return;
-	fprintf(out,
-		"Off-CPU: %" PRIu64 " spans split, %" PRIu64 " in part (open before their thread "
-		"was tracked: the rest is unmeasured), %" PRIu64 " not (closed at a thread's exit "
-		"or the recording's end)\n",
-		t->sched_measured, t->sched_partial, t->sched_unmeasured);
+	if (t->sched_partial || t->sched_unmeasured)
+		fprintf(out,
+			"Off-CPU: %" PRIu64 " spans split, %" PRIu64 " in part (open before their "
+			"thread was tracked: the rest is unmeasured), %" PRIu64 " not (closed at a "
+			"thread's exit or the recording's end)\n",
+			t->sched_measured, t->sched_partial, t->sched_unmeasured);
+	if (l->sched)
+		fprintf(out,
+			"Off-CPU waits: %" PRIu64 " not in the trace (the ring buffer was full); the "
+			"splits are whole. Try a larger --buffer-size.\n",
+			l->sched);
 }
 
 /*
@@ -253,7 +257,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			t->too_deep);
 	input_lines(out, r);
 	if (r->off_cpu)
-		off_cpu_line(out, t);
+		off_cpu_line(out, t, &r->loss);
 	fputc('\n', out);
 	fputs("Name                                      Self       Total  Calls      Mean       P95"
 	      "  Self HB      %",
@@ -360,6 +364,7 @@ static void write_loss(struct jw *w, const struct lp_report *r)
 	put_u64(w, "thread_record", r->loss.thread);
 	put_u64(w, "no_task_storage", r->loss.no_storage);
 	put_u64(w, "process_records", r->loss.task);
+	put_u64(w, "off_cpu_waits", r->loss.sched);
 	jw_obj_end(w);
 }
 

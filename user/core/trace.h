@@ -25,6 +25,7 @@ struct lp_trace {
 	const struct strtab *st;
 	uint64_t base_ns;
 	uint64_t spans;
+	uint64_t off_cpu; /* --off-cpu: "blocked" and "runq" slices written */
 	/*
 	 * Per string id, what every span with that name or metadata writes the
 	 * same: the escaped name, and the metadata's args items (parsed, keys
@@ -44,6 +45,14 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 /* The same into a stream the caller owns (in memory, for the tests): closing it commits nothing. */
 void lp_trace_open_stream(struct lp_trace *t, FILE *f, const struct strtab *st, uint64_t base_ns);
 void lp_trace_span(struct lp_trace *t, const struct lp_span *s);
+/*
+ * --off-cpu: thread tid was off its CPU from off_ns to on_ns, asleep until
+ * wake_ns: a "blocked" and a "runq" slice (category "off-cpu", each only when
+ * not empty; "blocked" ends 1 ns early when "runq" follows). The thread runs no code then, so they lie inside its innermost
+ * open span: viewers show them as its children.
+ */
+void lp_trace_off_cpu(struct lp_trace *t, uint32_t pid, uint32_t tid, uint64_t off_ns,
+		      uint64_t wake_ns, uint64_t on_ns);
 /* A process_name (tid = pid) or thread_name metadata event; name is a string id. */
 void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid, uint32_t name);
 /*

@@ -269,6 +269,11 @@ static void rows(struct page *pg)
 			jw_raw_value(&pg->w, "null", 4);
 		number(pg, w->self_percent, 2);
 		jw_u64(&pg->w, (uint64_t)w->color);
+		if (w->has_split) {
+			jw_u64(&pg->w, w->cpu_ns);
+			jw_u64(&pg->w, w->runq_ns);
+			jw_u64(&pg->w, w->blocked_ns);
+		}
 		jw_arr_end(&pg->w);
 		drain(pg, false);
 	}
@@ -509,6 +514,8 @@ static void data(struct page *pg)
 	warnings(pg);
 	key(pg, "rows_total");
 	jw_u64(&pg->w, pg->r->nrows);
+	key(pg, "off_cpu");
+	jw_bool(&pg->w, pg->r->off_cpu);
 	key(pg, "rows");
 	rows(pg);
 	key(pg, "groups");

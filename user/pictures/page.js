@@ -141,7 +141,10 @@
 	/* ---- the rows table ---- */
 
 	function rowsTable(body) {
-		/* [name, meta_text, pairs, calls, self, total, mean, p95, p95_exact, self_counter, %, colour] */
+		/*
+		 * [name, meta_text, pairs, calls, self, total, mean, p95, p95_exact, self_counter, %, colour,
+		 *  and with --off-cpu: cpu, runq, blocked]
+		 */
 		const cols = [
 			{ t: 'Name', k: 0 },
 			{ t: 'Metadata', k: 1 },
@@ -153,6 +156,9 @@
 			{ t: 'Self ' + data.counter, k: 9, num: true },
 			{ t: '%', k: 10, num: true },
 		];
+		if (data.off_cpu)
+			cols.push({ t: 'CPU %', k: 12, share: true }, { t: 'Runq', k: 13, dur: true },
+				{ t: 'Blocked', k: 14, dur: true });
 		const sec = h('section');
 		sec.id = 'lp-rows-section';
 		sec.append(h('h2', null, 'Rows'));
@@ -168,6 +174,7 @@
 
 		function cell(r, c) {
 			const v = r[c.k];
+			if (c.share) return r[5] ? (100 * v / r[5]).toFixed(1) + '%' : '-';
 			if (c.dur) return fmtDur(v) + (c.k === 7 && !r[8] ? ' ~' : '');
 			if (c.k === 10) return v.toFixed(1) + '%';
 			if (v === null) return '-';
@@ -177,7 +184,8 @@
 			const c = cols[sortCol];
 			const rows = data.rows.slice();
 			rows.sort((a, b) => {
-				const x = a[c.k], y = b[c.k];
+				const x = c.share ? (a[5] ? a[c.k] / a[5] : 0) : a[c.k];
+				const y = c.share ? (b[5] ? b[c.k] / b[5] : 0) : b[c.k];
 				if (x === y) return 0;
 				if (x === null) return 1;
 				if (y === null) return -1;

@@ -97,6 +97,7 @@ static int load_rows(struct lp_recording *r)
 		lp_err("cannot read %s: out of memory", r->summary_path);
 		return -ENOMEM;
 	}
+	r->off_cpu = json_object_is_type(lp_sum_obj(r->summary, "off_cpu"), json_type_object);
 	for (size_t i = 0; i < n; i++) {
 		json_object *o = json_object_array_get_idx(rows, i);
 		struct lp_pic_row *w = &r->rows[r->nrows];
@@ -117,6 +118,10 @@ static int load_rows(struct lp_recording *r)
 		w->self_counter = lp_sum_u64(o, "self_counter");
 		w->total_counter = lp_sum_u64(o, "total_counter");
 		w->self_percent = json_object_get_double(lp_sum_obj(o, "self_percent"));
+		w->has_split = r->off_cpu;
+		w->cpu_ns = lp_sum_u64(o, "total_cpu_ns");
+		w->runq_ns = lp_sum_u64(o, "total_runq_ns");
+		w->blocked_ns = lp_sum_u64(o, "total_blocked_ns");
 		r->nrows++;
 	}
 	return 0;

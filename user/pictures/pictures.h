@@ -39,6 +39,9 @@ struct lp_pic_row {
 	uint64_t self_counter, total_counter;
 	double self_percent;
 	int color;
+	/* --off-cpu: the row's totals (has_split: the summary has them) */
+	bool has_split;
+	uint64_t cpu_ns, runq_ns, blocked_ns;
 };
 
 /* A recording as the pictures see it. */
@@ -48,6 +51,7 @@ struct lp_recording {
 	json_object *summary;  /* the whole summary */
 	struct lp_pic_row *rows;
 	size_t nrows;
+	bool off_cpu; /* recorded with --off-cpu: the summary has "off_cpu" */
 	bool has_trace;
 	bool trace_missing;    /* the summary names a trace that is not there */
 	struct lp_tr_stats trace_stats;

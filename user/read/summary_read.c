@@ -301,6 +301,7 @@ static void load_lost_events(struct rd *rd, json_object *root)
 	num(rd, o, "lost_events", "thread_record", &l->thread, false);
 	num(rd, o, "lost_events", "no_task_storage", &l->no_storage, false);
 	num(rd, o, "lost_events", "process_records", &l->task, false);
+	num(rd, o, "lost_events", "off_cpu_waits", &l->sched, false);
 }
 
 static void load_input(struct rd *rd, json_object *root)

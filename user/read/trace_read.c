@@ -392,6 +392,7 @@ struct event_fields {
 	char ph;
 	size_t name_off, name_len;
 	bool have_ph, have_name, have_pid, have_tid, have_times;
+	bool not_span; /* a category other than "span": --off-cpu's slices */
 };
 
 /* One member of the event object. */
@@ -407,6 +408,12 @@ static int event_member(struct cur *c, struct lp_buf *b, size_t key_off, struct 
 		err = string(c, b);
 		f->ph = !err && b->len - off == 1 ? b->p[off] : '?';
 		f->have_ph = true;
+		b->len = off;
+	} else if (key_is(b, key_off, "cat")) {
+		size_t off = b->len;
+
+		err = string(c, b);
+		f->not_span = !err && !key_is(b, off, "span");
 		b->len = off;
 	} else if (key_is(b, key_off, "name")) {
 		b->len = key_off; /* the name replaces its key */
@@ -496,6 +503,8 @@ int lp_tr_parse_event(const char *line, size_t len, struct lp_tr_span *s,
 	s->name_len = f.have_name ? f.name_len : 0;
 	s->meta = sc->blob.p ? sc->blob.p : "";
 	s->meta_len = sc->blob.len;
+	if (f.ph == 'X' && f.not_span)
+		return LP_TR_OTHER;
 	if (f.ph == 'X')
 		return f.have_times ? LP_TR_SPAN : -EINVAL;
 	if (f.ph != 'M')

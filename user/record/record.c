@@ -176,7 +176,8 @@ static int setup_session(struct recorder *r)
 {
 	struct lp_session_opts so = { .buffer_bytes = r->o->buffer_bytes, .on_record = on_record,
 				      .ctx = r, .specs = r->o->specs, .nspecs = r->o->nspecs,
-				      .off_cpu = r->o->off_cpu };
+				      .off_cpu = r->o->off_cpu,
+				      .off_cpu_intervals = !r->o->summary_only };
 	int err = r->ops->prepare(r, &so);
 
 	if (!err)

@@ -147,7 +147,8 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	s->skel->rodata->all_dev = o->all_dev;
 	s->skel->rodata->all_ino = o->all_ino;
 	s->skel->rodata->off_cpu = o->off_cpu;
-	/* Every context switch on the host runs them: loaded only when asked for. */
+	s->skel->rodata->off_cpu_intervals = o->off_cpu && o->off_cpu_intervals;
+	/* Every context switch and wakeup on the host runs them: loaded only when asked for. */
 	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
 	err = leanprofiler_bpf__load(s->skel);
@@ -756,6 +757,7 @@ int lp_session_loss(struct lp_session *s, struct lp_loss *loss)
 	loss->thread = sums[LP_STAT_LOST_THREAD];
 	loss->no_storage = sums[LP_STAT_NO_TASK_STORAGE];
 	loss->task = sums[LP_STAT_LOST_TASK];
+	loss->sched = sums[LP_STAT_LOST_SCHED];
 	return 0;
 }
 

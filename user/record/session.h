@@ -39,6 +39,8 @@ struct lp_session_opts {
 	size_t nspecs;
 	/* --off-cpu: events carry their thread's cpu/runq/blocked time (wire.h lp_sched_snap). */
 	bool off_cpu;
+	/* ...and the kernel sends every interval a tracked thread spent off its CPU (a trace). */
+	bool off_cpu_intervals;
 };
 
 /*
