@@ -4,9 +4,10 @@
 # ratios of one run mean anything on a shared machine.
 #  11. A bystander: bench/pingpong.c, two processes nobody records bouncing one byte through
 #     two pipes (PINGPONG_N round trips, default 30000), both on one CPU and one on each of
-#     two CPUs, in PINGPONG_ROUNDS interleaved rounds (default 3 x ROUNDS): alone, while
-#     `leanprofiler record` records another process, and while `leanprofiler record
-#     --off-cpu` does. That process is `pingpong wait` (built with markers): it prints
+#     two CPUs, in PINGPONG_ROUNDS interleaved rounds (default 3 x ROUNDS): alone, with empty
+#     programs on the same two tracepoints (bench/sched_floor.bpf.c, loaded by
+#     bench/sched_floor.c: the floor), while `leanprofiler record` records another process,
+#     and while `leanprofiler record --off-cpu` does. That process is `pingpong wait` (built with markers): it prints
 #     "ready PID attached" from inside its first span, so the recording is attached before
 #     the ping-pong starts (no sleep), and it ends, ending the recording, when its stdin
 #     is closed after the ping-pong.
@@ -35,6 +36,10 @@ fi
 cc -O2 -Iinclude bench/pingpong.c -o "$work/pingpong"
 cc -O2 -Iinclude -DMARKED bench/pingpong.c -o "$work/pingpong_marked"
 cc -O2 -Iinclude examples/span_cost.c -o "$work/span_fast"
+# Row 11's floor: empty programs on the same tracepoints, attached the same way (tp_btf).
+clang -g -O2 -target bpf -idirafter "/usr/include/$(cc -print-multiarch)" \
+	-c bench/sched_floor.bpf.c -o "$work/sched_floor.bpf.o"
+cc -O2 bench/sched_floor.c -lbpf -o "$work/sched_floor"
 
 pp_ns() { sed -n 's/^pingpong: .*, \([0-9.]*\) ns per round trip, .*/\1/p'; }
 pp_cpu() { sed -n 's/.*, \([0-9.]*\) ns of CPU per round trip, .*/\1/p'; }
@@ -94,7 +99,7 @@ pingpongs() {
 	fi
 }
 
-# bystander WHAT ROUND|stats: the ping-pongs (WHAT: alone, record, offcpu), their lines on
+# bystander WHAT ROUND|stats: the ping-pongs (WHAT: alone, floor, record, offcpu), their lines on
 # stdout; with "stats", the recording's switch and wakeup programs' runs and time during the
 # ping-pong too, in $work/stats_before and $work/stats_after.
 bystander() {
@@ -104,15 +109,24 @@ bystander() {
 		hooks_note 11
 		return
 	fi
-	local out=$work/idle_$1 ready pid state lines rfd wfd rec_pid
+	local out=$work/idle_$1 ready="" pid="" state="" lines rfd wfd rec_pid
 	rm -rf "$out"
-	# shellcheck disable=SC2046
-	coproc REC { exec "$lp" record $(flags_of "$1") -o "$out" -- \
-		"$work/pingpong_marked" wait 2>"$work/idle.err"; }
+	if [ "$1" = floor ]; then # it says "ready" once its programs are attached
+		coproc REC { exec "$work/sched_floor" "$work/sched_floor.bpf.o" 2>"$work/idle.err"; }
+	else
+		# shellcheck disable=SC2046
+		coproc REC { exec "$lp" record $(flags_of "$1") -o "$out" -- \
+			"$work/pingpong_marked" wait 2>"$work/idle.err"; }
+	fi
 	# Bash unsets REC and REC_PID once it has reaped the coprocess.
 	# shellcheck disable=SC2153
 	rfd=${REC[0]} wfd=${REC[1]} rec_pid=$REC_PID
-	if ! read -r -t 60 ready pid state <&"$rfd" || [ "$ready $state" != "ready attached" ]; then
+	read -r -t 60 ready pid state <&"$rfd" || true
+	if [ "$1" = floor ] && [ "$ready" != ready ]; then
+		echo "bench: sched_floor did not attach its programs" >&2
+		cat "$work/idle.err" >&2
+		return 1
+	elif [ "$1" != floor ] && [ "$ready $state" != "ready attached" ]; then
 		echo "bench: the idle target of \`record $(flags_of "$1")\` did not start attached:" \
 			"'$ready $pid $state'" >&2
 		cat "$work/idle.err" >&2
@@ -126,6 +140,10 @@ bystander() {
 	exec {wfd}>&- # the idle target reads end of file: it ends and the recording with it
 	cat <&"$rfd" >"$work/idle.out"
 	wait "$rec_pid" || { cat "$work/idle.err" >&2; return 1; }
+	if [ "$1" = floor ]; then
+		echo "$lines"
+		return
+	fi
 	# It was recorded: its one span is in the summary.
 	if [ "$(jq -r '[.rows[] | select(.name == "pingpong.wait") | .calls] | add' \
 		"$out/leanprofiler-summary.json")" != 1 ]; then
@@ -159,15 +177,19 @@ per_span() {
 	hooks_note 12
 }
 
-whats="alone record offcpu"
-# turn ROUND: the three modes in an order that turns with ROUND: none always runs first or
+# turn ROUND MODE...: the modes in an order that turns with ROUND: none always runs first or
 # right after a recording.
-turn() { echo "$whats $whats" | cut -d' ' -f$(($1 % 3 + 1))-$(($1 % 3 + 3)); }
+turn() {
+	local r=$1
+	shift
+	local n=$#
+	echo "$* $*" | cut -d' ' -f$((r % n + 1))-$((r % n + n))
+}
 sysctl -qw kernel.bpf_stats_enabled=0 # its own cost would be in every figure
 # The bystander's rounds are short (the host's slow spells last seconds: many short rounds
 # keep one from landing on a single mode's figures).
 for r in $(seq 1 "$pp_rounds"); do
-	for what in $(turn "$r"); do
+	for what in $(turn "$r" alone floor record offcpu); do
 		bystander "$what" "$r" | while read -r line; do
 			cpu=same
 			[[ $line == *"(two CPUs)"* ]] && cpu=two
@@ -180,7 +202,7 @@ for r in $(seq 1 "$pp_rounds"); do
 	fi
 done
 for r in $(seq 1 "$rounds"); do
-	order=$(turn "$r")
+	order=$(turn "$r" alone record offcpu)
 	for what in $order; do
 		echo "span_cost $what $(per_span span_cost "$what" | span_ns)" >>"$work/results"
 		echo "trips $what $(per_span trips "$what" | pp_ns)" >>"$work/results"
@@ -207,10 +229,11 @@ hooks_warning() {
 }
 
 echo "11. --off-cpu, a bystander: bench/pingpong $pp_n, two processes not recorded, one byte through"
-echo "   two pipes, alone and while record (without and with --off-cpu) records an idle marked"
-echo "   process; ns per round trip, medians of $pp_rounds interleaved rounds"
-printf '   %-26s %9s %9s %9s %9s %9s %9s %9s\n' "" alone record --off-cpu "rec/alone" \
-	"off/alone" "off/rec" "ns/switch"
+echo "   two pipes, alone, with empty programs on sched_switch and sched_wakeup (floor), and while"
+echo "   record (without and with --off-cpu) records an idle marked process; ns per round trip,"
+echo "   medians of $pp_rounds interleaved rounds"
+printf '   %-24s %8s %8s %8s %9s %9s %9s %9s %9s\n' "" alone floor record --off-cpu \
+	"rec/alone" "flr/alone" "off/alone" "ns/switch"
 for cpu in same two; do
 	for m in w c; do
 		case $cpu$m in
@@ -220,15 +243,16 @@ for cpu in same two; do
 		twoc) label="two CPUs, CPU of both" ;;
 		esac
 		r=pp${m}_$cpu
-		printf '   %-26s %9.0f %9.0f %9.0f %9s %9s %9s %9s\n' "$label" "$(median "$r" alone)" \
-			"$(median "$r" record)" "$(median "$r" offcpu)" "$(ratio "$r" record alone)" \
-			"$(ratio "$r" offcpu alone)" "$(ratio "$r" offcpu record)" \
-			"$(added "$r" offcpu alone)"
+		printf '   %-24s %8.0f %8.0f %8.0f %9.0f %9s %9s %9s %9s\n' "$label" \
+			"$(median "$r" alone)" "$(median "$r" floor)" "$(median "$r" record)" \
+			"$(median "$r" offcpu)" "$(ratio "$r" record alone)" "$(ratio "$r" floor alone)" \
+			"$(ratio "$r" offcpu alone)" "$(added "$r" offcpu alone)"
 	done
 done
-echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records); rec/alone is"
-echo "   the noise (record alone runs nothing on a switch); ns/switch: (off - alone) /" \
-	"$(median ppw_same alone 4) switches per round trip"
+echo "   target: off/alone < 1.05 (a bystander < 5% slower while --off-cpu records). floor: empty"
+echo "   programs on the same two tracepoints (bench/sched_floor.bpf.c), what any program there"
+echo "   costs; rec/alone: the noise (record alone runs nothing on a switch); ns/switch:"
+echo "   (off - alone) / $(median ppw_same alone 4) switches per round trip"
 hooks_warning 11
 echo
 echo "12. --off-cpu, per span: ns per span, recorded without and with --off-cpu (--summary-only,"
