@@ -597,13 +597,13 @@ static __always_inline void end_wait(struct task_struct *task, struct lp_task *s
 				     __u64 queued)
 {
 	__u64 wait = in_ns > st->sched.off_ns ? in_ns - st->sched.off_ns : 0, runq;
+	struct lp_rec_sched *r;
 
 	/* Woken at a time seen: runnable since, by the same clock (the kernel's can lag). */
 	if (!st->sched.runnable && st->sched.wake_ns >= st->sched.off_ns &&
 	    st->sched.wake_ns <= in_ns)
 		queued = in_ns - st->sched.wake_ns;
 	runq = queued < wait && !st->sched.runnable ? queued : wait;
-	struct lp_rec_sched *r;
 
 	st->sched.runq_ns += runq;
 	st->sched.blocked_ns += wait - runq;
