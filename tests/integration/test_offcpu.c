@@ -92,6 +92,7 @@ static const char *build = "build";
 static char tmpdir[] = "/tmp/lp-offcpu-XXXXXX";
 
 #include "itest.h"
+#include "itest_record.h"
 
 /* --- what offcpu logged ------------------------------------------------------------- */
 
@@ -923,63 +924,6 @@ static const char *offcpu(void)
 	return fmt("%s/tests/targets/offcpu", build);
 }
 
-struct lp {
-	pid_t pid;
-	struct lines *err;
-	const char *dir, *stdout_path;
-	int status;
-};
-
-/* Starts leanprofiler record -o tmpdir/NAME ARGS...; stdout to a file, stderr through a pipe. */
-static void lp_start(struct lp *p, const char *name, const char *const args[])
-{
-	struct io in = { .mode = IO_NULL }, out = { .mode = IO_FILE }, err = { .mode = IO_PIPE };
-	char *argv[32];
-	int n = 0;
-
-	memset(p, 0, sizeof(*p));
-	p->dir = fmt("%s/%s", tmpdir, name);
-	p->stdout_path = fmt("%s/%s.stdout", tmpdir, name);
-	out.file = p->stdout_path;
-	argv[n++] = fmt("%s/leanprofiler", build);
-	argv[n++] = "record";
-	argv[n++] = "-o";
-	argv[n++] = (char *)p->dir;
-	for (int i = 0; args[i]; i++)
-		argv[n++] = (char *)args[i];
-	argv[n] = NULL;
-	p->pid = spawn(argv, &in, &out, &err);
-	p->err = lines_new(err.fd);
-}
-
-static void lp_wait_recording(struct lp *p)
-{
-	uint64_t deadline = now_ns() + RECORDING_MS * 1000000ULL;
-	char line[512];
-
-	for (;;) {
-		uint64_t t = now_ns();
-		int r = t < deadline ? lines_read(p->err, line, sizeof(line),
-						  (int)((deadline - t) / 1000000ULL) + 1)
-				     : -1;
-
-		if (r != 1)
-			fail_msg("no 'leanprofiler: recording' line within %d ms (%s); stderr:\n%s",
-				 RECORDING_MS, r ? "timeout" : "EOF", p->err->all);
-		if (!strncmp(line, "leanprofiler: recording", 23))
-			return;
-	}
-}
-
-static void lp_finish(struct lp *p)
-{
-	p->status = wait_exit_within(p->pid, EXIT_MS);
-	lines_drain(p->err, 1000);
-	close(p->err->fd);
-	if (p->status != 0)
-		fail_msg("leanprofiler exited %d; stderr:\n%s", p->status, p->err->all);
-}
-
 /* offcpu LOG attach=N, driven through its stdin and stdout. */
 struct target {
 	pid_t pid;
@@ -1268,7 +1212,8 @@ static void test_attach_pid(void **state)
 	target_expect(&t, "done");
 	target_say(&t, "quit\n");
 	target_finish(&t);
-	lp_finish(&p);
+	lp_finish(&p, EXIT_MS);
+	expect_status(&p, 0);
 
 	check_header(slurp(p.stdout_path, NULL), true);
 	check_recording(p.dir, (const char *const[]){ t.log, NULL }, "-p", &tr, &lg, &sum);
@@ -1312,7 +1257,8 @@ static void test_all_processes(void **state)
 	if (st != 0)
 		fail_msg("offcpu %s exited %d; it printed:\n%s", blog, st, slurp(out.file, NULL));
 	assert_int_equal(kill(p.pid, SIGINT), 0);
-	lp_finish(&p);
+	lp_finish(&p, EXIT_MS);
+	expect_status(&p, 0);
 	target_say(&a, "quit\n");
 	target_finish(&a);
 
