@@ -37,14 +37,8 @@
 #include "spec.h"
 #include "strtab.h"
 
-#define LP_TRACK_BIT 0x40000000u      /* real tids stay below 2^22 (PID_MAX_LIMIT) */
 #define LP_PAIRS_MAX_TRACKS 255       /* keyed spans open at once per thread */
 #define LP_PAIRS_MAX_OPEN LP_NEST_MAX_DEPTH /* unkeyed spans open at once per thread */
-#define LP_TRACK_TID(n, tid) (LP_TRACK_BIT | (uint32_t)(n) << 22 | (tid))
-#define LP_TRACK_IS(t) (((t) & LP_TRACK_BIT) != 0)
-#define LP_TRACK_NO(t) (((t) >> 22) & 0xffu)
-#define LP_TRACK_REAL(t) ((t) & 0x3fffffu)
-#define LP_TID_MAX 0x3fffffu          /* above it, a tid would reach into the track number */
 
 struct lp_pairs_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
