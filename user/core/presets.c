@@ -34,9 +34,14 @@ static const char *const jvm[] = {
 	NULL,
 };
 
-/* libstdc++ (provider libstdcxx): from throw (or rethrow) to the catch, per exception object. */
+/*
+ * libstdc++ (provider libstdcxx): from throw (or rethrow) to the catch. Keyed by
+ * the thrown type's type_info, not the object: catch passes the address the
+ * handler gets (a base's, a pointer's value; none when nothing catches it), and
+ * exceptions in flight on a thread end last in, first out, as one key's spans do.
+ */
 static const char *const libstdcxx[] = {
-	"libstdcxx:throw|rethrow,catch,name=exception in flight,meta=type={arg1:str@8},key=arg0",
+	"libstdcxx:throw|rethrow,catch,name=exception in flight,meta=type={arg1:str@8},key=arg1",
 	NULL,
 };
 
