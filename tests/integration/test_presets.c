@@ -56,102 +56,6 @@ static int64_t calls(json_object *sum, const char *name, const char *meta)
 	return json_object_get_int64(get(r, "calls"));
 }
 
-/* The complete event of the trace with this name and args key=value. */
-static json_object *span(json_object *trace, const char *name, const char *key, const char *val)
-{
-	json_object *evs = get(trace, "traceEvents");
-
-	for (size_t i = 0; i < json_object_array_length(evs); i++) {
-		json_object *e = json_object_array_get_idx(evs, i), *args, *v;
-
-		if (strcmp(json_object_get_string(get(e, "ph")), "X") ||
-		    strcmp(json_object_get_string(get(e, "name")), name))
-			continue;
-		if (json_object_object_get_ex(e, "args", &args) &&
-		    json_object_object_get_ex(args, key, &v) && !strcmp(json_object_get_string(v), val))
-			return e;
-	}
-	fail_msg("no span %s [%s=%s]", name, key, val);
-	return NULL;
-}
-
-static void test_cpython(void **state)
-{
-	char *script = fmt("%s/imports.py", tmpdir), *out = fmt("%s/cpython", tmpdir);
-	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset", "cpython",
-			 "--", PYTHON, script, NULL };
-	json_object *sum, *trace, *json_span, *dec_span;
-	double js, je, ds, de;
-	struct run r;
-
-	(void)state;
-	/*
-	 * Collections between the imports of lp_begin and lp_end are the
-	 * script's own: gc.disable() stops automatic ones (the interpreter may
-	 * run some before it, and at exit).
-	 */
-	write_file(fmt("%s/lp_begin.py", tmpdir), "");
-	write_file(fmt("%s/lp_end.py", tmpdir), "");
-	write_file(script, fmt("import gc\ngc.disable()\nimport json, csv, decimal\nimport lp_begin\n"
-			       "for i in range(%d):\n    gc.collect(1)\nimport lp_end\n",
-			       GC_CALLS));
-	assert_int_equal(run(&r, argv), 0);
-	if (r.status != 0)
-		fail_msg("exit %d: %s", r.status, r.err);
-	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
-	assert_true(calls(sum, "gc", "generation=1") >= GC_CALLS);
-	assert_int_equal(calls(sum, "import", "module=json"), 1);
-	assert_int_equal(calls(sum, "import", "module=json.decoder"), 1);
-	assert_int_equal(calls(sum, "import", "module=csv"), 1);
-	assert_int_equal(calls(sum, "import", "module=decimal"), 1);
-	assert_int_equal(json_object_get_int64(get(sum, "unterminated_spans")), 0);
-	assert_int_equal(json_object_get_int64(get(sum, "unmatched_exits")), 0);
-	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
-	/* Every import entered was left: as many exits as enters. */
-	assert_int_equal(json_object_get_int64(get(get(sum, "events_received"), "enter")),
-			 json_object_get_int64(get(get(sum, "events_received"), "exit")));
-	/* json imports json.decoder while it loads: nested inside it, on the same thread. */
-	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
-	json_span = span(trace, "import", "module", "json");
-	dec_span = span(trace, "import", "module", "json.decoder");
-	assert_int_equal(json_object_get_int64(get(json_span, "tid")),
-			 json_object_get_int64(get(dec_span, "tid")));
-	js = json_object_get_double(get(json_span, "ts"));
-	je = js + json_object_get_double(get(json_span, "dur"));
-	ds = json_object_get_double(get(dec_span, "ts"));
-	de = ds + json_object_get_double(get(dec_span, "dur"));
-	assert_true(js < ds && de < je);
-	/* Exactly the script's collections between lp_begin and lp_end, none nested in imports. */
-	{
-		json_object *b = span(trace, "import", "module", "lp_begin");
-		json_object *e = span(trace, "import", "module", "lp_end");
-		json_object *evs = get(trace, "traceEvents");
-		double from = json_object_get_double(get(b, "ts")) +
-			      json_object_get_double(get(b, "dur"));
-		double to = json_object_get_double(get(e, "ts"));
-		int n = 0;
-
-		for (size_t i = 0; i < json_object_array_length(evs); i++) {
-			json_object *ev = json_object_array_get_idx(evs, i);
-			double ts;
-
-			if (strcmp(json_object_get_string(get(ev, "name")), "gc"))
-				continue;
-			ts = json_object_get_double(get(ev, "ts"));
-			if (ts > from && ts < to) {
-				assert_string_equal(
-					json_object_get_string(get(get(ev, "args"), "generation")), "1");
-				n++;
-			}
-		}
-		assert_int_equal(n, GC_CALLS);
-	}
-	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
-	json_object_put(sum);
-	json_object_put(trace);
-	run_free(&r);
-}
-
 /* The spans of a trace, X events, in a new array (references taken). */
 static json_object *spans_of(json_object *trace)
 {
@@ -179,6 +83,273 @@ static const char *span_arg(json_object *e, const char *key)
 static double span_end(json_object *e)
 {
 	return json_object_get_double(get(e, "ts")) + json_object_get_double(get(e, "dur"));
+}
+
+static int by_ts(const void *a, const void *b)
+{
+	double x = json_object_get_double(get(*(json_object *const *)a, "ts"));
+	double y = json_object_get_double(get(*(json_object *const *)b, "ts"));
+
+	return (x > y) - (x < y);
+}
+
+#define IMP_K 5 /* modules imported each way */
+#define IMP_F 3 /* imports that fail each way */
+
+/* The import span of a module: its found flag (-1: no span of it). */
+static int import_found(json_object *sum, const char *module)
+{
+	for (int found = 0; found <= 1; found++) {
+		json_object *r = row(sum, "import", fmt("module=%s, found=%d", module, found));
+
+		if (r) {
+			assert_int_equal(json_object_get_int64(get(r, "calls")), 1);
+			return found;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Imports as Python code makes them: import statements, __import__(),
+ * importlib.import_module(), packages, failures. The probes are in the C
+ * import path (import statements, __import__): importlib.import_module() is
+ * pure Python and fires none for the module it names, nor for the packages it
+ * imports on the way; what that module's code imports with statements is
+ * seen. Checked against CPython's own account of the same imports, -X
+ * importtime, which times the same call in the same C function: the same
+ * modules, one for one, each span inside importtime's interval.
+ */
+static void test_cpython_imports(void **state)
+{
+	char *dir = fmt("%s/imp", tmpdir), *script = fmt("%s/imports.py", dir);
+	char *out = fmt("%s/cpython-imports", tmpdir), *mods = fmt("%s/new-modules", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset", "cpython",
+			 "--", PYTHON, "-X", "importtime", script, mods, NULL };
+	char *text = fmt("import importlib, sys\nbefore = set(sys.modules)\nimport json\n");
+	json_object *sum, *trace, *spans, *json_span = NULL, *dec_span = NULL;
+	size_t timed = 0, seen = 0;
+	struct run r;
+	char *line, *save;
+	bool *used;
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(mkdir(fmt("%s/lp_pkg", dir), 0755), 0);
+	assert_int_equal(mkdir(fmt("%s/lp_pkg2", dir), 0755), 0);
+	write_file(fmt("%s/lp_pkg/__init__.py", dir), "");
+	write_file(fmt("%s/lp_pkg/sub.py", dir), "");
+	write_file(fmt("%s/lp_pkg2/__init__.py", dir), "");
+	write_file(fmt("%s/lp_pkg2/sub.py", dir), "");
+	write_file(fmt("%s/lp_dunder.py", dir), "");
+	for (int i = 0; i < IMP_K; i++) {
+		write_file(fmt("%s/lp_stmt_%d.py", dir, i), "");
+		write_file(fmt("%s/lp_lib_%d.py", dir, i), fmt("import lp_inner_%d\n", i));
+		write_file(fmt("%s/lp_inner_%d.py", dir, i), "");
+		text = fmt("%simport lp_stmt_%d\nimportlib.import_module('lp_lib_%d')\n", text, i, i);
+	}
+	for (int i = 0; i < IMP_F; i++)
+		text = fmt("%stry:\n    import lp_missing_%d\nexcept ModuleNotFoundError:\n    pass\n"
+			   "try:\n    importlib.import_module('lp_gone_%d')\n"
+			   "except ModuleNotFoundError:\n    pass\n",
+			   text, i, i);
+	text = fmt("%s__import__('lp_dunder')\nimport lp_pkg2.sub\nimportlib.import_module('lp_pkg.sub')\n"
+		   "with open(sys.argv[1], 'w') as f:\n"
+		   "    f.write(''.join(m + '\\n' for m in sorted(set(sys.modules) - before)))\n",
+		   text);
+	write_file(script, text);
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	for (int i = 0; i < IMP_K; i++) {
+		assert_int_equal(import_found(sum, fmt("lp_stmt_%d", i)), 1);
+		assert_int_equal(import_found(sum, fmt("lp_lib_%d", i)), -1);
+		assert_int_equal(import_found(sum, fmt("lp_inner_%d", i)), 1);
+	}
+	for (int i = 0; i < IMP_F; i++) {
+		assert_int_equal(import_found(sum, fmt("lp_missing_%d", i)), 0);
+		assert_int_equal(import_found(sum, fmt("lp_gone_%d", i)), -1);
+	}
+	assert_int_equal(import_found(sum, "lp_dunder"), 1);
+	assert_int_equal(import_found(sum, "lp_pkg2.sub"), 1);
+	assert_int_equal(import_found(sum, "lp_pkg2"), 1);
+	assert_int_equal(import_found(sum, "lp_pkg.sub"), -1);
+	assert_int_equal(import_found(sum, "lp_pkg"), -1);
+	assert_int_equal(import_found(sum, "json"), 1);
+	assert_int_equal(import_found(sum, "json.decoder"), 1);
+	assert_int_equal(json_object_get_int64(get(sum, "unterminated_spans")), 0);
+	assert_int_equal(json_object_get_int64(get(sum, "unmatched_exits")), 0);
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+
+	/* sys.modules' new entries: every one has its span, but those importlib imported. */
+	{
+		char *list = slurp(mods, NULL);
+
+		assert_non_null(list);
+		for (line = strtok_r(list, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			bool by_importlib = !strncmp(line, "lp_lib_", 7) ||
+					    (!strncmp(line, "lp_pkg", 6) && strncmp(line, "lp_pkg2", 7));
+
+			if (import_found(sum, line) != (by_importlib ? -1 : 1))
+				fail_msg("module %s: span %d", line, import_found(sum, line));
+			seen += !strncmp(line, "lp_", 3);
+		}
+		free(list);
+		assert_int_equal(seen, 3 * IMP_K + 5); /* lp_stmt, lp_lib, lp_inner; the others */
+	}
+
+	/* -X importtime: "import time: SELF | CUMULATIVE | <indent>MODULE", microseconds. */
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	spans = spans_of(trace);
+	json_object_array_sort(spans, by_ts);
+	used = calloc(json_object_array_length(spans) + 1, 1);
+	assert_non_null(used);
+	for (line = strtok_r(r.err, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		long self_us, cum_us;
+		char name[256];
+		json_object *match = NULL;
+
+		if (sscanf(line, "import time: %ld | %ld | %255s", &self_us, &cum_us, name) != 3)
+			continue;
+		/* A name imported again (it failed before): the next of its spans. */
+		for (size_t i = 0; i < json_object_array_length(spans) && !match; i++) {
+			json_object *e = json_object_array_get_idx(spans, i);
+
+			if (!used[i] && !strcmp(json_object_get_string(get(e, "name")), "import") &&
+			    !strcmp(span_arg(e, "module"), name)) {
+				used[i] = true;
+				match = e;
+			}
+		}
+		if (!match)
+			fail_msg("importtime timed %s, no span of it", name);
+		/* importtime's clock starts before the entry probe and stops after the exit's. */
+		if (json_object_get_double(get(match, "dur")) > (double)cum_us)
+			fail_msg("%s: span %.3f us, importtime %ld us",
+				 name, json_object_get_double(get(match, "dur")), cum_us);
+		if (!strcmp(name, "json"))
+			json_span = match;
+		if (!strcmp(name, "json.decoder"))
+			dec_span = match;
+		timed++;
+	}
+	{
+		size_t imports = 0;
+
+		for (size_t i = 0; i < json_object_array_length(spans); i++)
+			imports += !strcmp(json_object_get_string(
+						   get(json_object_array_get_idx(spans, i), "name")),
+					   "import");
+		assert_int_equal(timed, imports);
+	}
+	free(used);
+	/* json imports json.decoder while it loads: nested inside it, on the same thread. */
+	assert_non_null(json_span);
+	assert_non_null(dec_span);
+	assert_int_equal(get_i(json_span, "tid"), get_i(dec_span, "tid"));
+	assert_true(json_object_get_double(get(json_span, "ts")) <
+			    json_object_get_double(get(dec_span, "ts")) &&
+		    span_end(dec_span) < span_end(json_span));
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
+	json_object_put(spans);
+	json_object_put(sum);
+	json_object_put(trace);
+	run_free(&r);
+}
+
+/*
+ * Collections against gc.callbacks, which CPython calls just before and
+ * after each one it makes (not those at exit): between the imports of
+ * lp_begin and lp_end, as many gc spans as callbacks, with the same
+ * generations in the same order, each inside its callbacks' interval, and the
+ * same number of objects found unreachable (collected + uncollectable).
+ */
+static void test_cpython_gc(void **state)
+{
+	char *script = fmt("%s/collect.py", tmpdir), *out = fmt("%s/cpython-gc", tmpdir);
+	char *log = fmt("%s/callbacks", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset", "cpython",
+			 "--", PYTHON, script, log, NULL };
+	json_object *trace, *spans, *b = NULL, *e = NULL;
+	struct run r;
+	char *cbs, *line, *save;
+	size_t n = 0, span_i = 0;
+	double from, to;
+
+	(void)state;
+	write_file(fmt("%s/lp_begin.py", tmpdir), "");
+	write_file(fmt("%s/lp_end.py", tmpdir), "");
+	/* Self-referencing objects: automatic collections of generation 0 (and 1, 2) too. */
+	write_file(script, fmt("import gc, sys, time\nseen = []\nt0 = 0\n"
+			       "def cb(phase, info):\n    global t0\n"
+			       "    if phase == 'start':\n        t0 = time.perf_counter_ns()\n"
+			       "    else:\n        seen.append((info['generation'], "
+			       "time.perf_counter_ns() - t0, info['collected'] + "
+			       "info['uncollectable']))\n"
+			       "import lp_begin\ngc.callbacks.append(cb)\n"
+			       "class Node:\n    def __init__(self):\n        self.me = self\n"
+			       "for i in range(30000):\n    Node()\n"
+			       "for i in range(%d):\n    gc.collect(1)\n"
+			       "gc.callbacks.remove(cb)\nimport lp_end\n"
+			       "with open(sys.argv[1], 'w') as f:\n"
+			       "    f.write(''.join('%%d %%d %%d\\n' %% s for s in seen))\n",
+			       GC_CALLS));
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	spans = spans_of(trace);
+	for (size_t i = 0; i < json_object_array_length(spans); i++) {
+		json_object *s = json_object_array_get_idx(spans, i);
+
+		if (!strcmp(span_arg(s, "module"), "lp_begin"))
+			b = s;
+		if (!strcmp(span_arg(s, "module"), "lp_end"))
+			e = s;
+	}
+	assert_non_null(b);
+	assert_non_null(e);
+	from = span_end(b);
+	to = json_object_get_double(get(e, "ts"));
+	json_object_array_sort(spans, by_ts);
+	cbs = slurp(log, NULL);
+	assert_non_null(cbs);
+	for (line = strtok_r(cbs, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		long gen, dur_ns, unreachable;
+		json_object *s = NULL;
+
+		assert_int_equal(sscanf(line, "%ld %ld %ld", &gen, &dur_ns, &unreachable), 3);
+		/* The next collection in the window. */
+		for (; span_i < json_object_array_length(spans) && !s; span_i++) {
+			json_object *c = json_object_array_get_idx(spans, span_i);
+			double ts = json_object_get_double(get(c, "ts"));
+
+			if (!strcmp(json_object_get_string(get(c, "name")), "gc") && ts > from &&
+			    ts < to)
+				s = c;
+		}
+		if (!s)
+			fail_msg("callback %zu (%s): no gc span", n, line);
+		assert_string_equal(span_arg(s, "generation"), fmt("%ld", gen));
+		assert_string_equal(span_arg(s, "collected"), fmt("%ld", unreachable));
+		assert_true(json_object_get_double(get(s, "dur")) * 1000 < (double)dur_ns);
+		n++;
+	}
+	assert_true(n >= GC_CALLS + 1); /* the explicit ones, and automatic ones */
+	/* No collection left over in the window. */
+	for (; span_i < json_object_array_length(spans); span_i++) {
+		json_object *c = json_object_array_get_idx(spans, span_i);
+		double ts = json_object_get_double(get(c, "ts"));
+
+		if (!strcmp(json_object_get_string(get(c, "name")), "gc") && ts > from && ts < to)
+			fail_msg("a gc span at %.3f without its callbacks", ts);
+	}
+	free(cbs);
+	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
+	json_object_put(spans);
+	json_object_put(trace);
+	run_free(&r);
 }
 
 #define EXC_ROUNDS 20
@@ -525,7 +696,8 @@ static void test_errors(void **state)
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cpython),
+		cmocka_unit_test(test_cpython_imports),
+		cmocka_unit_test(test_cpython_gc),
 		cmocka_unit_test(test_libstdcxx),
 		cmocka_unit_test(test_libstdcxx_terminate),
 		cmocka_unit_test(test_span_option),
