@@ -854,7 +854,7 @@ int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 /* The fixed part of a span-pair probe's record: header, time, spec, the arguments it uses. */
 static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r,
 				      const struct lp_usdt_desc *d, __u32 role, __u32 pid, __u32 tid,
-				      __u32 seq, __u64 ts, __u32 spec, __u32 file)
+				      __u32 seq, __u64 ts, __u32 spec, __u32 file, __u32 alt)
 {
 	int n = bpf_usdt_arg_cnt(ctx);
 	__u16 flags = role == LP_USDT_ROLE_EXIT	   ? LP_USDT_EXIT
@@ -865,7 +865,7 @@ static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r
 	r->ts_ns = ts;
 	r->spec = (__u16)spec;
 	r->file = (__u16)file;
-	r->pad = 0;
+	r->alt = (__u16)alt;
 	if (n < 0)
 		n = 0;
 	if (n > LP_USDT_ARGS)
@@ -897,7 +897,7 @@ int lp_usdt(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 file = LP_USDT_COOKIE_FILE(cookie), spec = LP_USDT_COOKIE_SPEC(cookie);
-	__u32 role = LP_USDT_COOKIE_ROLE(cookie), nstr = 0;
+	__u32 role = LP_USDT_COOKIE_ROLE(cookie), alt = LP_USDT_COOKIE_ALT(cookie), nstr = 0;
 	__u64 off = 0, size, snap = 0;
 	__u16 type = role == LP_USDT_ROLE_ENTRY ? LP_REC_ENTER : LP_REC_EXIT;
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
@@ -929,7 +929,7 @@ int lp_usdt(struct pt_regs *ctx)
 			count_lost(type, pid, tid);
 			return 0;
 		}
-		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
+		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt);
 		if (off_cpu) {
 			r->h.flags |= LP_USDT_SCHED;
 			sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));
@@ -938,7 +938,7 @@ int lp_usdt(struct pt_regs *ctx)
 		return 0;
 	}
 	r = (void *)st->buf;
-	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
+	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt);
 	if (off_cpu) {
 		r->h.flags |= LP_USDT_SCHED;
 		sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));

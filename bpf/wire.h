@@ -247,10 +247,13 @@ struct lp_thread_lost {
 #define LP_USDT_ROLE_EXIT 1
 #define LP_USDT_ROLE_ABORT 2 /* abort=: gives up the spec's open span */
 #define LP_USDT_ROLES 3
-#define LP_USDT_COOKIE(file, spec, role) (((__u64)(file) << 32) | ((spec) << 2) | (role))
+/* alt: which probe of the role's list (a spec's ENTRY "a|b": 0 for a, 1 for b) */
+#define LP_USDT_COOKIE(file, spec, role, alt) \
+	(((__u64)(file) << 32) | ((__u64)(alt) << 16) | ((spec) << 2) | (role))
 #define LP_USDT_COOKIE_FILE(c) ((__u32)((c) >> 32))
 #define LP_USDT_COOKIE_SPEC(c) ((__u32)(c) >> 2 & 0x3fff)
 #define LP_USDT_COOKIE_ROLE(c) ((__u32)(c) & 3)
+#define LP_USDT_COOKIE_ALT(c) ((__u32)(c) >> 16 & 0xff)
 
 /* One string argument to copy: at address args[arg], or at the pointer stored there + off. */
 struct lp_usdt_str {
@@ -280,7 +283,7 @@ struct lp_rec_usdt {
 	__u64 ts_ns;
 	__u16 spec; /* index in the recording's spec list */
 	__u16 file; /* which probed file (index, < LP_MAX_FILES) */
-	__u16 pad;  /* 0 */
+	__u16 alt;  /* which probe of its role's list fired */
 	__u8 nargs; /* arguments read (args[nargs..] are 0) */
 	__u8 nstr;  /* string slots that follow */
 	__u64 args[LP_USDT_ARGS];

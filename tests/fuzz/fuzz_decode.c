@@ -88,7 +88,8 @@ static bool check_unique_keys, dump;
  * counted strings (str/argN), a string behind a pointer (str@OFF), literal
  * names (an exit with nothing open is rebuilt), names shared between specs,
  * exits matched by the name they render (match=name), exit arguments in the
- * metadata and the trace-only args=, an abort= probe.
+ * metadata and the trace-only args=, an abort= probe, predicates on one probe
+ * as entry and exit with reentry=continue.
  */
 static const char *const SPECS[] = {
 	"fz:q_start,q_done,name=query {arg1:u},"
@@ -104,6 +105,7 @@ static const char *const SPECS[] = {
 	"fz:j_entry,j_return,name={arg1:str/arg2|lambda}.{arg3:str/arg4},match=name",
 	"fz:i_start,i_done,name=import,meta=module={arg0:str}\\, found={exit.arg1:u},"
 	"args=lit={exit.arg0:str}\\, n={arg2:x},abort=i_fail",
+	"fz:st[arg0!=0],st[arg0==0],name=statement,meta=sql={arg0:str},reentry=continue",
 };
 #define NSPECS (sizeof(SPECS) / sizeof(SPECS[0]))
 static struct lp_spec specs[NSPECS];

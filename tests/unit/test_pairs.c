@@ -484,6 +484,56 @@ static void test_exit_arguments(void **state)
 	strtab_free(st);
 }
 
+/*
+ * A PostgreSQL statement in both protocols: statement__status(sql) at each of
+ * Parse, Bind and Execute (one span: reentry=continue), statement__status(NULL)
+ * when the backend goes idle (the exit: a predicate on arg0); a pipelined
+ * statement with other text closes the open one; probes whose predicate does
+ * not hold are skipped.
+ */
+static void test_predicate_and_continue(void **state)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	static struct lp_spec cs[2];
+	struct lp_pairs *p;
+	char err[200];
+
+	(void)state;
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("pg:status[arg0!=0],status[arg0==0],name=statement,"
+				       "meta=sql={arg0:str},reentry=continue",
+				       &cs[0], err, sizeof(err)), 0);
+	assert_int_equal(lp_spec_parse("pg:parse_start,parse_done,name=parse", &cs[1], err,
+				       sizeof(err)), 0);
+	p = lp_pairs_new(cs, 2, st, &sink);
+	assert_non_null(p);
+	/* Both attachments of the probe fire: the record of the other role is skipped. */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0x100, 0, NULL);   /* Parse: not NULL, no exit */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x100, 0, "select 1");
+	fire2(p, 1, LP_USDT_ROLE_ENTRY, 0, 0, NULL);
+	fire2(p, 1, LP_USDT_ROLE_EXIT, 0, 0, NULL);
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x200, 0, "select 1"); /* Bind */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0x200, 0, NULL);
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x300, 0, "select 1"); /* Execute */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x400, 0, "select 2"); /* pipelined: another text */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, NULL);           /* idle: not an entry */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, NULL);            /* idle: the exit */
+	assert_int_equal(nevs, 6);
+	check(0, LP_EVENT_ENTER, 8, "statement", "sql=select 1");
+	check(1, LP_EVENT_ENTER, 8, "parse", NULL);
+	check(2, LP_EVENT_EXIT, 8, "parse", NULL);
+	check(3, LP_EVENT_EXIT, 8, "statement", NULL);
+	assert_false(evs[3].unterminated);
+	assert_int_equal(evs[3].ts_ns + 1, evs[4].ts_ns);
+	check(4, LP_EVENT_ENTER, 8, "statement", "sql=select 2");
+	check(5, LP_EVENT_EXIT, 8, "statement", NULL);
+	assert_int_equal(lp_pairs_stats(p)->continued, 2);
+	assert_int_equal(lp_pairs_stats(p)->filtered, 3);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_match_name),
 		cmocka_unit_test(test_abort),
 		cmocka_unit_test(test_exit_arguments),
+		cmocka_unit_test(test_predicate_and_continue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

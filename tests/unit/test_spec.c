@@ -65,13 +65,17 @@ static void test_flags(void **state)
 	assert_false(sp.reentry_close);
 	parse_ok("p:a,p:b,late=no");
 	assert_false(sp.late);
-	parse_bad("p:a,p:b,reentry=open", "reentry= is nest or close, not 'open'");
-	parse_bad("p:a,p:b,reentry=", "reentry= is nest or close, not ''");
+	parse_bad("p:a,p:b,reentry=open", "reentry= is nest, close or continue, not 'open'");
+	parse_bad("p:a,p:b,reentry=", "reentry= is nest, close or continue, not ''");
+	parse_bad("p:a,p:b,reentry=continue,key=arg0", "reentry=close and reentry=continue are for "
+						       "specs without key=: a keyed exit names "
+						       "the span it closes");
 	parse_bad("p:a,p:b,reentry=close,reentry=close", "reentry= given twice");
 	parse_bad("p:a,p:b,late=1", "late= is yes or no, not '1'");
 	parse_bad("p:a,p:b,late=yes,late=no", "late= given twice");
 	parse_bad("p:a,p:b,key=arg0,reentry=close",
-		  "reentry=close is for specs without key=: a keyed exit names the span it closes");
+		  "reentry=close and reentry=continue are for specs without key=: a keyed exit names "
+		  "the span it closes");
 }
 
 static void test_minimal(void **state)
@@ -422,6 +426,40 @@ static void test_argument_sizes(void **state)
 			    "18446744073709551611 0xfffffffffffffffb -5 18446744073709551611");
 }
 
+/* [argN==V] / [argN!=V] after a probe: parsed, read by the kernel, tested. */
+static void test_predicates(void **state)
+{
+	uint64_t zero[1] = { 0 }, some[1] = { 0x7f00 }, neg[1] = { (uint64_t)-1 };
+
+	(void)state;
+	parse_ok("postgresql:statement__status[arg0!=0],statement__status[arg0==0],name=s,"
+		 "meta=sql={arg0:str}");
+	assert_true(sp.entry[0].has_pred && sp.entry[0].pred_ne);
+	assert_string_equal(sp.exit[0].provider, "postgresql");
+	assert_string_equal(sp.exit[0].name, "statement__status");
+	assert_true(sp.exit[0].has_pred && !sp.exit[0].pred_ne);
+	assert_true(lp_probe_pred_holds(&sp.entry[0], some, 1));
+	assert_false(lp_probe_pred_holds(&sp.entry[0], zero, 1));
+	assert_true(lp_probe_pred_holds(&sp.exit[0], zero, 1));
+	assert_false(lp_probe_pred_holds(&sp.exit[0], some, 1));
+	/* The exit reads the argument its predicate tests. */
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 1);
+	parse_ok("p:a[arg3==-1]|b,p:c,abort=d[arg1==0x10]");
+	assert_true(lp_probe_pred_holds(&sp.entry[0], neg, 1) == false); /* arg3 not sent: 0 */
+	assert_false(sp.entry[1].has_pred);
+	assert_string_equal(sp.entry[1].name, "b");
+	assert_int_equal(sp.entry[0].pred_arg, 3);
+	assert_int_equal(sp.entry[0].pred_val, (uint64_t)-1);
+	assert_int_equal(sp.abort[0].pred_val, 16);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 4);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ABORT], 2);
+	parse_bad("p:a[arg0==1,p:b", "unclosed '[' in '[arg0==1'");
+	parse_bad("p:a[arg0<1],p:b", "expected [argN==VALUE] or [argN!=VALUE], not '[arg0<1]'");
+	parse_bad("p:a[arg0==x],p:b", "bad value 'x' in '[arg0==x]': a number");
+	parse_bad("p:a[x==1],p:b", "expected argN at 'x==1'");
+	parse_bad("p:a[arg0==1]x,p:b", "unclosed '[' in '[arg0==1]x'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_exit_side),
 		cmocka_unit_test(test_lambda_filter),
 		cmocka_unit_test(test_argument_sizes),
+		cmocka_unit_test(test_predicates),
 		cmocka_unit_test(test_arguments_read),
 	};
 

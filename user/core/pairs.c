@@ -11,7 +11,7 @@
 /* An open span of a spec on a thread. */
 struct open_span {
 	uint32_t spec;
-	uint32_t name;
+	uint32_t name, meta;
 	uint64_t key;   /* keyed specs */
 	uint32_t track; /* keyed specs: the track number (1..), 0 otherwise */
 	/* The entry's values, kept when meta= or args= use exit arguments (rendered at the exit). */
@@ -87,6 +87,7 @@ void lp_pairs_mark(const struct lp_pairs *p, struct strtab *st)
 			const struct open_span *o = &p->threads[i].open[j];
 
 			strtab_mark(st, o->name);
+			strtab_mark(st, o->meta);
 			for (uint32_t k = 0; o->has_vals && k < o->nstr; k++)
 				strtab_mark(st, o->str[k]);
 		}
@@ -283,6 +284,35 @@ static int close_reentered(struct lp_pairs *p, struct thread *t, const struct lp
 	return 0;
 }
 
+/*
+ * reentry=continue: an entry rendering the open span's name and metadata
+ * belongs to it (*same); another one closes it first, 1 ns before it starts.
+ */
+static int continue_open(struct lp_pairs *p, struct thread *t, const struct lp_usdt_event *ue,
+			 uint32_t name, uint32_t meta, bool *same)
+{
+	*same = false;
+	for (size_t i = t->n; i-- > 0;) {
+		struct open_span o = t->open[i];
+		struct lp_usdt_event prev = *ue;
+		int err;
+
+		if (o.spec != ue->spec || o.track)
+			continue;
+		if (o.name == name && o.meta == meta) {
+			*same = true;
+			p->stats.continued++;
+			return 0;
+		}
+		prev.ts_ns = ue->ts_ns ? ue->ts_ns - 1 : 0;
+		prev.sched = lp_sched_back(ue->sched, 1);
+		prev.lost_before = 0; /* the new entry carries them */
+		err = pop_from(p, t, i, &prev, prev.ts_ns);
+		return err ? err : emit(p, &prev, LP_EVENT_EXIT, ue->tid, o.name, 0);
+	}
+	return 0;
+}
+
 static int enter(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		 const struct lp_usdt_event *ue)
 {
@@ -304,6 +334,14 @@ static int enter(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		detail = render(p, sp, &sp->args, ue, true);
 	if (o.name == UINT32_MAX || meta == UINT32_MAX || detail == UINT32_MAX)
 		return -ENOMEM;
+	o.meta = meta;
+	if (sp->reentry_continue && !sp->keyed) {
+		bool same;
+		int err = continue_open(p, t, ue, o.name, meta, &same);
+
+		if (err || same)
+			return err;
+	}
 	if (sp->meta.uses_exit || sp->args.uses_exit) {
 		o.has_vals = true;
 		o.nargs = (uint8_t)ue->nargs;
@@ -486,6 +524,17 @@ int lp_pairs_event(struct lp_pairs *p, const struct lp_usdt_event *ue)
 	t = thread_of(p, ue->pid, ue->tid, !ue->exit);
 	if (!t && !ue->exit)
 		return -ENOMEM;
+	{
+		const struct lp_probe_ref *probes = ue->abort ? sp->abort
+						    : ue->exit ? sp->exit
+							       : sp->entry;
+		size_t np = ue->abort ? sp->nabort : ue->exit ? sp->nexit : sp->nentry;
+
+		if (ue->alt < np && !lp_probe_pred_holds(&probes[ue->alt], ue->args, ue->nargs)) {
+			p->stats.filtered++;
+			return 0;
+		}
+	}
 	if (ue->abort)
 		return abort_open(p, t, ue);
 	return ue->exit ? leave(p, t, sp, ue) : enter(p, t, sp, ue);

@@ -19,6 +19,9 @@
  * - match=name (unkeyed specs): an exit renders the spec's name from its own
  *   arguments and closes the innermost open span of the spec of that name;
  *   those opened inside it close with it, unterminated (unwound).
+ * - A probe with a predicate ([argN==V], [argN!=V]) counts only when it holds.
+ * - reentry=continue (unkeyed specs): an entry rendering the name and metadata
+ *   of the spec's open span belongs to it; another one closes it first.
  * - abort= (unkeyed specs): the probe gives up the innermost open span of the
  *   spec, unterminated, with those opened inside it.
  * - meta= and args= with exit arguments are rendered again at the exit.
@@ -59,6 +62,8 @@ struct lp_pairs_stats {
 	uint64_t reentry_closed;  /* spans closed unterminated by a reentry=close entry */
 	uint64_t unwound;         /* match=name: spans closed unterminated by an outer exit */
 	uint64_t aborted;         /* spans given up, unterminated, by an abort= probe */
+	uint64_t continued;       /* reentry=continue entries that belonged to the open span */
+	uint64_t filtered;        /* probes whose [argN==V] predicate did not hold: skipped */
 };
 
 struct lp_pairs;

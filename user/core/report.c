@@ -499,6 +499,8 @@ static void write_span_pairs(struct jw *w, const struct lp_report *r)
 	put_u64(w, "reentry_closed", r->pairs->reentry_closed);
 	put_u64(w, "unwound", r->pairs->unwound);
 	put_u64(w, "aborted", r->pairs->aborted);
+	put_u64(w, "continued", r->pairs->continued);
+	put_u64(w, "filtered", r->pairs->filtered);
 	put_u64(w, "unmatched_keyed_exits", r->pairs->unmatched_keyed);
 	put_u64(w, "too_many_tracks", r->pairs->too_many_tracks);
 	put_u64(w, "too_deep_entries", r->pairs->too_deep);

@@ -50,12 +50,60 @@ static bool is_ident(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-';
 }
 
-/* One probe of ENTRY or EXIT: [PROVIDER:]NAME. */
+static int parse_arg(const char **s, const char *end, uint8_t *arg, char *err, size_t errsz);
+
+/* "[argN==V]" or "[argN!=V]" at the end of a probe (s..end). */
+static int parse_pred(const char *s, const char *end, struct lp_probe_ref *p, char *err,
+		      size_t errsz)
+{
+	const char *start = s;
+	char num[24], *nend;
+	int e;
+
+	if (end[-1] != ']')
+		return fail(err, errsz, "unclosed '[' in '%.*s'", (int)(end - start), start);
+	s++;
+	end--;
+	e = parse_arg(&s, end, &p->pred_arg, err, errsz);
+	if (e)
+		return e;
+	if (end - s < 3 || (s[0] != '=' && s[0] != '!') || s[1] != '=')
+		return fail(err, errsz, "expected [argN==VALUE] or [argN!=VALUE], not '%.*s'",
+			    (int)(end - start + 1), start);
+	p->pred_ne = s[0] == '!';
+	s += 2;
+	if ((size_t)(end - s) >= sizeof(num))
+		return fail(err, errsz, "bad value '%.*s' in '%.*s'", (int)(end - s), s,
+			    (int)(end - start + 1), start);
+	memcpy(num, s, (size_t)(end - s));
+	num[end - s] = '\0';
+	errno = 0;
+	p->pred_val = num[0] == '-' ? (uint64_t)strtoll(num, &nend, 0) : strtoull(num, &nend, 0);
+	if (errno || nend == num || *nend)
+		return fail(err, errsz, "bad value '%s' in '%.*s': a number", num,
+			    (int)(end - start + 1), start);
+	p->has_pred = true;
+	return 0;
+}
+
+/* One probe of ENTRY or EXIT: [PROVIDER:]NAME[PREDICATE]. */
 static int parse_probe(const char *s, size_t len, const char *prev_provider,
 		       struct lp_probe_ref *p, char *err, size_t errsz)
 {
-	const char *colon = memchr(s, ':', len), *name = s;
-	size_t plen = 0, nlen = len;
+	const char *bracket = memchr(s, '[', len);
+	const char *colon, *name = s;
+	size_t plen = 0, nlen;
+
+	memset(p, 0, sizeof(*p));
+	if (bracket) {
+		int e = parse_pred(bracket, s + len, p, err, errsz);
+
+		if (e)
+			return e;
+		len = (size_t)(bracket - s);
+	}
+	colon = memchr(s, ':', len);
+	nlen = len;
 
 	if (colon) {
 		plen = (size_t)(colon - s);
@@ -341,6 +389,22 @@ static int parse_tpl(struct lp_spec *sp, const char *s, const char *end, struct 
 	return 0;
 }
 
+/* Whether s..end is KEY=VALUE: a '=' outside a probe's [predicate]. */
+static bool is_kv(const char *s, const char *end)
+{
+	int depth = 0;
+
+	for (; s < end; s++) {
+		if (*s == '[')
+			depth++;
+		else if (*s == ']' && depth > 0)
+			depth--;
+		else if (*s == '=' && depth == 0)
+			return true;
+	}
+	return false;
+}
+
 int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 {
 	const char *s = text, *end;
@@ -356,7 +420,7 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 	snprintf(sp->text, sizeof(sp->text), "%s", text);
 
 	end = field_end(s);
-	if (memchr(s, '=', (size_t)(end - s)))
+	if (is_kv(s, end))
 		return fail(err, errsz, "the spec must start with the entry probe, "
 			    "PROVIDER:ENTRY,PROVIDER:EXIT,...");
 	e = parse_probes(s, (size_t)(end - s), "entry", NULL, sp->entry, &sp->nentry, err, errsz);
@@ -366,7 +430,7 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 		return fail(err, errsz, "no exit probe: expected PROVIDER:ENTRY,PROVIDER:EXIT,...");
 	s = end + 1;
 	end = field_end(s);
-	if (memchr(s, '=', (size_t)(end - s)))
+	if (is_kv(s, end))
 		return fail(err, errsz, "the second field must be the exit probe, not '%.*s'",
 			    (int)(end - s), s);
 	e = parse_probes(s, (size_t)(end - s), "exit", sp->entry[0].provider, sp->exit,
@@ -444,8 +508,10 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 			seen_reentry = true;
 			if (end - v == 5 && !strncmp(v, "close", 5))
 				sp->reentry_close = true;
+			else if (end - v == 8 && !strncmp(v, "continue", 8))
+				sp->reentry_continue = true;
 			else if (!(end - v == 4 && !strncmp(v, "nest", 4)))
-				e = fail(err, errsz, "reentry= is nest or close, not '%.*s'",
+				e = fail(err, errsz, "reentry= is nest, close or continue, not '%.*s'",
 					 (int)(end - v), v);
 		} else if (eq - s == 4 && !strncmp(s, "late", 4)) {
 			if (seen_late)
@@ -465,9 +531,9 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 		if (e)
 			return e;
 	}
-	if (sp->reentry_close && sp->keyed)
-		return fail(err, errsz, "reentry=close is for specs without key=: a keyed exit "
-			    "names the span it closes");
+	if ((sp->reentry_close || sp->reentry_continue) && sp->keyed)
+		return fail(err, errsz, "reentry=close and reentry=continue are for specs without "
+			    "key=: a keyed exit names the span it closes");
 	if (sp->match_name && sp->keyed)
 		return fail(err, errsz, "match=name is for specs without key=: a keyed exit "
 			    "names the span it closes");
@@ -497,10 +563,19 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 			}
 		}
 	}
-	/* The kernel reads only these arguments (the key's included). */
+	/* Predicates are tested on the arguments sent. */
+	for (size_t i = 0; i < sp->nentry; i++)
+		if (sp->entry[i].has_pred)
+			use_arg(sp, sp->entry[i].pred_arg, false);
+	for (size_t i = 0; i < sp->nexit; i++)
+		if (sp->exit[i].has_pred)
+			use_arg(sp, sp->exit[i].pred_arg, true);
+	for (size_t i = 0; i < sp->nabort; i++)
+		if (sp->abort[i].has_pred && sp->abort[i].pred_arg + 1u > sp->desc.nargs[LP_USDT_ROLE_ABORT])
+			sp->desc.nargs[LP_USDT_ROLE_ABORT] = sp->abort[i].pred_arg + 1;
+	/* The kernel reads only these arguments (the key's and predicates' included). */
 	sp->desc.nargs[LP_USDT_ROLE_ENTRY] = sp->max_arg;
 	sp->desc.nargs[LP_USDT_ROLE_EXIT] = sp->max_exit_arg;
-	sp->desc.nargs[LP_USDT_ROLE_ABORT] = 0;
 	return 0;
 }
 
@@ -619,6 +694,16 @@ size_t lp_usdt_arg_sizes(const char *args, int8_t *sizes, size_t max)
 		s += len;
 	}
 	return n;
+}
+
+bool lp_probe_pred_holds(const struct lp_probe_ref *p, const uint64_t *args, size_t nargs)
+{
+	uint64_t v;
+
+	if (!p->has_pred)
+		return true;
+	v = p->pred_arg < nargs ? args[p->pred_arg] : 0;
+	return (v == p->pred_val) != p->pred_ne;
 }
 
 bool lp_probe_is(const struct lp_probe_ref *p, const char *provider, const char *name)

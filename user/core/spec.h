@@ -8,13 +8,18 @@
  *   SPEC  = ENTRY "," EXIT { "," FIELD }
  *   ENTRY = PROBE { "|" PROBE }          alternatives, any of them opens the span
  *   EXIT  = PROBE { "|" PROBE }          any of them closes it
- *   PROBE = [PROVIDER ":"] NAME          provider defaults to the previous one's
+ *   PROBE = [PROVIDER ":"] NAME [ "[" ARG ("==" | "!=") NUMBER "]" ]
+ *                                        provider defaults to the previous one's; the
+ *                                        predicate: the probe counts only when it holds
  *   FIELD = "name=" TEMPLATE             default: the entry probe's name
  *         | "meta=" TEMPLATE             default: no metadata
  *         | "key=" ARG [ "/" ARG ]       match exits by key (entry's ARG, exit's ARG)
- *         | "reentry=" ("nest" | "close")  an entry while a span of the spec is open on
- *                                        the thread: nests (default), or first closes
- *                                        the open one, unterminated (unkeyed specs)
+ *         | "reentry=" ("nest" | "close" | "continue")  an entry while a span of the
+ *                                        spec is open on the thread: nests (default),
+ *                                        first closes the open one, unterminated, or
+ *                                        (continue) belongs to the open one when it
+ *                                        renders the same name and metadata, else
+ *                                        closes it (unkeyed specs)
  *         | "late=" ("no" | "yes")       yes: the probes may appear only later (a library
  *                                        dlopen()ed at run time); missing at the start is
  *                                        no error, never found is a warning at the end
@@ -54,6 +59,10 @@
 struct lp_probe_ref {
 	char provider[LP_SPEC_PROBE_MAX];
 	char name[LP_SPEC_PROBE_MAX];
+	/* [argN==V] / [argN!=V]: the probe counts only when its argument compares so. */
+	bool has_pred, pred_ne;
+	uint8_t pred_arg;
+	uint64_t pred_val;
 };
 
 enum lp_arg_fmt { LP_FMT_AS_DECLARED = 0, LP_FMT_DEC, LP_FMT_UNS, LP_FMT_HEX, LP_FMT_STR };
@@ -84,6 +93,7 @@ struct lp_spec {
 	bool keyed;
 	uint8_t key_entry, key_exit; /* argument indexes of the key */
 	bool reentry_close;          /* reentry=close */
+	bool reentry_continue;       /* reentry=continue */
 	bool late;                   /* late=yes */
 	uint8_t max_arg;             /* highest entry argument the templates use, +1 (0: none) */
 	uint8_t max_exit_arg;        /* highest exit argument (exit.argN, key, match), +1 */
@@ -145,6 +155,8 @@ size_t lp_filter_lambda(const char *s, size_t len);
 /* True when the template has no expressions: the text is known without arguments. */
 bool lp_tpl_literal(const struct lp_tpl *t);
 
+/* True when the probe's predicate holds for these arguments (or it has none). */
+bool lp_probe_pred_holds(const struct lp_probe_ref *p, const uint64_t *args, size_t nargs);
 /* True when p names the probe (provider, name). */
 bool lp_probe_is(const struct lp_probe_ref *p, const char *provider, const char *name);
 /* True when the spec uses probe (provider, name); *role: LP_USDT_ROLE_ENTRY, _EXIT or _ABORT. */

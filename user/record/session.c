@@ -324,7 +324,7 @@ static int attach_specs(struct lp_session *s, const char *path, const char *name
 
 			for (size_t k = 0; k < np; k++) {
 				LIBBPF_OPTS(bpf_usdt_opts, uo,
-					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, (__u64)i, role));
+					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, (__u64)i, role, k));
 				struct bpf_link *l;
 				int err;
 
