@@ -57,7 +57,11 @@ struct lp_pairs_stats {
 	uint64_t unwound;         /* match=name: spans closed unterminated by an outer exit */
 	uint64_t aborted;         /* spans given up, unterminated, by an abort= probe */
 	uint64_t continued;       /* reentry=continue entries that belonged to the open span */
-	uint64_t filtered;        /* probes whose [argN==V] predicate did not hold: skipped */
+	/*
+	 * Skipped: probes whose [argN==V] predicate did not hold, and exits with
+	 * a predicate while nothing of their spec was open on the thread.
+	 */
+	uint64_t filtered;
 };
 
 struct lp_pairs;
