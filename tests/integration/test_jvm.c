@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: MIT
 /*
- * The jvm preset on Debian's OpenJDK 17: a Java program compiled here calls a
- * method a known number of times from another and asks for collections, run as
- * `record --preset jvm -- java -XX:+ExtendedDTraceProbes ...`. The java launcher
- * dlopen()s libjvm.so after its entry point, so the preset's probes are found
- * late: the program waits until leanprofiler says it records them (a file
- * appears), then works. Checks the exact call count, the nesting, the
- * collections, and that a thread still inside a method at the end is closed
- * unterminated. Needs root.
+ * The jvm preset on Debian's OpenJDK 17: Java programs compiled here, run as
+ * `record --preset jvm -- java -XX:+ExtendedDTraceProbes ...` (or attached to
+ * with -p). The java launcher dlopen()s libjvm.so after its entry point, so
+ * the preset's probes are found late: a program waits until leanprofiler says
+ * it records them (a file appears), then works. Checks, against what the
+ * programs did and print:
+ * - exact call counts, nesting, collections, a thread still inside a method at
+ *   the end closed unterminated;
+ * - exceptions thrown through C1-compiled code 20000 times under default
+ *   tiered compilation: C1 inlines the thrower into its caller and, when the
+ *   exception leaves, fires method__return for the caller only. Counts and
+ *   nesting stay exact; the thrower's spans whose return never fired close
+ *   with their caller, unterminated;
+ * - attached with -p to threads inside methods: their rows carry the methods'
+ *   names (the return probe has them), no "(unknown)";
+ * - lambda rows: no hidden class address, the same name run after run;
+ * - a JVM started without -XX:+ExtendedDTraceProbes: a one-line warning.
+ * Needs root.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -31,10 +42,16 @@ static char tmpdir[] = "/tmp/lp-itest-jvm-XXXXXX";
 
 #include "itest.h"
 
+#define RECORDING_MS 60000
+#include "itest_record.h"
+
 #define JDK "/usr/lib/jvm/java-17-openjdk-amd64"
 #define CALLS 5000
 #define GCS 3
 #define WAIT_MS 60000 /* for the JVM to map libjvm.so and leanprofiler to attach */
+#define THROWS 20000
+#define LAMBDA_CALLS 3000
+#define METHOD_SPEC "recording spec 'hotspot:method__entry"
 
 static const char main_java[] =
 	"import java.io.File;\n"
@@ -62,12 +79,19 @@ static const char main_java[] =
 	"}\n";
 
 struct span {
-	double ts, end;
+	int64_t ts, end; /* ns: the trace's microseconds have three decimals */
 	int64_t tid;
 	bool unterminated;
 };
 
-/* The complete events named name. */
+static int by_ts(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The complete events named name, by start. */
 static size_t spans(json_object *trace, const char *name, struct span *out, size_t max)
 {
 	json_object *evs = get(trace, "traceEvents");
@@ -81,15 +105,84 @@ static size_t spans(json_object *trace, const char *name, struct span *out, size
 			continue;
 		if (n == max)
 			fail_msg("more than %zu %s spans", max, name);
-		out[n].ts = json_object_get_double(get(e, "ts"));
-		out[n].end = out[n].ts + json_object_get_double(get(e, "dur"));
+		out[n].ts = llround(json_object_get_double(get(e, "ts")) * 1000);
+		out[n].end = out[n].ts + llround(json_object_get_double(get(e, "dur")) * 1000);
 		out[n].tid = json_object_get_int64(get(e, "tid"));
 		out[n].unterminated = json_object_object_get_ex(e, "args", &args) &&
 				      json_object_object_get_ex(args, "unterminated", &v) &&
 				      json_object_get_boolean(v);
 		n++;
 	}
+	qsort(out, n, sizeof(*out), by_ts);
 	return n;
+}
+
+/* The last of the n spans (by start, not overlapping) that starts at or before ts, or NULL. */
+static const struct span *last_before(const struct span *s, size_t n, int64_t ts)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].ts <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &s[lo - 1] : NULL;
+}
+
+/* Writes dir/cls.java and compiles it into dir. */
+static const char *javac(const char *name, const char *cls, const char *src)
+{
+	char *dir = fmt("%s/%s", tmpdir, name);
+	char *argv[] = { JDK "/bin/javac", "-d", dir, fmt("%s/%s.java", dir, cls), NULL };
+	struct run r;
+
+	assert_int_equal(mkdir(dir, 0755), 0);
+	write_file(argv[3], src);
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("javac exited %d: %s", r.status, r.err);
+	run_free(&r);
+	return dir;
+}
+
+/*
+ * Records `java [flag] -cp dir cls go args...` into dir/out with the jvm
+ * preset; lets the program go once the method probes are recorded. The
+ * summary; leanprofiler's stderr in *err.
+ */
+static json_object *record_java(const char *dir, const char *flag, const char *cls,
+				const char *const args[], char **err)
+{
+	char *out = fmt("%s/out", dir), *go = fmt("%s/go", dir);
+	char *lp_out = fmt("%s/lp.out", dir), *lp_err = fmt("%s/lp.err", dir);
+	char *argv[32] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset", "jvm",
+			   "--", JDK "/bin/java" };
+	struct io in = { .mode = IO_NULL }, o = { .mode = IO_FILE, .file = lp_out },
+		  e = { .mode = IO_FILE, .file = lp_err };
+	int n = 8, rc;
+	pid_t lp;
+
+	if (flag)
+		argv[n++] = (char *)flag;
+	argv[n++] = "-cp";
+	argv[n++] = (char *)dir;
+	argv[n++] = (char *)cls;
+	argv[n++] = go;
+	for (int i = 0; args[i]; i++)
+		argv[n++] = (char *)args[i];
+	lp = spawn(argv, &in, &o, &e);
+	if (!wait_text(lp_err, METHOD_SPEC, lp, WAIT_MS))
+		fail_msg("libjvm.so's probes were not found: %s", slurp(lp_err, NULL));
+	write_file(go, "");
+	rc = wait_exit_within(lp, WAIT_MS);
+	*err = slurp(lp_err, NULL);
+	if (rc != 0)
+		fail_msg("exit %d: %s", rc, *err);
+	return load_json(fmt("%s/leanprofiler-summary.json", out));
 }
 
 static int64_t calls(json_object *sum, const char *name, const char *meta)
@@ -183,10 +276,304 @@ static void test_methods_and_gc(void **state)
 	json_object_put(trace);
 }
 
+static json_object *row(json_object *sum, const char *name)
+{
+	json_object *rows = get(sum, "rows");
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i);
+
+		if (!strcmp(get_s(r, "name"), name))
+			return r;
+	}
+	fail_msg("no row %s", name);
+	return NULL;
+}
+
+/*
+ * outer() runs once, so it stays interpreted (an on-stack compilation needs
+ * 60000 loop iterations): every exception is caught there. middle() is called
+ * 20000 times: compiled by C1, which inlines thrower(); C2 later.
+ */
+static const char throw_java[] =
+	"import java.io.*;\n"
+	"public class Throw {\n"
+	"  static final class Boom extends RuntimeException {\n"
+	"    Boom() { super(null, null, false, false); }\n"
+	"  }\n"
+	"  static int middles, throwers, afters, caught;\n"
+	"  static void thrower(int i) { throwers++; throw new Boom(); }\n"
+	"  static void middle(int i) { middles++; thrower(i); }\n"
+	"  static void after(int i) { afters++; }\n"
+	"  static void outer(int n) {\n"
+	"    for (int i = 0; i < n; i++) {\n"
+	"      try { middle(i); } catch (Boom b) { caught++; }\n"
+	"      after(i);\n"
+	"    }\n"
+	"  }\n"
+	"  public static void main(String[] a) throws Exception {\n"
+	"    File go = new File(a[0]);\n"
+	"    while (!go.exists()) Thread.sleep(5);\n"
+	"    outer(Integer.parseInt(a[1]));\n"
+	"    try (PrintWriter w = new PrintWriter(a[2])) {\n"
+	"      w.println(middles + \" \" + throwers + \" \" + afters + \" \" + caught);\n"
+	"    }\n"
+	"  }\n"
+	"}\n";
+
+static void test_exceptions_through_c1(void **state)
+{
+	const char *dir = javac("throw", "Throw", throw_java);
+	const char *args[] = { fmt("%d", THROWS), fmt("%s/counts", dir), NULL };
+	static struct span outer[4], middle[THROWS + 1], thrower[THROWS + 1], after[THROWS + 1];
+	size_t nouter, nmiddle, nthrower, nafter, unterminated = 0;
+	long middles = -1, throwers = -1, afters = -1, caught = -1;
+	json_object *sum, *trace;
+	char *err, *counts;
+
+	(void)state;
+	sum = record_java(dir, "-XX:+ExtendedDTraceProbes", "Throw", args, &err);
+	counts = slurp(args[1], NULL);
+	assert_non_null(counts);
+	assert_int_equal(sscanf(counts, "%ld %ld %ld %ld", &middles, &throwers, &afters, &caught),
+			 4);
+	assert_int_equal(caught, THROWS);
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	/* Every call the program made is one span: none dropped, none merged. */
+	assert_int_equal(calls(sum, "Throw.outer", NULL), 1);
+	assert_int_equal(calls(sum, "Throw.middle", NULL), middles);
+	assert_int_equal(calls(sum, "Throw.thrower", NULL), throwers);
+	assert_int_equal(calls(sum, "Throw.after", NULL), afters);
+	assert_int_equal(json_object_get_int64(get(sum, "too_deep_enters")), 0);
+
+	trace = load_json(fmt("%s/out/leanprofiler-trace.json", dir));
+	nouter = spans(trace, "Throw.outer", outer, 4);
+	nmiddle = spans(trace, "Throw.middle", middle, THROWS + 1);
+	nthrower = spans(trace, "Throw.thrower", thrower, THROWS + 1);
+	nafter = spans(trace, "Throw.after", after, THROWS + 1);
+	assert_int_equal(nouter, 1);
+	assert_int_equal(nmiddle, THROWS);
+	assert_int_equal(nthrower, THROWS);
+	assert_int_equal(nafter, THROWS);
+	/* middle's own return fires every time, compiled or not. */
+	for (size_t i = 0; i < nmiddle; i++) {
+		assert_false(middle[i].unterminated);
+		assert_int_equal(middle[i].tid, outer[0].tid);
+		assert_true(middle[i].ts >= outer[0].ts && middle[i].end <= outer[0].end);
+		if (i)
+			assert_true(middle[i].ts >= middle[i - 1].end);
+	}
+	/*
+	 * Each thrower inside a middle. Those whose return never fired (C1 had
+	 * inlined them) end with their middle, unterminated.
+	 */
+	for (size_t i = 0; i < nthrower; i++) {
+		const struct span *m = last_before(middle, nmiddle, thrower[i].ts);
+
+		assert_non_null(m);
+		assert_int_equal(thrower[i].tid, m->tid);
+		if (thrower[i].end > m->end)
+			fail_msg("thrower span %zu [%lld, %lld] ends after its middle [%lld, %lld]",
+				 i, (long long)thrower[i].ts, (long long)thrower[i].end,
+				 (long long)m->ts, (long long)m->end);
+		/* Closed by its middle's return (spans closing together end 1 ns apart). */
+		if (thrower[i].unterminated) {
+			assert_true(m->end - thrower[i].end <= 1);
+			unterminated++;
+		}
+	}
+	/* The case this test is about happened: C1-compiled frames threw. */
+	if (unterminated == 0)
+		fail_msg("no thrower span closed by its middle: C1 never inlined thrower()");
+	assert_int_equal(get_i(row(sum, "Throw.thrower"), "unterminated"), unterminated);
+	/* Each after directly inside outer: past the middle (and thrower) before it. */
+	for (size_t i = 0; i < nafter; i++) {
+		const struct span *m = last_before(middle, nmiddle, after[i].ts);
+		const struct span *t = last_before(thrower, nthrower, after[i].ts);
+
+		assert_false(after[i].unterminated);
+		assert_int_equal(after[i].tid, outer[0].tid);
+		assert_true(after[i].ts >= outer[0].ts && after[i].end <= outer[0].end);
+		assert_true(m && m->end <= after[i].ts);
+		assert_true(t && t->end <= after[i].ts);
+	}
+	/* No check_with_consumer(): speedscope takes over a minute on these 300k spans. */
+	json_object_put(sum);
+	json_object_put(trace);
+}
+
+/*
+ * Two threads sit inside methods (hold-a three holdA frames deep, hold-b in
+ * holdB), each in waitGo(), when leanprofiler attaches; then they return.
+ */
+static const char hold_java[] =
+	"import java.io.*;\n"
+	"import java.util.concurrent.atomic.AtomicInteger;\n"
+	"public class Hold {\n"
+	"  static final AtomicInteger waiting = new AtomicInteger();\n"
+	"  static volatile boolean go;\n"
+	"  static void waitGo() throws Exception {\n"
+	"    waiting.incrementAndGet();\n"
+	"    while (!go) Thread.sleep(1);\n"
+	"  }\n"
+	"  static void holdA(int depth) throws Exception {\n"
+	"    if (depth > 1) holdA(depth - 1); else waitGo();\n"
+	"  }\n"
+	"  static void holdB() throws Exception { waitGo(); }\n"
+	"  public static void main(String[] a) throws Exception {\n"
+	"    Thread ta = new Thread(() -> { try { holdA(3); } catch (Exception e) { } }, \"hold-a\");\n"
+	"    Thread tb = new Thread(() -> { try { holdB(); } catch (Exception e) { } }, \"hold-b\");\n"
+	"    ta.start();\n"
+	"    tb.start();\n"
+	"    while (waiting.get() < 2) Thread.sleep(1);\n"
+	"    try (PrintWriter w = new PrintWriter(a[0])) { w.println(\"inside\"); }\n"
+	"    File f = new File(a[1]);\n"
+	"    while (!f.exists()) Thread.sleep(1);\n"
+	"    go = true;\n"
+	"    ta.join();\n"
+	"    tb.join();\n"
+	"  }\n"
+	"}\n";
+
+static void test_attach_inside_methods(void **state)
+{
+	const char *dir = javac("hold", "Hold", hold_java);
+	char *ready = fmt("%s/ready", dir), *go = fmt("%s/go", dir);
+	char *argv[] = { JDK "/bin/java", "-XX:+ExtendedDTraceProbes", "-cp", (char *)dir, "Hold",
+			 ready, go, NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_FILE, .file = fmt("%s/java.out", dir) };
+	pid_t java = spawn(argv, &in, &out, &out);
+	const char *lp_args[] = { "-p", fmt("%d", (int)java), "--preset", "jvm", NULL };
+	json_object *sum, *rows;
+	struct lp p;
+
+	(void)state;
+	if (!wait_text(ready, "inside", java, WAIT_MS))
+		fail_msg("the threads never got inside waitGo(): %s", slurp(out.file, NULL));
+	lp_start(&p, "hold-lp", lp_args);
+	lp_wait_recording(&p);
+	write_file(go, "");
+	assert_int_equal(wait_exit_within(java, WAIT_MS), 0);
+	lp_finish(&p, WAIT_MS);
+	expect_status(&p, 0);
+
+	sum = summary_of(p.dir);
+	rows = get(sum, "rows");
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		if (!strcmp(get_s(json_object_array_get_idx(rows, i), "name"), "(unknown)"))
+			fail_msg("a row of spans begun before the recording has no name");
+	/* Each frame begun before the attach is one span, named, counted as such. */
+	assert_int_equal(get_i(row(sum, "Hold.holdA"), "calls"), 3);
+	assert_int_equal(get_i(row(sum, "Hold.holdA"), "started_before_recording"), 3);
+	assert_int_equal(get_i(row(sum, "Hold.holdB"), "calls"), 1);
+	assert_int_equal(get_i(row(sum, "Hold.holdB"), "started_before_recording"), 1);
+	assert_int_equal(get_i(row(sum, "Hold.waitGo"), "calls"), 2);
+	assert_int_equal(get_i(row(sum, "Hold.waitGo"), "started_before_recording"), 2);
+	assert_int_equal(get_i(row(sum, "Hold.lambda$main$0"), "calls"), 1);
+	assert_true(get_i(sum, "started_before_recording") >= 6);
+	json_object_put(sum);
+}
+
+static const char lam_java[] =
+	"import java.io.File;\n"
+	"import java.util.function.IntUnaryOperator;\n"
+	"public class Lam {\n"
+	"  static int n;\n"
+	"  public static void main(String[] a) throws Exception {\n"
+	"    File go = new File(a[0]);\n"
+	"    while (!go.exists()) Thread.sleep(5);\n"
+	"    int calls = Integer.parseInt(a[1]);\n"
+	"    Runnable r = () -> n++;\n"
+	"    IntUnaryOperator f = x -> x + n;\n"
+	"    for (int i = 0; i < calls; i++) r.run();\n"
+	"    for (int i = 0; i < calls; i++) n = f.applyAsInt(i) & 0xffff;\n"
+	"    System.out.println(n);\n"
+	"  }\n"
+	"}\n";
+
+/* The name of the row of method method of a Lam lambda class; checks its calls. */
+static char *lambda_row(json_object *sum, const char *method)
+{
+	json_object *rows = get(sum, "rows");
+	char *found = NULL;
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i);
+		const char *name = get_s(r, "name"), *dot = strrchr(name, '.');
+
+		if (strstr(name, "0x"))
+			fail_msg("row name with an address: %s", name);
+		if (strncmp(name, "Lam$$Lambda$", 12) || !dot || strcmp(dot + 1, method))
+			continue;
+		if (found)
+			fail_msg("two rows of Lam's %s: %s and %s", method, found, name);
+		found = strdup(name);
+		assert_int_equal(get_i(r, "calls"), LAMBDA_CALLS);
+	}
+	if (!found)
+		fail_msg("no row of a Lam lambda's %s", method);
+	return found;
+}
+
+static void test_lambda_names(void **state)
+{
+	const char *args[] = { fmt("%d", LAMBDA_CALLS), NULL };
+	const char *dir = javac("lambda", "Lam", lam_java);
+	char *run_name[2], *op_name[2], *err;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		json_object *sum;
+		char *d = fmt("%s/run%d", dir, i);
+
+		assert_int_equal(mkdir(d, 0755), 0);
+		/* The classes stay in dir: each run gets its own output and go file in d. */
+		assert_int_equal(symlink(fmt("%s/Lam.class", dir), fmt("%s/Lam.class", d)), 0);
+		sum = record_java(d, "-XX:+ExtendedDTraceProbes", "Lam", args, &err);
+		run_name[i] = lambda_row(sum, "run");
+		op_name[i] = lambda_row(sum, "applyAsInt");
+		assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), LAMBDA_CALLS);
+		json_object_put(sum);
+	}
+	assert_string_equal(run_name[0], run_name[1]);
+	assert_string_equal(op_name[0], op_name[1]);
+}
+
+static void test_no_probes_flag(void **state)
+{
+	const char *args[] = { "10", NULL };
+	const char *dir = javac("noflag", "Lam", lam_java);
+	const char *l, *warning = NULL;
+	json_object *sum;
+	int lines = 0;
+	char *err;
+
+	(void)state;
+	sum = record_java(dir, NULL, "Lam", args, &err);
+	/* What the warning is about: the program ran, no Java method was recorded. */
+	assert_int_equal(calls(sum, "Lam.main", NULL), 0);
+	for (l = err; l && *l; l = strchr(l, '\n')) {
+		l += *l == '\n';
+		if (strstr(l, "ExtendedDTraceProbes") && strncmp(l, "leanprofiler: recording", 23)) {
+			lines++;
+			warning = l;
+		}
+	}
+	if (lines != 1)
+		fail_msg("%d lines name -XX:+ExtendedDTraceProbes, expected one warning:\n%s", lines,
+			 err);
+	assert_int_equal(strncmp(warning, "leanprofiler: warning: ", 23), 0);
+	json_object_put(sum);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_methods_and_gc),
+		cmocka_unit_test_teardown(test_methods_and_gc, stop_started),
+		cmocka_unit_test_teardown(test_exceptions_through_c1, stop_started),
+		cmocka_unit_test_teardown(test_attach_inside_methods, stop_started),
+		cmocka_unit_test_teardown(test_lambda_names, stop_started),
+		cmocka_unit_test_teardown(test_no_probes_flag, stop_started),
 	};
 
 	if (argc > 1)

@@ -28,8 +28,8 @@ static const char *const postgresql[] = {
  * entry point: late=yes.
  */
 static const char *const jvm[] = {
-	"hotspot:method__entry,method__return,name={arg1:str/arg2}.{arg3:str/arg4},"
-	"meta=signature={arg5:str/arg6},late=yes",
+	"hotspot:method__entry,method__return,name={arg1:str/arg2|lambda}.{arg3:str/arg4},"
+	"meta=signature={arg5:str/arg6},match=name,late=yes",
 	"hotspot:gc__begin,gc__end,name=gc,meta=full={arg0},late=yes",
 	NULL,
 };

@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "jvm.h"
 #include "proc.h"
 #include "recorder.h"
 
@@ -39,6 +40,7 @@ int lp_attach_process(struct recorder *r, pid_t pid)
 	struct attach_ctx a = { .r = r };
 	int err = lp_proc_exec_files(pid, attach_file, &a);
 
+	lp_jvm_check_probes(r, pid);
 	return err ? err : a.attached;
 }
 
