@@ -17,6 +17,12 @@ $(OUT)/tests/targets/%: tests/targets/%.c include/leanprofiler.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -pthread $< -o $@
 
+# A libpq client (the extended protocol, as drivers speak it) for test_postgres.
+$(OUT)/tests/targets/pgclient: tests/targets/pgclient.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $$(pkg-config --cflags libpq) $< $$(pkg-config --libs libpq) -o $@
+
 $(OUT)/tests/targets/%: tests/targets/%.cc include/leanprofiler.h
 	$(call msg,CXX,$@)
 	$(Q)mkdir -p $(@D)
