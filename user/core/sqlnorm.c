@@ -509,7 +509,7 @@ static size_t type_name(const struct norm *n, size_t i)
 	return i;
 }
 
-/* "varchar(3) 'abc'": the "(" at i holds a typed literal's modifiers. */
+/* "varchar(3) 'abc'": the "(" at i holds a typed literal's modifiers ($N: normalized already). */
 static bool literal_typmod(const struct norm *n, size_t i)
 {
 	size_t j = i + 1, limit = i + LOOKAHEAD_MAX;
@@ -522,7 +522,7 @@ static bool literal_typmod(const struct norm *n, size_t i)
 	if ((kw(n, j, "with") || kw(n, j, "without")) && kw(n, j + 1, "time") &&
 	    kw(n, j + 2, "zone"))
 		j += 3;
-	return kind_at(n, j) == T_STRING;
+	return kind_at(n, j) == T_STRING || kind_at(n, j) == T_PARAM;
 }
 
 static unsigned paren_kind(struct norm *n, size_t i, bool *ord)
