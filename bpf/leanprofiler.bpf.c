@@ -854,22 +854,25 @@ int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 /* The fixed part of a span-pair probe's record: header, time, spec, the arguments it uses. */
 static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r,
 				      const struct lp_usdt_desc *d, __u32 role, __u32 pid, __u32 tid,
-				      __u32 seq, __u64 ts, __u32 spec, __u32 file)
+				      __u32 seq, __u64 ts, __u32 spec, __u32 file, __u32 alt)
 {
 	int n = bpf_usdt_arg_cnt(ctx);
+	__u16 flags = role == LP_USDT_ROLE_EXIT	   ? LP_USDT_EXIT
+		      : role == LP_USDT_ROLE_ABORT ? LP_USDT_EXIT | LP_USDT_ABORT
+						   : 0;
 
-	fill_hdr(&r->h, LP_REC_USDT, role == LP_USDT_ROLE_EXIT ? LP_USDT_EXIT : 0, pid, tid, seq);
+	fill_hdr(&r->h, LP_REC_USDT, flags, pid, tid, seq);
 	r->ts_ns = ts;
 	r->spec = (__u16)spec;
 	r->file = (__u16)file;
-	r->pad = 0;
+	r->alt = (__u16)alt;
 	if (n < 0)
 		n = 0;
 	if (n > LP_USDT_ARGS)
 		n = LP_USDT_ARGS;
 	/* Each bpf_usdt_arg() costs tens of ns: read only what the spec uses. */
-	if (d && d->nargs[role & 1] < n)
-		n = d->nargs[role & 1];
+	if (d && role < LP_USDT_ROLES && d->nargs[role] < n)
+		n = d->nargs[role];
 	r->nargs = n;
 	r->nstr = 0;
 	for (int i = 0; i < LP_USDT_ARGS; i++) {
@@ -885,18 +888,18 @@ static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r
 
 /*
  * A probe of a span-pair spec (--span, --preset), attached with libbpf's USDT
- * support. The cookie says which file, spec and role. Every argument is sent;
- * an entry also sends the strings its spec names (lp_usdt_desc), each cut to
- * LP_USDT_STR_MAX bytes.
+ * support. The cookie says which file, spec and role. The arguments the spec
+ * uses at that role are sent, and the strings it reads there (lp_usdt_desc:
+ * a slot of another role is sent empty), each cut to LP_USDT_STR_MAX bytes.
  */
 SEC("usdt")
 int lp_usdt(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_usdt_cookie(ctx);
 	__u32 file = LP_USDT_COOKIE_FILE(cookie), spec = LP_USDT_COOKIE_SPEC(cookie);
-	__u32 role = LP_USDT_COOKIE_ROLE(cookie), nstr = 0;
+	__u32 role = LP_USDT_COOKIE_ROLE(cookie), alt = LP_USDT_COOKIE_ALT(cookie), nstr = 0;
 	__u64 off = 0, size, snap = 0;
-	__u16 type = role == LP_USDT_ROLE_EXIT ? LP_REC_EXIT : LP_REC_ENTER;
+	__u16 type = role == LP_USDT_ROLE_ENTRY ? LP_REC_ENTER : LP_REC_EXIT;
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
 	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq;
 	struct task_struct *task = bpf_get_current_task_btf();
@@ -911,8 +914,11 @@ int lp_usdt(struct pt_regs *ctx)
 	if (!st)
 		return 0;
 	d = bpf_map_lookup_elem(&usdt_desc, &spec);
-	if (d && role == LP_USDT_ROLE_ENTRY)
-		nstr = d->nstr;
+	if (d) {
+		for (int i = 0; i < LP_USDT_STR_SLOTS; i++)
+			if (i < d->nstr && (d->str[i].roles & (1u << role)))
+				nstr = i + 1;
+	}
 	if (!nstr) {
 		/* No strings to copy: a fixed-size record, reserved in place. */
 		if (off_cpu)
@@ -923,7 +929,7 @@ int lp_usdt(struct pt_regs *ctx)
 			count_lost(type, pid, tid);
 			return 0;
 		}
-		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
+		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt);
 		if (off_cpu) {
 			r->h.flags |= LP_USDT_SCHED;
 			sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));
@@ -932,7 +938,7 @@ int lp_usdt(struct pt_regs *ctx)
 		return 0;
 	}
 	r = (void *)st->buf;
-	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file);
+	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt);
 	if (off_cpu) {
 		r->h.flags |= LP_USDT_SCHED;
 		sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));
@@ -951,6 +957,8 @@ int lp_usdt(struct pt_regs *ctx)
 		if (!d || i >= nstr)
 			continue;
 		ds = &d->str[i];
+		if (!(ds->roles & (1u << role)))
+			continue;
 		a = (__u32)ds->arg;
 		if (a >= LP_USDT_ARGS)
 			continue;

@@ -11,7 +11,7 @@
  * The format's version: the kernel half carries it (lp_wire_version in its
  * .rodata) and user space refuses a BPF object of another one.
  */
-#define LP_WIRE_VERSION 3
+#define LP_WIRE_VERSION 4
 
 /*
  * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
@@ -238,38 +238,44 @@ struct lp_thread_lost {
  */
 #define LP_SPEC_MAX 64        /* span-pair specs per recording */
 #define LP_USDT_ARGS 12       /* arguments of a probe (libbpf's maximum) */
-#define LP_USDT_STR_SLOTS 4   /* string arguments an entry probe's spec reads */
+#define LP_USDT_STR_SLOTS 4   /* string arguments a spec's probes read */
 #define LP_USDT_STR_MAX 512   /* bytes of one string argument; longer ones are cut */
 #define LP_USDT_STR_BUF (LP_USDT_STR_MAX + 2)
 #define LP_USDT_SPECS_MAX 1024 /* libbpf USDT specs (site argument layouts x cookies) */
 
 #define LP_USDT_ROLE_ENTRY 0
 #define LP_USDT_ROLE_EXIT 1
-#define LP_USDT_COOKIE(file, spec, role) (((__u64)(file) << 32) | ((spec) << 1) | (role))
+#define LP_USDT_ROLE_ABORT 2 /* abort=: gives up the spec's open span */
+#define LP_USDT_ROLES 3
+/* alt: which probe of the role's list (a spec's ENTRY "a|b": 0 for a, 1 for b) */
+#define LP_USDT_COOKIE(file, spec, role, alt) \
+	(((__u64)(file) << 32) | ((__u64)(alt) << 16) | ((spec) << 2) | (role))
 #define LP_USDT_COOKIE_FILE(c) ((__u32)((c) >> 32))
-#define LP_USDT_COOKIE_SPEC(c) ((__u32)(c) >> 1 & 0x7fff)
-#define LP_USDT_COOKIE_ROLE(c) ((__u32)(c) & 1)
+#define LP_USDT_COOKIE_SPEC(c) ((__u32)(c) >> 2 & 0x3fff)
+#define LP_USDT_COOKIE_ROLE(c) ((__u32)(c) & 3)
+#define LP_USDT_COOKIE_ALT(c) ((__u32)(c) >> 16 & 0xff)
 
 /* One string argument to copy: at address args[arg], or at the pointer stored there + off. */
 struct lp_usdt_str {
 	__s8 arg;     /* argument index holding the address */
 	__s8 len_arg; /* argument holding the length (not NUL-terminated), -1: NUL-terminated */
 	__u8 deref;   /* 1: the string's address is the pointer at args[arg] + off */
-	__u8 pad;
+	__u8 roles;   /* read at these probes: 1 << LP_USDT_ROLE_ENTRY | 1 << LP_USDT_ROLE_EXIT */
 	__s32 off;
 };
 
 /* What the kernel reads for a spec's probes (map "usdt_desc", key spec). */
 struct lp_usdt_desc {
 	__u32 nstr;
-	/* Arguments read at the entry probe and at the exit probe: only what the spec uses. */
-	__u8 nargs[2];
-	__u16 pad;
+	/* Arguments read at each role's probes (LP_USDT_ROLE_*): only what the spec uses. */
+	__u8 nargs[LP_USDT_ROLES];
+	__u8 pad;
 	struct lp_usdt_str str[LP_USDT_STR_SLOTS];
 };
 
 /* lp_rec_usdt.h.flags */
 #define LP_USDT_EXIT 0x1u /* the exit role; else the entry */
+#define LP_USDT_ABORT 0x4u /* the abort role (with LP_USDT_EXIT) */
 #define LP_USDT_SCHED 0x2u /* struct lp_sched_snap follows the record, before its strings */
 
 struct lp_rec_usdt {
@@ -277,7 +283,7 @@ struct lp_rec_usdt {
 	__u64 ts_ns;
 	__u16 spec; /* index in the recording's spec list */
 	__u16 file; /* which probed file (index, < LP_MAX_FILES) */
-	__u16 pad;  /* 0 */
+	__u16 alt;  /* which probe of its role's list fired */
 	__u8 nargs; /* arguments read (args[nargs..] are 0) */
 	__u8 nstr;  /* string slots that follow */
 	__u64 args[LP_USDT_ARGS];

@@ -86,7 +86,10 @@ static bool check_unique_keys, dump;
  * The recording's span-pair specs: unkeyed with str and integer arguments in
  * name and metadata, keyed (one key, and entry / exit keys), reentry=close,
  * counted strings (str/argN), a string behind a pointer (str@OFF), literal
- * names (an exit with nothing open is rebuilt), names shared between specs.
+ * names (an exit with nothing open is rebuilt), names shared between specs,
+ * exits matched by the name they render (match=name), exit arguments in the
+ * metadata and the trace-only args=, an abort= probe, predicates on one probe
+ * as entry and exit with reentry=continue.
  */
 static const char *const SPECS[] = {
 	"fz:q_start,q_done,name=query {arg1:u},"
@@ -99,6 +102,10 @@ static const char *const SPECS[] = {
 	"fz:gc_start,gc_done,name=gc,meta=generation={arg0}",
 	"fz:s_in,s_out,name=stmt,reentry=nest",
 	"fz:w_start,w_done,name=lock wait,meta=mode={arg5}\\, rel={arg1:u},key=arg0,late=yes",
+	"fz:j_entry,j_return,name={arg1:str/arg2|lambda}.{arg3:str/arg4},match=name",
+	"fz:i_start,i_done,name=import,meta=module={arg0:str}\\, found={exit.arg1:u},"
+	"args=lit={exit.arg0:str}\\, n={arg2:x},abort=i_fail",
+	"fz:st[arg0!=0],st[arg0==0],name=statement,meta=sql={arg0:str},reentry=continue",
 };
 #define NSPECS (sizeof(SPECS) / sizeof(SPECS[0]))
 static struct lp_spec specs[NSPECS];

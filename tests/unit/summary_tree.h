@@ -170,6 +170,10 @@ static char *tree_summary_json(const struct lp_report *r)
 		o = json_object_new_object();
 		tree_u64(o, "specs", r->nspecs);
 		tree_u64(o, "reentry_closed", r->pairs->reentry_closed);
+		tree_u64(o, "unwound", r->pairs->unwound);
+		tree_u64(o, "aborted", r->pairs->aborted);
+		tree_u64(o, "continued", r->pairs->continued);
+		tree_u64(o, "filtered", r->pairs->filtered);
 		tree_u64(o, "unmatched_keyed_exits", r->pairs->unmatched_keyed);
 		tree_u64(o, "too_many_tracks", r->pairs->too_many_tracks);
 		tree_u64(o, "too_deep_entries", r->pairs->too_deep);

@@ -402,6 +402,33 @@ static void test_unterminated_exit(void **state)
 	check_span(&fx->rec.s[2], 1, 1, 0, 70, 30, 0, 0);
 }
 
+/*
+ * An exit that sets the metadata (a span-pair spec rendering exit arguments):
+ * the span ends with the exit's metadata and detail; without set_meta, the
+ * entry's stay.
+ */
+static void test_exit_sets_metadata(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_event in = { .type = LP_EVENT_ENTER, .pid = 100, .tid = 1, .ts_ns = 10,
+			       .name = 1, .meta = 7, .detail = 8 };
+	struct lp_event out = { .type = LP_EVENT_EXIT, .pid = 100, .tid = 1, .ts_ns = 20,
+				.name = 1, .meta = 9, .detail = 10, .set_meta = true };
+
+	assert_int_equal(lp_nest_event(fx->n, &in), 0);
+	assert_int_equal(lp_nest_event(fx->n, &out), 0);
+	assert_int_equal(fx->rec.n, 1);
+	assert_int_equal(fx->rec.s[0].meta, 9);
+	assert_int_equal(fx->rec.s[0].detail, 10);
+	in.ts_ns = 30;
+	out.ts_ns = 40;
+	out.set_meta = false;
+	assert_int_equal(lp_nest_event(fx->n, &in), 0);
+	assert_int_equal(lp_nest_event(fx->n, &out), 0);
+	assert_int_equal(fx->rec.s[1].meta, 7);
+	assert_int_equal(fx->rec.s[1].detail, 8);
+}
+
 static void test_exit_without_entry(void **state)
 {
 	struct fx *fx = *state;
@@ -1022,6 +1049,7 @@ int main(void)
 		T(test_exit_of_outer_closes_inner),
 		T(test_exit_of_middle_frame),
 		T(test_exit_without_entry),
+		T(test_exit_sets_metadata),
 		T(test_unterminated_exit),
 		T(test_finish_closes_open_spans),
 		T(test_lost_before_marks_open_spans),

@@ -326,6 +326,214 @@ static void test_bad_spec_index(void **state)
 	strtab_free(st);
 }
 
+/* A probe with two arguments and a string, of role exit / abort. */
+static void fire2(struct lp_pairs *p, uint32_t spec, int role, uint64_t a0, uint64_t a1,
+		  const char *str)
+{
+	static uint64_t ts = 5000;
+	struct lp_usdt_event ue = { .pid = 7, .tid = 8, .ts_ns = ts++, .spec = spec,
+				    .exit = role != LP_USDT_ROLE_ENTRY,
+				    .abort = role == LP_USDT_ROLE_ABORT, .nargs = 2,
+				    .args = { a0, a1 } };
+
+	if (str) {
+		ue.nstr = 1;
+		ue.str[0] = strtab_intern(st, str, strlen(str));
+	}
+	assert_int_equal(lp_pairs_event(p, &ue), 0);
+}
+
+/*
+ * match=name (a JVM's method__return): an exception skipped the returns of
+ * the frames it unwound; the next return names its own frame, which closes,
+ * and the skipped ones with it, unterminated. A return naming no open frame
+ * (one entered before the recording) forgets what is open on the thread: the
+ * nesting builder closes them inside the span it rebuilds.
+ */
+static void test_match_name(void **state)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	static struct lp_spec ms[1];
+	struct lp_pairs *p;
+	char err[128];
+
+	(void)state;
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("p:m_in,m_out,name={arg0:str},match=name", &ms[0], err,
+				       sizeof(err)), 0);
+	p = lp_pairs_new(ms, 1, st, &sink);
+	assert_non_null(p);
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, "outer");
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, "middle");
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, "thrower");
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, "middle"); /* thrower's return never fired */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, "after");
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, "after");
+	assert_int_equal(nevs, 7);
+	check(3, LP_EVENT_EXIT, 8, "thrower", NULL);
+	assert_true(evs[3].unterminated);
+	check(4, LP_EVENT_EXIT, 8, "middle", NULL);
+	assert_false(evs[4].unterminated);
+	assert_true(evs[3].ts_ns < evs[4].ts_ns);
+	check(5, LP_EVENT_ENTER, 8, "after", NULL);
+	check(6, LP_EVENT_EXIT, 8, "after", NULL); /* inside outer, not inside thrower */
+	assert_false(evs[6].unterminated);
+	assert_int_equal(lp_pairs_stats(p)->unwound, 1);
+
+	/* Recursion: the innermost frame of the name closes. */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, "rec");
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, "rec");
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, "rec");
+	assert_int_equal(nevs, 10);
+	check(9, LP_EVENT_EXIT, 8, "rec", NULL);
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, "rec");
+	check(10, LP_EVENT_EXIT, 8, "rec", NULL);
+
+	/* A frame from before the recording returns: named, and nothing stays open here. */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, "lost");
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, "main");
+	assert_int_equal(nevs, 13);
+	check(12, LP_EVENT_EXIT, 8, "main", NULL);
+	assert_false(evs[12].unterminated);
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, "outer"); /* forgotten with the rest */
+	check(13, LP_EVENT_EXIT, 8, "outer", NULL);
+	assert_int_equal(lp_pairs_stats(p)->unwound, 1);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+/* abort=: the open span of the spec and what opened inside it are given up at the probe. */
+static void test_abort(void **state)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	static struct lp_spec as[2];
+	struct lp_pairs *p;
+	char err[128];
+
+	(void)state;
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("p:q_start,q_done,name=query,abort=failed", &as[0], err,
+				       sizeof(err)), 0);
+	assert_int_equal(lp_spec_parse("p:ph_start,ph_done,name=plan", &as[1], err, sizeof(err)), 0);
+	p = lp_pairs_new(as, 2, st, &sink);
+	assert_non_null(p);
+	fire2(p, 0, LP_USDT_ROLE_ABORT, 0, 0, NULL); /* nothing open: nothing happens */
+	assert_int_equal(nevs, 0);
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, NULL);
+	fire2(p, 1, LP_USDT_ROLE_ENTRY, 0, 0, NULL);
+	fire2(p, 0, LP_USDT_ROLE_ABORT, 0, 0, NULL);
+	assert_int_equal(nevs, 4);
+	check(2, LP_EVENT_EXIT, 8, "plan", NULL);
+	check(3, LP_EVENT_EXIT, 8, "query", NULL);
+	assert_true(evs[2].unterminated && evs[3].unterminated);
+	assert_int_equal(evs[2].ts_ns + 1, evs[3].ts_ns);
+	assert_int_equal(lp_pairs_stats(p)->aborted, 1);
+	/* The query's own exit, if it came now, closes nothing of ours. */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, NULL);
+	check(4, LP_EVENT_EXIT, 8, "query", NULL); /* the builder finds none open */
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+/*
+ * meta= with an exit argument: the entry's metadata shows "?" for it, the
+ * exit renders it again with its own value; args= goes out as the detail.
+ */
+static void test_exit_arguments(void **state)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	static struct lp_spec es[2];
+	struct lp_pairs *p;
+	char err[160];
+
+	(void)state;
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("p:imp,imp_done,name=import,meta=module={arg0:str}\\, "
+				       "found={exit.arg1},args=n={arg1}",
+				       &es[0], err, sizeof(err)), 0);
+	assert_int_equal(es[0].desc.nargs[LP_USDT_ROLE_EXIT], 2);
+	assert_int_equal(lp_spec_parse("p:k,kd,name=k,meta=r={exit.arg0:x},key=arg1", &es[1], err,
+				       sizeof(err)), 0);
+	p = lp_pairs_new(es, 2, st, &sink);
+	assert_non_null(p);
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 42, "json");
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 43, "missing");
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, NULL);
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 1, NULL);
+	assert_int_equal(nevs, 4);
+	check(0, LP_EVENT_ENTER, 8, "import", "module=json, found=?");
+	assert_string_equal(text(evs[0].detail), "n=42");
+	check(2, LP_EVENT_EXIT, 8, "import", "module=missing, found=0");
+	assert_true(evs[2].set_meta);
+	assert_string_equal(text(evs[2].detail), "n=43");
+	check(3, LP_EVENT_EXIT, 8, "import", "module=json, found=1");
+	assert_string_equal(text(evs[3].detail), "n=42");
+	/* Keyed: the exit of the matching key renders it. */
+	fire2(p, 1, LP_USDT_ROLE_ENTRY, 0, 9, NULL);
+	fire2(p, 1, LP_USDT_ROLE_EXIT, 255, 9, NULL);
+	check(4, LP_EVENT_ENTER, LP_TRACK_TID(1, 8), "k", "r=?");
+	check(5, LP_EVENT_EXIT, LP_TRACK_TID(1, 8), "k", "r=0xff");
+	/* An open span given up without its exit keeps the "?". */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 44, "gone");
+	lp_pairs_thread_end(p, 7, 8, 9999);
+	check(6, LP_EVENT_ENTER, 8, "import", "module=gone, found=?");
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
+/*
+ * A PostgreSQL statement in both protocols: statement__status(sql) at each of
+ * Parse, Bind and Execute (one span: reentry=continue), statement__status(NULL)
+ * when the backend goes idle (the exit: a predicate on arg0); a pipelined
+ * statement with other text closes the open one; probes whose predicate does
+ * not hold are skipped.
+ */
+static void test_predicate_and_continue(void **state)
+{
+	struct lp_pairs_sink sink = { .event = on_event, .track_end = on_track_end };
+	static struct lp_spec cs[2];
+	struct lp_pairs *p;
+	char err[200];
+
+	(void)state;
+	nevs = nended = 0;
+	st = strtab_new();
+	assert_int_equal(lp_spec_parse("pg:status[arg0!=0],status[arg0==0],name=statement,"
+				       "meta=sql={arg0:str},reentry=continue",
+				       &cs[0], err, sizeof(err)), 0);
+	assert_int_equal(lp_spec_parse("pg:parse_start,parse_done,name=parse", &cs[1], err,
+				       sizeof(err)), 0);
+	p = lp_pairs_new(cs, 2, st, &sink);
+	assert_non_null(p);
+	/* Both attachments of the probe fire: the record of the other role is skipped. */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0x100, 0, NULL);   /* Parse: not NULL, no exit */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x100, 0, "select 1");
+	fire2(p, 1, LP_USDT_ROLE_ENTRY, 0, 0, NULL);
+	fire2(p, 1, LP_USDT_ROLE_EXIT, 0, 0, NULL);
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x200, 0, "select 1"); /* Bind */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0x200, 0, NULL);
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x300, 0, "select 1"); /* Execute */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0x400, 0, "select 2"); /* pipelined: another text */
+	fire2(p, 0, LP_USDT_ROLE_ENTRY, 0, 0, NULL);           /* idle: not an entry */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, NULL);            /* idle: the exit */
+	assert_int_equal(nevs, 6);
+	check(0, LP_EVENT_ENTER, 8, "statement", "sql=select 1");
+	check(1, LP_EVENT_ENTER, 8, "parse", NULL);
+	check(2, LP_EVENT_EXIT, 8, "parse", NULL);
+	check(3, LP_EVENT_EXIT, 8, "statement", NULL);
+	assert_false(evs[3].unterminated);
+	assert_int_equal(evs[3].ts_ns + 1, evs[4].ts_ns);
+	check(4, LP_EVENT_ENTER, 8, "statement", "sql=select 2");
+	check(5, LP_EVENT_EXIT, 8, "statement", NULL);
+	assert_int_equal(lp_pairs_stats(p)->continued, 2);
+	assert_int_equal(lp_pairs_stats(p)->filtered, 3);
+	lp_pairs_free(p);
+	strtab_free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -336,6 +544,10 @@ int main(void)
 		cmocka_unit_test(test_tid_past_max),
 		cmocka_unit_test(test_bad_spec_index),
 		cmocka_unit_test(test_open_limit),
+		cmocka_unit_test(test_match_name),
+		cmocka_unit_test(test_abort),
+		cmocka_unit_test(test_exit_arguments),
+		cmocka_unit_test(test_predicate_and_continue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

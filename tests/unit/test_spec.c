@@ -41,7 +41,9 @@ static char *render(const struct lp_tpl *t, const uint64_t *args, size_t nargs,
 	static char out[1024];
 	struct lp_buf b = { 0 };
 
-	assert_int_equal(lp_tpl_render(&sp, t, args, nargs, strs, nstrs, in_meta, &b), 0);
+	struct lp_tpl_vals v = { .args = args, .nargs = nargs, .strs = strs, .nstrs = nstrs };
+
+	assert_int_equal(lp_tpl_render(&sp, t, LP_USDT_ROLE_ENTRY, &v, NULL, in_meta, &b), 0);
 	snprintf(out, sizeof(out), "%.*s", (int)b.len, b.p ? b.p : "");
 	lp_buf_free(&b);
 	return out;
@@ -63,13 +65,17 @@ static void test_flags(void **state)
 	assert_false(sp.reentry_close);
 	parse_ok("p:a,p:b,late=no");
 	assert_false(sp.late);
-	parse_bad("p:a,p:b,reentry=open", "reentry= is nest or close, not 'open'");
-	parse_bad("p:a,p:b,reentry=", "reentry= is nest or close, not ''");
+	parse_bad("p:a,p:b,reentry=open", "reentry= is nest, close or continue, not 'open'");
+	parse_bad("p:a,p:b,reentry=", "reentry= is nest, close or continue, not ''");
+	parse_bad("p:a,p:b,reentry=continue,key=arg0", "reentry=close and reentry=continue are for "
+						       "specs without key=: a keyed exit names "
+						       "the span it closes");
 	parse_bad("p:a,p:b,reentry=close,reentry=close", "reentry= given twice");
 	parse_bad("p:a,p:b,late=1", "late= is yes or no, not '1'");
 	parse_bad("p:a,p:b,late=yes,late=no", "late= given twice");
 	parse_bad("p:a,p:b,key=arg0,reentry=close",
-		  "reentry=close is for specs without key=: a keyed exit names the span it closes");
+		  "reentry=close and reentry=continue are for specs without key=: a keyed exit names "
+		  "the span it closes");
 }
 
 static void test_minimal(void **state)
@@ -187,10 +193,25 @@ static void test_errors(void **state)
 	parse_bad("p:,p:b", "empty probe name in 'p:'");
 	parse_bad("p:a b,p:c", "unexpected ' ' in probe 'p:a b'");
 	parse_bad("p:a|b|c|d|e,p:f", "more than 4 entry probes");
-	parse_bad("p:a,p:b,nmae=x", "unknown field 'nmae' (expected name=, meta=, key=, reentry= "
-				    "or late=)");
-	parse_bad("p:a,p:b,name", "field 'name' is not KEY=VALUE (name=, meta=, key=, reentry=, "
-				  "late=)");
+	parse_bad("p:a,p:b,nmae=x", "unknown field 'nmae' (expected name=, meta=, args=, key=, "
+				    "match=, reentry=, abort= or late=)");
+	parse_bad("p:a,p:b,name", "field 'name' is not KEY=VALUE (name=, meta=, args=, key=, "
+				  "match=, reentry=, abort=, late=)");
+	parse_bad("p:a,p:b,match=key", "match= is name, not 'key'");
+	parse_bad("p:a,p:b,match=name,key=arg0", "match=name is for specs without key=: a keyed "
+						 "exit names the span it closes");
+	parse_bad("p:a,p:b,abort=c,key=arg0", "abort= is for specs without key=: it gives up the "
+					      "innermost open span");
+	parse_bad("p:a,p:b,abort=", "no abort probe: expected PROVIDER:ENTRY,PROVIDER:EXIT,...");
+	parse_bad("p:a,p:b,args=x,args=y", "args= given twice");
+	parse_bad("p:a,p:b,name={exit.arg0}", "{exit.arg0}: exit arguments are for meta= and args= "
+					      "(the name is known at the entry)");
+	parse_bad("p:a,p:b,meta={exit.arg12}", "arg12: a USDT probe has at most 12 arguments "
+					       "(arg0..arg11)");
+	parse_bad("p:a,p:b,name={arg0|lambda}", "a filter applies to a string (:str...) in "
+						"{arg0|lambda}");
+	parse_bad("p:a,p:b,name={arg0:str|upper}", "unknown filter 'upper' in {arg0:str|upper}: "
+						   "expected lambda");
 	parse_bad("p:a,p:b,name=", "name= is empty");
 	parse_bad("p:a,p:b,name=x,name=y", "name= given twice");
 	parse_bad("p:a,p:b,meta=x,meta=y", "meta= given twice");
@@ -296,6 +317,149 @@ static void test_args_check(void **state)
 	assert_int_equal(lp_usdt_args_check("8@$", bad, sizeof(bad)), -EINVAL);
 }
 
+/* Exit arguments, match=name, abort=, args=, filters: what the kernel reads at which probe. */
+static void test_exit_side(void **state)
+{
+	struct lp_spec_str strs[2] = { { "T$$Lambda$1+0x00007f46a0000c10", 30 },
+				       { "run", 3 } };
+	uint64_t args[5] = { 0, 0x1000, 30, 0x2000, 3 };
+
+	(void)state;
+	parse_ok("hotspot:method__entry,method__return,name={arg1:str/arg2|lambda}.{arg3:str/arg4},"
+		 "meta=signature={arg5:str/arg6},match=name");
+	assert_true(sp.match_name);
+	assert_int_equal(sp.desc.nstr, 3);
+	/* The name's strings are read at both probes, the signature at the entry only. */
+	assert_int_equal(sp.desc.str[0].roles, 3);
+	assert_int_equal(sp.desc.str[1].roles, 3);
+	assert_int_equal(sp.desc.str[2].roles, 1);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 7);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 5);
+	assert_string_equal(render(&sp.name, args, 5, strs, 2, false), "T$$Lambda$1.run");
+
+	parse_ok("p:a,p:b,meta=m={arg0:str}\\, found={exit.arg1}\\, r={exit.arg0:str},"
+		 "args=lit={arg0:str},abort=p:c|d");
+	assert_int_equal(sp.nabort, 2);
+	assert_string_equal(sp.abort[1].provider, "p");
+	assert_string_equal(sp.abort[1].name, "d");
+	assert_true(sp.meta.uses_exit);
+	assert_false(sp.args.uses_exit);
+	assert_true(sp.has_args);
+	/* One slot: the entry's arg0 in the entry's record, the exit's in the exit's. */
+	assert_int_equal(sp.desc.nstr, 1);
+	assert_int_equal(sp.desc.str[0].roles, 3);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 1);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 2);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ABORT], 0);
+	{
+		struct lp_spec_str es[1] = { { "mod", 3 } }, xs[1] = { { "a,b", 3 } };
+		uint64_t ea[1] = { 1 }, xa[2] = { 5, 1 };
+		struct lp_tpl_vals entry = { ea, 1, es, 1 }, exit = { xa, 2, xs, 1 };
+		struct lp_buf b = { 0 };
+
+		assert_int_equal(lp_tpl_render(&sp, &sp.meta, LP_USDT_ROLE_ENTRY, &entry, &exit,
+					       true, &b), 0);
+		assert_int_equal(b.len, strlen("m=mod, found=1, r=a\xef\xbc\x8c" "b"));
+		assert_memory_equal(b.p, "m=mod, found=1, r=a\xef\xbc\x8c" "b", b.len);
+		b.len = 0;
+		assert_int_equal(lp_tpl_render(&sp, &sp.meta, LP_USDT_ROLE_ENTRY, &entry, NULL,
+					       true, &b), 0);
+		assert_memory_equal(b.p, "m=mod, found=?, r=?", b.len);
+		lp_buf_free(&b);
+	}
+	assert_int_equal(lp_spec_uses(&sp, "p", "d", NULL), true);
+	{
+		int role = -1;
+
+		assert_true(lp_spec_uses(&sp, "p", "c", &role));
+		assert_int_equal(role, LP_USDT_ROLE_ABORT);
+	}
+}
+
+/* The lambda filter: only an address at the end goes. */
+static void test_lambda_filter(void **state)
+{
+	(void)state;
+	assert_int_equal(lp_filter_lambda("T$$Lambda$1+0x00007f46a0000c10", 30), 11);
+	assert_int_equal(lp_filter_lambda("T$$Lambda$14/0x0000000800c03000", 31), 12);
+	assert_int_equal(lp_filter_lambda("java/lang/String", 16), 16);
+	assert_int_equal(lp_filter_lambda("a+0x", 4), 4);    /* no digits */
+	assert_int_equal(lp_filter_lambda("0x12", 4), 4);    /* nothing before */
+	assert_int_equal(lp_filter_lambda("a-0x12", 6), 6);  /* not + or / */
+	assert_int_equal(lp_filter_lambda("a+0x12b", 7), 1);
+	assert_int_equal(lp_filter_lambda("", 0), 0);
+}
+
+/* u, x and d at the argument's declared size; no format: as declared. */
+static void test_argument_sizes(void **state)
+{
+	uint64_t neg5 = (uint64_t)-5, big = 0xfffffffbull;
+	int8_t sizes[LP_USDT_ARGS] = { 0 };
+
+	(void)state;
+	assert_int_equal(lp_usdt_arg_sizes("-4@%eax 8@%rdx 2@-8(%rbp) 1@$5 -8@%rsi", sizes,
+					   LP_USDT_ARGS), 5);
+	assert_int_equal(sizes[0], -4);
+	assert_int_equal(sizes[1], 8);
+	assert_int_equal(sizes[2], 2);
+	assert_int_equal(sizes[3], 1);
+	assert_int_equal(sizes[4], -8);
+	assert_int_equal(lp_usdt_arg_sizes("x@%eax 9@%eax", sizes, LP_USDT_ARGS), 2);
+	assert_int_equal(sizes[0], 0);
+	assert_int_equal(sizes[1], 0);
+	assert_int_equal(lp_usdt_arg_sizes("-4@%eax 8@%rdx", sizes, 1), 1);
+
+	parse_ok("p:a,p:b,name={arg0:u} {arg0:x} {arg0:d} {arg0}");
+	/* Unknown size: 8 bytes, signed. */
+	assert_string_equal(render(&sp.name, &neg5, 1, NULL, 0, false),
+			    "18446744073709551611 0xfffffffffffffffb -5 -5");
+	sp.arg_size[LP_USDT_ROLE_ENTRY][0] = -4; /* libbpf sign-extends it */
+	assert_string_equal(render(&sp.name, &neg5, 1, NULL, 0, false),
+			    "4294967291 0xfffffffb -5 -5");
+	sp.arg_size[LP_USDT_ROLE_ENTRY][0] = 4; /* unsigned: libbpf zero-extends it */
+	assert_string_equal(render(&sp.name, &big, 1, NULL, 0, false),
+			    "4294967291 0xfffffffb -5 4294967291");
+	sp.arg_size[LP_USDT_ROLE_ENTRY][0] = 1;
+	assert_string_equal(render(&sp.name, &big, 1, NULL, 0, false), "251 0xfb -5 251");
+	sp.arg_size[LP_USDT_ROLE_ENTRY][0] = 8;
+	assert_string_equal(render(&sp.name, &neg5, 1, NULL, 0, false),
+			    "18446744073709551611 0xfffffffffffffffb -5 18446744073709551611");
+}
+
+/* [argN==V] / [argN!=V] after a probe: parsed, read by the kernel, tested. */
+static void test_predicates(void **state)
+{
+	uint64_t zero[1] = { 0 }, some[1] = { 0x7f00 }, neg[1] = { (uint64_t)-1 };
+
+	(void)state;
+	parse_ok("postgresql:statement__status[arg0!=0],statement__status[arg0==0],name=s,"
+		 "meta=sql={arg0:str}");
+	assert_true(sp.entry[0].has_pred && sp.entry[0].pred_ne);
+	assert_string_equal(sp.exit[0].provider, "postgresql");
+	assert_string_equal(sp.exit[0].name, "statement__status");
+	assert_true(sp.exit[0].has_pred && !sp.exit[0].pred_ne);
+	assert_true(lp_probe_pred_holds(&sp.entry[0], some, 1));
+	assert_false(lp_probe_pred_holds(&sp.entry[0], zero, 1));
+	assert_true(lp_probe_pred_holds(&sp.exit[0], zero, 1));
+	assert_false(lp_probe_pred_holds(&sp.exit[0], some, 1));
+	/* The exit reads the argument its predicate tests. */
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_EXIT], 1);
+	parse_ok("p:a[arg3==-1]|b,p:c,abort=d[arg1==0x10]");
+	assert_true(lp_probe_pred_holds(&sp.entry[0], neg, 1) == false); /* arg3 not sent: 0 */
+	assert_false(sp.entry[1].has_pred);
+	assert_string_equal(sp.entry[1].name, "b");
+	assert_int_equal(sp.entry[0].pred_arg, 3);
+	assert_int_equal(sp.entry[0].pred_val, (uint64_t)-1);
+	assert_int_equal(sp.abort[0].pred_val, 16);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ENTRY], 4);
+	assert_int_equal(sp.desc.nargs[LP_USDT_ROLE_ABORT], 2);
+	parse_bad("p:a[arg0==1,p:b", "unclosed '[' in '[arg0==1'");
+	parse_bad("p:a[arg0<1],p:b", "expected [argN==VALUE] or [argN!=VALUE], not '[arg0<1]'");
+	parse_bad("p:a[arg0==x],p:b", "bad value 'x' in '[arg0==x]': a number");
+	parse_bad("p:a[x==1],p:b", "expected argN at 'x==1'");
+	parse_bad("p:a[arg0==1]x,p:b", "unclosed '[' in '[arg0==1]x'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +472,10 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_presets_parse),
 		cmocka_unit_test(test_args_check),
+		cmocka_unit_test(test_exit_side),
+		cmocka_unit_test(test_lambda_filter),
+		cmocka_unit_test(test_argument_sizes),
+		cmocka_unit_test(test_predicates),
 		cmocka_unit_test(test_arguments_read),
 	};
 

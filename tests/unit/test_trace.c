@@ -269,6 +269,45 @@ static void test_args_reserved_and_duplicate_keys(void **state)
 	assert_int_equal(json_object_object_length(args), 9);
 }
 
+/*
+ * args= of a span-pair spec: a "detail" object next to the metadata items,
+ * so that a reader of the trace never folds it into the row's metadata; a
+ * metadata key "detail" is renamed like the profiler's own keys.
+ */
+static void test_detail(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	struct lp_span s = {
+		.pid = 1, .tid = 1,
+		.name = ut_id(fx->st, "statement"),
+		.meta = ut_id(fx->st, "sql=select $1, detail=x"),
+		.detail = ut_id(fx->st, "literal=select 5, n=\"q\""),
+		.start_ns = 0, .end_ns = 10, .total_ns = 10, .self_ns = 10,
+	};
+	struct lp_span plain = s;
+
+	plain.detail = 0;
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	lp_trace_span(&t, &s);
+	lp_trace_span(&t, &plain);
+	assert_int_equal(lp_trace_close(&t, NULL), 0);
+
+	json_object *root = load(fx), *args, *detail;
+
+	args = ut_get(json_object_array_get_idx(events(root), 0), "args");
+	assert_jstr(args, "sql", "select $1");
+	assert_jstr(args, "meta.detail", "x");
+	detail = ut_get(args, "detail");
+	assert_true(json_object_is_type(detail, json_type_object));
+	assert_jstr(detail, "literal", "select 5");
+	assert_jstr(detail, "n", "\"q\"");
+	assert_int_equal(json_object_object_length(args), 3);
+	args = ut_get(json_object_array_get_idx(events(root), 1), "args");
+	assert_false(has(args, "detail"));
+	assert_int_equal(json_object_object_length(args), 2);
+}
+
 /* Names and metadata from the target may hold any bytes. */
 static void test_hostile_text(void **state)
 {
@@ -669,6 +708,7 @@ int main(void)
 		T(test_mode_follows_umask),
 		T(test_open_fails_cleanly),
 		T(test_cached_equals_uncached),
+		T(test_detail),
 		T(test_forget_and_compact),
 		T(test_disk_full),
 #undef T

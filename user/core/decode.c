@@ -341,7 +341,9 @@ static int decode_usdt(struct lp_decoder *d, const struct lp_rec_usdt *r, size_t
 		.tid = r->h.tid,
 		.ts_ns = r->ts_ns,
 		.spec = r->spec,
-		.exit = r->h.flags & LP_USDT_EXIT,
+		.exit = r->h.flags & (LP_USDT_EXIT | LP_USDT_ABORT),
+		.abort = r->h.flags & LP_USDT_ABORT,
+		.alt = r->alt,
 		.nargs = r->nargs < LP_USDT_ARGS ? r->nargs : LP_USDT_ARGS,
 		.nstr = r->nstr < LP_USDT_STR_SLOTS ? r->nstr : LP_USDT_STR_SLOTS,
 	};

@@ -32,6 +32,8 @@ struct lp_usdt_event {
 	uint64_t ts_ns;
 	uint32_t spec;
 	bool exit;                         /* the exit role, else the entry */
+	bool abort;                        /* the abort role (exit is set too) */
+	uint32_t alt;                      /* which probe of the role's list fired */
 	uint32_t nargs;
 	uint64_t args[LP_USDT_ARGS];
 	uint32_t nstr;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 struct frame {
-	uint32_t name, meta;
+	uint32_t name, meta, detail;
 	uint64_t start_ns;
 	uint64_t counter_start;
 	bool has_counter;
@@ -186,6 +186,7 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 		.tid = th->info.tid,
 		.name = f->name,
 		.meta = f->meta,
+		.detail = f->detail,
 		.start_ns = f->start_ns,
 		.end_ns = end_ns < f->start_ns ? f->start_ns : end_ns,
 		.depth = (uint32_t)th->depth,
@@ -321,6 +322,10 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 	f = &th->stack[k];
 	memset(f, 0, sizeof(*f));
 	f->name = ev->name;
+	if (ev->set_meta) {
+		f->meta = ev->meta;
+		f->detail = ev->detail;
+	}
 	f->start_ns = from_ns;
 	f->child_ns = inside;
 	f->child_sched = inside_sched;
@@ -377,6 +382,7 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 		memset(f, 0, sizeof(*f));
 		f->name = ev->name;
 		f->meta = ev->meta;
+		f->detail = ev->detail;
 		f->start_ns = ev->ts_ns;
 		f->counter_start = ev->counter;
 		f->has_counter = ev->has_counter;
@@ -400,6 +406,10 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 		if (th->stack[i].name == ev->name) {
 			const struct lp_sched *at = ev->has_sched ? &ev->sched : NULL;
 
+			if (ev->set_meta) {
+				th->stack[i].meta = ev->meta;
+				th->stack[i].detail = ev->detail;
+			}
 			close_above(n, th, i + 1, ev->ts_ns, at);
 			close_top(n, th, ev->ts_ns, ev->counter, ev->has_counter,
 				  ev->unterminated ? LP_SPAN_UNTERMINATED : 0, at);
@@ -530,6 +540,7 @@ void lp_nest_mark(const struct lp_nest *n, struct strtab *st)
 		for (size_t d = 0; d < th->depth; d++) {
 			strtab_mark(st, th->stack[d].name);
 			strtab_mark(st, th->stack[d].meta);
+			strtab_mark(st, th->stack[d].detail);
 		}
 	}
 }

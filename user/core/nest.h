@@ -51,6 +51,9 @@ struct lp_event {
 	bool has_counter;
 	uint32_t name; /* string ids (strtab); meta 0 = none */
 	uint32_t meta;
+	uint32_t detail; /* trace-only metadata (span-pair args=), 0 = none */
+	/* Exit only: meta and detail replace the span's (rendered with the exit's arguments). */
+	bool set_meta;
 	uint32_t lost_before; /* this thread's events lost just before this one */
 	uint64_t file_since_ns; /* recording of the marker's file began then (0: unknown) */
 	bool has_sched;         /* --off-cpu: sched is the thread's at ts_ns */
@@ -70,6 +73,7 @@ struct lp_event {
 struct lp_span {
 	uint32_t pid, tid;
 	uint32_t name, meta;
+	uint32_t detail; /* trace-only metadata items, 0 = none */
 	uint64_t start_ns, end_ns;
 	uint64_t total_ns, self_ns;
 	uint64_t counter_total, counter_self;

@@ -11,9 +11,14 @@
 /* An open span of a spec on a thread. */
 struct open_span {
 	uint32_t spec;
-	uint32_t name;
+	uint32_t name, meta;
 	uint64_t key;   /* keyed specs */
 	uint32_t track; /* keyed specs: the track number (1..), 0 otherwise */
+	/* The entry's values, kept when meta= or args= use exit arguments (rendered at the exit). */
+	bool has_vals;
+	uint8_t nargs, nstr;
+	uint64_t args[LP_USDT_ARGS];
+	uint32_t str[LP_USDT_STR_SLOTS];
 };
 
 struct thread {
@@ -78,8 +83,14 @@ void lp_pairs_mark(const struct lp_pairs *p, struct strtab *st)
 	strtab_mark(st, p->id_unknown);
 	/* Open spans: their exits give their names to the nesting builder. */
 	for (size_t i = 0; i < p->nthreads; i++)
-		for (size_t j = 0; j < p->threads[i].n; j++)
-			strtab_mark(st, p->threads[i].open[j].name);
+		for (size_t j = 0; j < p->threads[i].n; j++) {
+			const struct open_span *o = &p->threads[i].open[j];
+
+			strtab_mark(st, o->name);
+			strtab_mark(st, o->meta);
+			for (uint32_t k = 0; o->has_vals && k < o->nstr; k++)
+				strtab_mark(st, o->str[k]);
+		}
 }
 
 static struct thread *thread_of(struct lp_pairs *p, uint32_t pid, uint32_t tid, bool create)
@@ -104,22 +115,67 @@ static struct thread *thread_of(struct lp_pairs *p, uint32_t pid, uint32_t tid, 
 	return t;
 }
 
-/* The id of a template rendered with the entry's arguments (UINT32_MAX: ENOMEM). */
-static uint32_t render(struct lp_pairs *p, const struct lp_spec *sp, const struct lp_tpl *t,
-		       const struct lp_usdt_event *ue, bool in_meta)
+/* A probe's values as templates read them; strs holds the strings. */
+static struct lp_tpl_vals vals_of(struct lp_pairs *p, const uint64_t *args, uint32_t nargs,
+				  const uint32_t *str, uint32_t nstr, struct lp_spec_str *strs)
 {
-	struct lp_spec_str strs[LP_USDT_STR_SLOTS] = { 0 };
+	for (uint32_t i = 0; i < nstr; i++)
+		strs[i].s = strtab_str(p->st, str[i], &strs[i].len);
+	return (struct lp_tpl_vals){ .args = args, .nargs = nargs, .strs = strs, .nstrs = nstr };
+}
 
-	for (uint32_t i = 0; i < ue->nstr; i++)
-		strs[i].s = strtab_str(p->st, ue->str[i], &strs[i].len);
+/*
+ * The id of a template rendered (UINT32_MAX: ENOMEM): argN from the entry's
+ * values (an exit's own, for role LP_USDT_ROLE_EXIT), exit.argN from the
+ * exit's (NULL: none, "?").
+ */
+static uint32_t render_vals(struct lp_pairs *p, const struct lp_spec *sp, const struct lp_tpl *t,
+			    int role, const struct lp_tpl_vals *entry,
+			    const struct lp_tpl_vals *exit, bool in_meta)
+{
 	p->buf.len = 0;
-	if (lp_tpl_render(sp, t, ue->args, ue->nargs, strs, ue->nstr, in_meta, &p->buf))
+	if (lp_tpl_render(sp, t, role, entry, exit, in_meta, &p->buf))
 		return UINT32_MAX;
 	return strtab_intern(p->st, p->buf.p ? p->buf.p : "", p->buf.len);
 }
 
-static int emit(struct lp_pairs *p, const struct lp_usdt_event *ue, enum lp_event_type type,
-		uint32_t tid, uint32_t name, uint32_t meta)
+/* A template rendered with the event's own values (an entry's, or an exit's for match=name). */
+static uint32_t render(struct lp_pairs *p, const struct lp_spec *sp, const struct lp_tpl *t,
+		       const struct lp_usdt_event *ue, bool in_meta)
+{
+	struct lp_spec_str strs[LP_USDT_STR_SLOTS] = { 0 };
+	struct lp_tpl_vals v = vals_of(p, ue->args, ue->nargs, ue->str, ue->nstr, strs);
+
+	return render_vals(p, sp, t, ue->exit ? LP_USDT_ROLE_EXIT : LP_USDT_ROLE_ENTRY, &v, NULL,
+			   in_meta);
+}
+
+/*
+ * The metadata and args of an open span that uses exit arguments, rendered
+ * with its entry's values and the exit's (ue; NULL when it closes without its
+ * exit). 0 or -ENOMEM.
+ */
+static int render_at_exit(struct lp_pairs *p, const struct lp_spec *sp, const struct open_span *o,
+			  const struct lp_usdt_event *ue, uint32_t *meta, uint32_t *detail)
+{
+	struct lp_spec_str es[LP_USDT_STR_SLOTS] = { 0 }, xs[LP_USDT_STR_SLOTS] = { 0 };
+	struct lp_tpl_vals entry = vals_of(p, o->args, o->nargs, o->str, o->nstr, es), exit;
+
+	if (ue)
+		exit = vals_of(p, ue->args, ue->nargs, ue->str, ue->nstr, xs);
+	*meta = *detail = 0;
+	if (sp->has_meta)
+		*meta = render_vals(p, sp, &sp->meta, LP_USDT_ROLE_ENTRY, &entry, ue ? &exit : NULL,
+				    true);
+	if (sp->has_args)
+		*detail = render_vals(p, sp, &sp->args, LP_USDT_ROLE_ENTRY, &entry,
+				      ue ? &exit : NULL, true);
+	return *meta == UINT32_MAX || *detail == UINT32_MAX ? -ENOMEM : 0;
+}
+
+/* An event of ue's thread (or track tid); set_meta: an exit replacing the span's metadata. */
+static int emit_meta(struct lp_pairs *p, const struct lp_usdt_event *ue, enum lp_event_type type,
+		     uint32_t tid, uint32_t name, uint32_t meta, uint32_t detail, bool set_meta)
 {
 	struct lp_event ev = {
 		.type = type,
@@ -128,6 +184,8 @@ static int emit(struct lp_pairs *p, const struct lp_usdt_event *ue, enum lp_even
 		.ts_ns = ue->ts_ns,
 		.name = name,
 		.meta = meta,
+		.detail = detail,
+		.set_meta = set_meta,
 		/* Losses belong to the real thread; a track only sees its own spans. */
 		.lost_before = tid == ue->tid ? ue->lost_before : 0,
 		.file_since_ns = ue->file_since_ns,
@@ -136,6 +194,12 @@ static int emit(struct lp_pairs *p, const struct lp_usdt_event *ue, enum lp_even
 	};
 
 	return p->sink.event ? p->sink.event(p->sink.ctx, &ev) : 0;
+}
+
+static int emit(struct lp_pairs *p, const struct lp_usdt_event *ue, enum lp_event_type type,
+		uint32_t tid, uint32_t name, uint32_t meta)
+{
+	return emit_meta(p, ue, type, tid, name, meta, 0, false);
 }
 
 static int push(struct thread *t, const struct open_span *o)
@@ -220,11 +284,40 @@ static int close_reentered(struct lp_pairs *p, struct thread *t, const struct lp
 	return 0;
 }
 
+/*
+ * reentry=continue: an entry rendering the open span's name and metadata
+ * belongs to it (*same); another one closes it first, 1 ns before it starts.
+ */
+static int continue_open(struct lp_pairs *p, struct thread *t, const struct lp_usdt_event *ue,
+			 uint32_t name, uint32_t meta, bool *same)
+{
+	*same = false;
+	for (size_t i = t->n; i-- > 0;) {
+		struct open_span o = t->open[i];
+		struct lp_usdt_event prev = *ue;
+		int err;
+
+		if (o.spec != ue->spec || o.track)
+			continue;
+		if (o.name == name && o.meta == meta) {
+			*same = true;
+			p->stats.continued++;
+			return 0;
+		}
+		prev.ts_ns = ue->ts_ns ? ue->ts_ns - 1 : 0;
+		prev.sched = lp_sched_back(ue->sched, 1);
+		prev.lost_before = 0; /* the new entry carries them */
+		err = pop_from(p, t, i, &prev, prev.ts_ns);
+		return err ? err : emit(p, &prev, LP_EVENT_EXIT, ue->tid, o.name, 0);
+	}
+	return 0;
+}
+
 static int enter(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		 const struct lp_usdt_event *ue)
 {
 	struct open_span o = { .spec = ue->spec };
-	uint32_t meta = 0, tid = ue->tid;
+	uint32_t meta = 0, detail = 0, tid = ue->tid;
 
 	if (sp->reentry_close && !sp->keyed) {
 		int err = close_reentered(p, t, ue);
@@ -233,11 +326,29 @@ static int enter(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 			return err;
 	}
 
+	/* Exit arguments show as "?" until the exit renders them again. */
 	o.name = render(p, sp, &sp->name, ue, false);
 	if (sp->has_meta)
 		meta = render(p, sp, &sp->meta, ue, true);
-	if (o.name == UINT32_MAX || meta == UINT32_MAX)
+	if (sp->has_args)
+		detail = render(p, sp, &sp->args, ue, true);
+	if (o.name == UINT32_MAX || meta == UINT32_MAX || detail == UINT32_MAX)
 		return -ENOMEM;
+	o.meta = meta;
+	if (sp->reentry_continue && !sp->keyed) {
+		bool same;
+		int err = continue_open(p, t, ue, o.name, meta, &same);
+
+		if (err || same)
+			return err;
+	}
+	if (sp->meta.uses_exit || sp->args.uses_exit) {
+		o.has_vals = true;
+		o.nargs = (uint8_t)ue->nargs;
+		o.nstr = (uint8_t)ue->nstr;
+		memcpy(o.args, ue->args, sizeof(o.args));
+		memcpy(o.str, ue->str, sizeof(o.str));
+	}
 	if (sp->keyed) {
 		/* The lowest track with nothing open. */
 		uint32_t track = 1;
@@ -273,7 +384,83 @@ static int enter(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 	}
 	if (push(t, &o))
 		return -ENOMEM;
-	return emit(p, ue, LP_EVENT_ENTER, tid, o.name, meta);
+	return emit_meta(p, ue, LP_EVENT_ENTER, tid, o.name, meta, detail, false);
+}
+
+/* The exit of open span o: its metadata rendered again when it uses exit arguments. */
+static int emit_exit(struct lp_pairs *p, const struct lp_spec *sp, const struct open_span *o,
+		     const struct lp_usdt_event *ue, uint32_t tid)
+{
+	uint32_t meta = 0, detail = 0;
+
+	if (o->has_vals && render_at_exit(p, sp, o, ue, &meta, &detail))
+		return -ENOMEM;
+	return emit_meta(p, ue, LP_EVENT_EXIT, tid, o->name, meta, detail, o->has_vals);
+}
+
+/*
+ * match=name: the exit names its span. The innermost open span of the spec of
+ * that name closes, with the spans opened inside it (their exits were skipped:
+ * an exception unwound them). None of that name: it began before the
+ * recording; every unkeyed span open on the thread began after it, so lies
+ * inside it, and the nesting builder closes them with it.
+ */
+static int leave_named(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
+		       const struct lp_usdt_event *ue)
+{
+	uint32_t name = render(p, sp, &sp->name, ue, false);
+
+	if (name == UINT32_MAX)
+		return -ENOMEM;
+	for (size_t i = t ? t->n : 0; i-- > 0;) {
+		struct open_span o = t->open[i];
+		int err;
+
+		if (o.spec != ue->spec || o.track || o.name != name)
+			continue;
+		for (size_t j = i + 1; j < t->n; j++)
+			p->stats.unwound += !t->open[j].track;
+		err = pop_from(p, t, i, ue, ue->ts_ns);
+		return err ? err : emit_exit(p, sp, &o, ue, ue->tid);
+	}
+	for (size_t i = t ? t->n : 0; i-- > 0;) {
+		if (t->open[i].track)
+			continue;
+		memmove(&t->open[i], &t->open[i + 1], (t->n - i - 1) * sizeof(t->open[i]));
+		t->n--;
+	}
+	if (t)
+		t->skipped = 0;
+	return emit(p, ue, LP_EVENT_EXIT, ue->tid, name, 0);
+}
+
+/* abort=: the innermost open span of the spec is given up, with what opened inside it. */
+static int abort_open(struct lp_pairs *p, struct thread *t, const struct lp_usdt_event *ue)
+{
+	for (size_t i = t ? t->n : 0; i-- > 0;) {
+		struct open_span o = t->open[i];
+		struct lp_event ev = {
+			.type = LP_EVENT_EXIT,
+			.pid = ue->pid,
+			.tid = ue->tid,
+			.ts_ns = ue->ts_ns,
+			.name = o.name,
+			.file_since_ns = ue->file_since_ns,
+			.unterminated = true,
+			.has_sched = ue->has_sched,
+			.sched = ue->sched,
+		};
+		int err;
+
+		if (o.spec != ue->spec || o.track)
+			continue;
+		err = pop_from(p, t, i, ue, ue->ts_ns);
+		p->stats.aborted++;
+		if (err)
+			return err;
+		return p->sink.event ? p->sink.event(p->sink.ctx, &ev) : 0;
+	}
+	return 0;
 }
 
 static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
@@ -289,11 +476,13 @@ static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 				continue;
 			memmove(&t->open[i], &t->open[i + 1], (t->n - i - 1) * sizeof(o));
 			t->n--;
-			return emit(p, ue, LP_EVENT_EXIT, LP_TRACK_TID(o.track, ue->tid), o.name, 0);
+			return emit_exit(p, sp, &o, ue, LP_TRACK_TID(o.track, ue->tid));
 		}
 		p->stats.unmatched_keyed++;
 		return 0;
 	}
+	if (sp->match_name)
+		return leave_named(p, t, sp, ue);
 	if (t && t->skipped) {
 		t->skipped--; /* the exit of the innermost entry skipped past the limit */
 		return 0;
@@ -306,7 +495,7 @@ static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		/* The unkeyed spans above it close with it, unterminated. */
 		int err = pop_from(p, t, i, ue, ue->ts_ns);
 
-		return err ? err : emit(p, ue, LP_EVENT_EXIT, ue->tid, o.name, 0);
+		return err ? err : emit_exit(p, sp, &o, ue, ue->tid);
 	}
 	/*
 	 * Nothing open: a span that began before recording (the builder rebuilds
@@ -335,6 +524,19 @@ int lp_pairs_event(struct lp_pairs *p, const struct lp_usdt_event *ue)
 	t = thread_of(p, ue->pid, ue->tid, !ue->exit);
 	if (!t && !ue->exit)
 		return -ENOMEM;
+	{
+		const struct lp_probe_ref *probes = ue->abort ? sp->abort
+						    : ue->exit ? sp->exit
+							       : sp->entry;
+		size_t np = ue->abort ? sp->nabort : ue->exit ? sp->nexit : sp->nentry;
+
+		if (ue->alt < np && !lp_probe_pred_holds(&probes[ue->alt], ue->args, ue->nargs)) {
+			p->stats.filtered++;
+			return 0;
+		}
+	}
+	if (ue->abort)
+		return abort_open(p, t, ue);
 	return ue->exit ? leave(p, t, sp, ue) : enter(p, t, sp, ue);
 }
 

@@ -16,6 +16,15 @@
  *   one, with at most one open span at a time, so every track nests strictly.
  *   Track n is the lowest one free when the span starts. An exit matches the
  *   open span of its spec whose entry key equals its key.
+ * - match=name (unkeyed specs): an exit renders the spec's name from its own
+ *   arguments and closes the innermost open span of the spec of that name;
+ *   those opened inside it close with it, unterminated (unwound).
+ * - A probe with a predicate ([argN==V], [argN!=V]) counts only when it holds.
+ * - reentry=continue (unkeyed specs): an entry rendering the name and metadata
+ *   of the spec's open span belongs to it; another one closes it first.
+ * - abort= (unkeyed specs): the probe gives up the innermost open span of the
+ *   spec, unterminated, with those opened inside it.
+ * - meta= and args= with exit arguments are rendered again at the exit.
  * - reentry=close (unkeyed specs): an entry while a span of its spec is open
  *   on the thread first closes that span, unterminated, with everything opened
  *   inside it (a PostgreSQL query that fails never fires query__done: the next
@@ -51,6 +60,10 @@ struct lp_pairs_stats {
 	uint64_t bad_spec;        /* records naming no spec of ours: skipped */
 	uint64_t bad_tid;         /* records of a tid above LP_TID_MAX (no task has one): skipped */
 	uint64_t reentry_closed;  /* spans closed unterminated by a reentry=close entry */
+	uint64_t unwound;         /* match=name: spans closed unterminated by an outer exit */
+	uint64_t aborted;         /* spans given up, unterminated, by an abort= probe */
+	uint64_t continued;       /* reentry=continue entries that belonged to the open span */
+	uint64_t filtered;        /* probes whose [argN==V] predicate did not hold: skipped */
 };
 
 struct lp_pairs;

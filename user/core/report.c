@@ -242,6 +242,12 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			" malformed records\n",
 			r->pairs->unmatched_keyed, r->pairs->too_many_tracks, LP_PAIRS_MAX_TRACKS,
 			r->pairs->too_deep, LP_PAIRS_MAX_OPEN, r->pairs->bad_spec + r->pairs->bad_tid);
+	if (r->pairs && (r->pairs->unwound || r->pairs->aborted))
+		fprintf(out,
+			"Span pairs: %" PRIu64 " spans closed unterminated by an enclosing exit of "
+			"their name (match=name: their own exits never fired), %" PRIu64
+			" given up at an abort= probe\n",
+			r->pairs->unwound, r->pairs->aborted);
 	if (lost_total(&r->loss))
 		fprintf(out,
 			"Lost: %" PRIu64 " events (%" PRIu64 " entries, %" PRIu64
@@ -491,6 +497,10 @@ static void write_span_pairs(struct jw *w, const struct lp_report *r)
 	jw_obj_begin(w);
 	put_u64(w, "specs", r->nspecs);
 	put_u64(w, "reentry_closed", r->pairs->reentry_closed);
+	put_u64(w, "unwound", r->pairs->unwound);
+	put_u64(w, "aborted", r->pairs->aborted);
+	put_u64(w, "continued", r->pairs->continued);
+	put_u64(w, "filtered", r->pairs->filtered);
 	put_u64(w, "unmatched_keyed_exits", r->pairs->unmatched_keyed);
 	put_u64(w, "too_many_tracks", r->pairs->too_many_tracks);
 	put_u64(w, "too_deep_entries", r->pairs->too_deep);

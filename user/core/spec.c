@@ -50,12 +50,60 @@ static bool is_ident(char c)
 	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-';
 }
 
-/* One probe of ENTRY or EXIT: [PROVIDER:]NAME. */
+static int parse_arg(const char **s, const char *end, uint8_t *arg, char *err, size_t errsz);
+
+/* "[argN==V]" or "[argN!=V]" at the end of a probe (s..end). */
+static int parse_pred(const char *s, const char *end, struct lp_probe_ref *p, char *err,
+		      size_t errsz)
+{
+	const char *start = s;
+	char num[24], *nend;
+	int e;
+
+	if (end[-1] != ']')
+		return fail(err, errsz, "unclosed '[' in '%.*s'", (int)(end - start), start);
+	s++;
+	end--;
+	e = parse_arg(&s, end, &p->pred_arg, err, errsz);
+	if (e)
+		return e;
+	if (end - s < 3 || (s[0] != '=' && s[0] != '!') || s[1] != '=')
+		return fail(err, errsz, "expected [argN==VALUE] or [argN!=VALUE], not '%.*s'",
+			    (int)(end - start + 1), start);
+	p->pred_ne = s[0] == '!';
+	s += 2;
+	if ((size_t)(end - s) >= sizeof(num))
+		return fail(err, errsz, "bad value '%.*s' in '%.*s'", (int)(end - s), s,
+			    (int)(end - start + 1), start);
+	memcpy(num, s, (size_t)(end - s));
+	num[end - s] = '\0';
+	errno = 0;
+	p->pred_val = num[0] == '-' ? (uint64_t)strtoll(num, &nend, 0) : strtoull(num, &nend, 0);
+	if (errno || nend == num || *nend)
+		return fail(err, errsz, "bad value '%s' in '%.*s': a number", num,
+			    (int)(end - start + 1), start);
+	p->has_pred = true;
+	return 0;
+}
+
+/* One probe of ENTRY or EXIT: [PROVIDER:]NAME[PREDICATE]. */
 static int parse_probe(const char *s, size_t len, const char *prev_provider,
 		       struct lp_probe_ref *p, char *err, size_t errsz)
 {
-	const char *colon = memchr(s, ':', len), *name = s;
-	size_t plen = 0, nlen = len;
+	const char *bracket = memchr(s, '[', len);
+	const char *colon, *name = s;
+	size_t plen = 0, nlen;
+
+	memset(p, 0, sizeof(*p));
+	if (bracket) {
+		int e = parse_pred(bracket, s + len, p, err, errsz);
+
+		if (e)
+			return e;
+		len = (size_t)(bracket - s);
+	}
+	colon = memchr(s, ':', len);
+	nlen = len;
 
 	if (colon) {
 		plen = (size_t)(colon - s);
@@ -132,21 +180,24 @@ static int parse_arg(const char **s, const char *end, uint8_t *arg, char *err, s
 	return 0;
 }
 
-static void use_arg(struct lp_spec *sp, uint8_t arg)
+static void use_arg(struct lp_spec *sp, uint8_t arg, bool exit_arg)
 {
-	if (arg + 1u > sp->max_arg)
-		sp->max_arg = arg + 1;
+	uint8_t *max = exit_arg ? &sp->max_exit_arg : &sp->max_arg;
+
+	if (arg + 1u > *max)
+		*max = arg + 1;
 }
 
-/* The string slot reading this argument this way; added if new. */
+/* The string slot reading this argument this way; added if new, else read at want's roles too. */
 static int str_slot(struct lp_spec *sp, const struct lp_usdt_str *want, uint8_t *slot,
 		    char *err, size_t errsz)
 {
 	for (uint32_t i = 0; i < sp->desc.nstr; i++) {
-		const struct lp_usdt_str *h = &sp->desc.str[i];
+		struct lp_usdt_str *h = &sp->desc.str[i];
 
 		if (h->arg == want->arg && h->len_arg == want->len_arg && h->deref == want->deref &&
 		    h->off == want->off) {
+			h->roles |= want->roles;
 			*slot = (uint8_t)i;
 			return 0;
 		}
@@ -158,32 +209,76 @@ static int str_slot(struct lp_spec *sp, const struct lp_usdt_str *want, uint8_t 
 	return 0;
 }
 
-/* EXPR between { and }. */
-static int parse_expr(struct lp_spec *sp, const char *s, const char *end, struct lp_tpl_part *part,
-		      char *err, size_t errsz)
+/* FILTER after "|" in {...}, for a string. */
+static int parse_filter(struct lp_tpl_part *part, const char *s, const char *end,
+			const char *start, const char *close, char *err, size_t errsz)
 {
-	const char *start = s;
-	int e = parse_arg(&s, end, &part->arg, err, errsz);
+	if (part->fmt != LP_FMT_STR)
+		return fail(err, errsz, "a filter applies to a string (:str...) in {%.*s}",
+			    (int)(close - start), start);
+	if (end - s == 6 && !strncmp(s, "lambda", 6)) {
+		part->filter = LP_FILTER_LAMBDA;
+		return 0;
+	}
+	return fail(err, errsz, "unknown filter '%.*s' in {%.*s}: expected lambda", (int)(end - s),
+		    s, (int)(close - start), start);
+}
 
+static int parse_format(struct lp_spec *sp, const char *s, const char *end,
+			struct lp_tpl_part *part, const char *start, char *err, size_t errsz);
+
+/* EXPR between { and }; allow_exit: exit.argN may be used (meta=, args=). */
+static int parse_expr(struct lp_spec *sp, const char *s, const char *end, struct lp_tpl_part *part,
+		      bool allow_exit, char *err, size_t errsz)
+{
+	const char *start = s, *close = end, *bar = memchr(s, '|', (size_t)(end - s));
+	int e;
+
+	if (bar)
+		end = bar;
+	if (end - s > 5 && !strncmp(s, "exit.", 5)) {
+		if (!allow_exit)
+			return fail(err, errsz, "{%.*s}: exit arguments are for meta= and args= "
+					    "(the name is known at the entry)",
+				    (int)(close - start), start);
+		part->exit_arg = true;
+		s += 5;
+	}
+	e = parse_arg(&s, end, &part->arg, err, errsz);
 	if (e)
 		return e;
-	use_arg(sp, part->arg);
+	use_arg(sp, part->arg, part->exit_arg);
 	part->is_arg = true;
-	part->fmt = LP_FMT_DEC;
-	if (s == end)
-		return 0;
-	if (*s != ':')
-		return fail(err, errsz, "unexpected '%.*s' in {%.*s}", (int)(end - s), s,
-			    (int)(end - start), start);
-	s++;
+	part->fmt = LP_FMT_AS_DECLARED;
+	if (s != end) {
+		if (*s != ':')
+			return fail(err, errsz, "unexpected '%.*s' in {%.*s}", (int)(end - s), s,
+				    (int)(close - start), start);
+		e = parse_format(sp, s + 1, end, part, start, err, errsz);
+		if (e)
+			return e;
+	}
+	return bar ? parse_filter(part, bar + 1, close, start, close, err, errsz) : 0;
+}
+
+/* FORMAT after ':' in {...}. */
+static int parse_format(struct lp_spec *sp, const char *s, const char *end,
+			struct lp_tpl_part *part, const char *start, char *err, size_t errsz)
+{
+	int e;
+
 	if ((size_t)(end - s) == 1 && *s == 'd')
-		return 0;
+		return part->fmt = LP_FMT_DEC, 0;
 	if ((size_t)(end - s) == 1 && *s == 'u')
 		return part->fmt = LP_FMT_UNS, 0;
 	if ((size_t)(end - s) == 1 && *s == 'x')
 		return part->fmt = LP_FMT_HEX, 0;
 	if (end - s >= 3 && strncmp(s, "str", 3) == 0) {
-		struct lp_usdt_str want = { .arg = (__s8)part->arg, .len_arg = -1 };
+		struct lp_usdt_str want = {
+			.arg = (__s8)part->arg,
+			.len_arg = -1,
+			.roles = 1u << (part->exit_arg ? LP_USDT_ROLE_EXIT : LP_USDT_ROLE_ENTRY),
+		};
 
 		s += 3;
 		part->fmt = LP_FMT_STR;
@@ -194,7 +289,7 @@ static int parse_expr(struct lp_spec *sp, const char *s, const char *end, struct
 			e = parse_arg(&s, end, &la, err, errsz);
 			if (e)
 				return e;
-			use_arg(sp, la);
+			use_arg(sp, la, part->exit_arg);
 			want.len_arg = (__s8)la;
 		} else if (s < end && *s == '@') {
 			char num[16];
@@ -251,7 +346,7 @@ static int add_lit(struct lp_spec *sp, struct lp_tpl *t, const char *s, size_t l
 }
 
 static int parse_tpl(struct lp_spec *sp, const char *s, const char *end, struct lp_tpl *t,
-		     const char *field, char *err, size_t errsz)
+		     const char *field, bool allow_exit, char *err, size_t errsz)
 {
 	t->n = 0;
 	while (s < end) {
@@ -270,7 +365,10 @@ static int parse_tpl(struct lp_spec *sp, const char *s, const char *end, struct 
 			if (t->n == LP_SPEC_PARTS)
 				return fail(err, errsz, "template with more than %d pieces",
 					    LP_SPEC_PARTS);
-			e = parse_expr(sp, s + 1, close, &t->part[t->n], err, errsz);
+			memset(&t->part[t->n], 0, sizeof(t->part[t->n]));
+			e = parse_expr(sp, s + 1, close, &t->part[t->n], allow_exit, err, errsz);
+			if (!e && t->part[t->n].exit_arg)
+				t->uses_exit = true;
 			if (!e)
 				t->n++;
 			s = close + 1;
@@ -291,11 +389,27 @@ static int parse_tpl(struct lp_spec *sp, const char *s, const char *end, struct 
 	return 0;
 }
 
+/* Whether s..end is KEY=VALUE: a '=' outside a probe's [predicate]. */
+static bool is_kv(const char *s, const char *end)
+{
+	int depth = 0;
+
+	for (; s < end; s++) {
+		if (*s == '[')
+			depth++;
+		else if (*s == ']' && depth > 0)
+			depth--;
+		else if (*s == '=' && depth == 0)
+			return true;
+	}
+	return false;
+}
+
 int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 {
 	const char *s = text, *end;
 	bool seen_name = false, seen_meta = false, seen_key = false, seen_reentry = false;
-	bool seen_late = false;
+	bool seen_late = false, seen_match = false, seen_args = false, seen_abort = false;
 	int e;
 
 	memset(sp, 0, sizeof(*sp));
@@ -306,7 +420,7 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 	snprintf(sp->text, sizeof(sp->text), "%s", text);
 
 	end = field_end(s);
-	if (memchr(s, '=', (size_t)(end - s)))
+	if (is_kv(s, end))
 		return fail(err, errsz, "the spec must start with the entry probe, "
 			    "PROVIDER:ENTRY,PROVIDER:EXIT,...");
 	e = parse_probes(s, (size_t)(end - s), "entry", NULL, sp->entry, &sp->nentry, err, errsz);
@@ -316,7 +430,7 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 		return fail(err, errsz, "no exit probe: expected PROVIDER:ENTRY,PROVIDER:EXIT,...");
 	s = end + 1;
 	end = field_end(s);
-	if (memchr(s, '=', (size_t)(end - s)))
+	if (is_kv(s, end))
 		return fail(err, errsz, "the second field must be the exit probe, not '%.*s'",
 			    (int)(end - s), s);
 	e = parse_probes(s, (size_t)(end - s), "exit", sp->entry[0].provider, sp->exit,
@@ -331,15 +445,15 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 		end = field_end(s);
 		eq = memchr(s, '=', (size_t)(end - s));
 		if (!eq)
-			return fail(err, errsz, "field '%.*s' is not KEY=VALUE (name=, meta=, key=, "
-					    "reentry=, late=)",
+			return fail(err, errsz, "field '%.*s' is not KEY=VALUE (name=, meta=, args=, "
+					    "key=, match=, reentry=, abort=, late=)",
 				    (int)(end - s), s);
 		v = eq + 1;
 		if (eq - s == 4 && !strncmp(s, "name", 4)) {
 			if (seen_name)
 				return fail(err, errsz, "name= given twice");
 			seen_name = true;
-			e = parse_tpl(sp, v, end, &sp->name, "name", err, errsz);
+			e = parse_tpl(sp, v, end, &sp->name, "name", false, err, errsz);
 			if (!e && sp->name.n == 0)
 				e = fail(err, errsz, "name= is empty");
 		} else if (eq - s == 4 && !strncmp(s, "meta", 4)) {
@@ -347,7 +461,27 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 				return fail(err, errsz, "meta= given twice");
 			seen_meta = true;
 			sp->has_meta = true;
-			e = parse_tpl(sp, v, end, &sp->meta, "meta", err, errsz);
+			e = parse_tpl(sp, v, end, &sp->meta, "meta", true, err, errsz);
+		} else if (eq - s == 4 && !strncmp(s, "args", 4)) {
+			if (seen_args)
+				return fail(err, errsz, "args= given twice");
+			seen_args = true;
+			sp->has_args = true;
+			e = parse_tpl(sp, v, end, &sp->args, "args", true, err, errsz);
+		} else if (eq - s == 5 && !strncmp(s, "match", 5)) {
+			if (seen_match)
+				return fail(err, errsz, "match= given twice");
+			seen_match = true;
+			if (end - v == 4 && !strncmp(v, "name", 4))
+				sp->match_name = true;
+			else
+				e = fail(err, errsz, "match= is name, not '%.*s'", (int)(end - v), v);
+		} else if (eq - s == 5 && !strncmp(s, "abort", 5)) {
+			if (seen_abort)
+				return fail(err, errsz, "abort= given twice");
+			seen_abort = true;
+			e = parse_probes(v, (size_t)(end - v), "abort", sp->entry[0].provider, sp->abort,
+					 &sp->nabort, err, errsz);
 		} else if (eq - s == 3 && !strncmp(s, "key", 3)) {
 			const char *p = v;
 
@@ -364,16 +498,20 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 			if (!e && p != end)
 				e = fail(err, errsz, "key= is argN or argN/argM, not '%.*s'",
 					 (int)(end - v), v);
-			if (!e)
-				use_arg(sp, sp->key_entry);
+			if (!e) {
+				use_arg(sp, sp->key_entry, false);
+				use_arg(sp, sp->key_exit, true);
+			}
 		} else if (eq - s == 7 && !strncmp(s, "reentry", 7)) {
 			if (seen_reentry)
 				return fail(err, errsz, "reentry= given twice");
 			seen_reentry = true;
 			if (end - v == 5 && !strncmp(v, "close", 5))
 				sp->reentry_close = true;
+			else if (end - v == 8 && !strncmp(v, "continue", 8))
+				sp->reentry_continue = true;
 			else if (!(end - v == 4 && !strncmp(v, "nest", 4)))
-				e = fail(err, errsz, "reentry= is nest or close, not '%.*s'",
+				e = fail(err, errsz, "reentry= is nest, close or continue, not '%.*s'",
 					 (int)(end - v), v);
 		} else if (eq - s == 4 && !strncmp(s, "late", 4)) {
 			if (seen_late)
@@ -386,25 +524,58 @@ int lp_spec_parse(const char *text, struct lp_spec *sp, char *err, size_t errsz)
 					 v);
 		} else {
 			return fail(err, errsz,
-				    "unknown field '%.*s' (expected name=, meta=, key=, reentry= or "
-				    "late=)",
+				    "unknown field '%.*s' (expected name=, meta=, args=, key=, match=, "
+				    "reentry=, abort= or late=)",
 				    (int)(eq - s), s);
 		}
 		if (e)
 			return e;
 	}
-	if (sp->reentry_close && sp->keyed)
-		return fail(err, errsz, "reentry=close is for specs without key=: a keyed exit "
+	if ((sp->reentry_close || sp->reentry_continue) && sp->keyed)
+		return fail(err, errsz, "reentry=close and reentry=continue are for specs without "
+			    "key=: a keyed exit names the span it closes");
+	if (sp->match_name && sp->keyed)
+		return fail(err, errsz, "match=name is for specs without key=: a keyed exit "
 			    "names the span it closes");
+	if (sp->nabort && sp->keyed)
+		return fail(err, errsz, "abort= is for specs without key=: it gives up the "
+			    "innermost open span");
 	if (!seen_name) {
 		/* Default: the entry probe's name. */
 		e = add_lit(sp, &sp->name, sp->entry[0].name, strlen(sp->entry[0].name), err, errsz);
 		if (e)
 			return e;
 	}
-	/* The kernel reads only these arguments (the key's included in max_arg). */
+	if (sp->match_name) {
+		/* The exit renders the name too: its arguments and strings are read there. */
+		for (size_t i = 0; i < sp->name.n; i++) {
+			const struct lp_tpl_part *pt = &sp->name.part[i];
+
+			if (!pt->is_arg)
+				continue;
+			use_arg(sp, pt->arg, true);
+			if (pt->fmt == LP_FMT_STR) {
+				struct lp_usdt_str *h = &sp->desc.str[pt->slot];
+
+				h->roles |= 1u << LP_USDT_ROLE_EXIT;
+				if (h->len_arg >= 0)
+					use_arg(sp, (uint8_t)h->len_arg, true);
+			}
+		}
+	}
+	/* Predicates are tested on the arguments sent. */
+	for (size_t i = 0; i < sp->nentry; i++)
+		if (sp->entry[i].has_pred)
+			use_arg(sp, sp->entry[i].pred_arg, false);
+	for (size_t i = 0; i < sp->nexit; i++)
+		if (sp->exit[i].has_pred)
+			use_arg(sp, sp->exit[i].pred_arg, true);
+	for (size_t i = 0; i < sp->nabort; i++)
+		if (sp->abort[i].has_pred && sp->abort[i].pred_arg + 1u > sp->desc.nargs[LP_USDT_ROLE_ABORT])
+			sp->desc.nargs[LP_USDT_ROLE_ABORT] = sp->abort[i].pred_arg + 1;
+	/* The kernel reads only these arguments (the key's and predicates' included). */
 	sp->desc.nargs[LP_USDT_ROLE_ENTRY] = sp->max_arg;
-	sp->desc.nargs[LP_USDT_ROLE_EXIT] = sp->keyed ? (uint8_t)(sp->key_exit + 1) : 0;
+	sp->desc.nargs[LP_USDT_ROLE_EXIT] = sp->max_exit_arg;
 	return 0;
 }
 
@@ -416,50 +587,123 @@ bool lp_tpl_literal(const struct lp_tpl *t)
 	return true;
 }
 
-int lp_tpl_render(const struct lp_spec *sp, const struct lp_tpl *t, const uint64_t *args,
-		  size_t nargs, const struct lp_spec_str *strs, size_t nstrs, bool in_meta,
+size_t lp_filter_lambda(const char *s, size_t len)
+{
+	size_t i = len;
+
+	while (i > 0 && isxdigit((unsigned char)s[i - 1]))
+		i--;
+	if (i == len || i < 3 || s[i - 1] != 'x' || s[i - 2] != '0' ||
+	    (s[i - 3] != '+' && s[i - 3] != '/'))
+		return len;
+	return i - 3;
+}
+
+/* A number at the argument's declared size: size bytes, negative when signed, 0 unknown. */
+static void format_num(char *num, size_t cap, uint64_t v, int size, enum lp_arg_fmt fmt)
+{
+	unsigned bytes = size ? (unsigned)(size < 0 ? -size : size) : 8;
+	bool is_signed = size <= 0;
+	uint64_t masked = v, sext = v;
+
+	if (bytes < 8) {
+		unsigned bits = bytes * 8;
+
+		masked = v & ((UINT64_C(1) << bits) - 1);
+		sext = masked;
+		if (masked >> (bits - 1))
+			sext |= ~UINT64_C(0) << bits;
+	}
+	if (fmt == LP_FMT_AS_DECLARED)
+		fmt = is_signed ? LP_FMT_DEC : LP_FMT_UNS;
+	if (fmt == LP_FMT_UNS)
+		snprintf(num, cap, "%" PRIu64, masked);
+	else if (fmt == LP_FMT_HEX)
+		snprintf(num, cap, "0x%" PRIx64, masked);
+	else
+		snprintf(num, cap, "%" PRId64, (int64_t)sext);
+}
+
+int lp_tpl_render(const struct lp_spec *sp, const struct lp_tpl *t, int role,
+		  const struct lp_tpl_vals *entry, const struct lp_tpl_vals *exit, bool in_meta,
 		  void *bufp)
 {
 	struct lp_buf *b = bufp;
 
 	for (size_t i = 0; i < t->n; i++) {
 		const struct lp_tpl_part *p = &t->part[i];
+		const struct lp_tpl_vals *vals = p->exit_arg ? exit : entry;
+		int vrole = p->exit_arg ? LP_USDT_ROLE_EXIT : role;
 		char num[32];
-		uint64_t v;
 		int e = 0;
 
 		if (!p->is_arg) {
 			e = lp_buf_put(b, sp->lit + p->off, p->len);
 		} else if (p->fmt == LP_FMT_STR) {
-			const struct lp_spec_str *st = p->slot < nstrs ? &strs[p->slot] : NULL;
+			const struct lp_spec_str *st =
+				vals && p->slot < vals->nstrs ? &vals->strs[p->slot] : NULL;
+			size_t len = st ? st->len : 0;
 
-			if (!st || !st->s) {
-				e = lp_buf_put(b, "(unreadable)", 12);
-			} else if (!in_meta) {
-				e = lp_buf_put(b, st->s, st->len);
-			} else {
-				for (size_t k = 0; !e && k < st->len; k++)
-					e = st->s[k] == ',' ? lp_buf_put(b, "\xef\xbc\x8c", 3)
-							    : lp_buf_putc(b, st->s[k]);
-			}
-		} else {
-			if (p->arg >= nargs) {
+			if (!vals) {
 				e = lp_buf_putc(b, '?');
+			} else if (!st || !st->s) {
+				e = lp_buf_put(b, "(unreadable)", 12);
 			} else {
-				v = args[p->arg];
-				if (p->fmt == LP_FMT_UNS)
-					snprintf(num, sizeof(num), "%" PRIu64, v);
-				else if (p->fmt == LP_FMT_HEX)
-					snprintf(num, sizeof(num), "0x%" PRIx64, v);
-				else
-					snprintf(num, sizeof(num), "%" PRId64, (int64_t)v);
-				e = lp_buf_put(b, num, strlen(num));
+				if (p->filter == LP_FILTER_LAMBDA)
+					len = lp_filter_lambda(st->s, len);
+				if (!in_meta) {
+					e = lp_buf_put(b, st->s, len);
+				} else {
+					for (size_t k = 0; !e && k < len; k++)
+						e = st->s[k] == ','
+							    ? lp_buf_put(b, "\xef\xbc\x8c", 3)
+							    : lp_buf_putc(b, st->s[k]);
+				}
 			}
+		} else if (!vals || p->arg >= vals->nargs) {
+			e = lp_buf_putc(b, '?');
+		} else {
+			int size = vrole >= 0 && vrole < LP_USDT_ROLES ? sp->arg_size[vrole][p->arg] : 0;
+
+			format_num(num, sizeof(num), vals->args[p->arg], size, p->fmt);
+			e = lp_buf_put(b, num, strlen(num));
 		}
 		if (e)
 			return e;
 	}
 	return 0;
+}
+
+size_t lp_usdt_arg_sizes(const char *args, int8_t *sizes, size_t max)
+{
+	const char *s = args;
+	size_t n = 0;
+
+	while (*s && n < max) {
+		size_t len;
+		long v;
+		char *e;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		len = strcspn(s, " ");
+		v = strtol(s, &e, 10);
+		sizes[n++] = e < s + len && *e == '@' && v >= -8 && v <= 8 ? (int8_t)v : 0;
+		s += len;
+	}
+	return n;
+}
+
+bool lp_probe_pred_holds(const struct lp_probe_ref *p, const uint64_t *args, size_t nargs)
+{
+	uint64_t v;
+
+	if (!p->has_pred)
+		return true;
+	v = p->pred_arg < nargs ? args[p->pred_arg] : 0;
+	return (v == p->pred_val) != p->pred_ne;
 }
 
 bool lp_probe_is(const struct lp_probe_ref *p, const char *provider, const char *name)
@@ -479,6 +723,12 @@ bool lp_spec_uses(const struct lp_spec *sp, const char *provider, const char *na
 		if (lp_probe_is(&sp->exit[i], provider, name)) {
 			if (role)
 				*role = LP_USDT_ROLE_EXIT;
+			return true;
+		}
+	for (size_t i = 0; i < sp->nabort; i++)
+		if (lp_probe_is(&sp->abort[i], provider, name)) {
+			if (role)
+				*role = LP_USDT_ROLE_ABORT;
 			return true;
 		}
 	return false;

@@ -51,7 +51,8 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 static const char *const reserved_keys[] = { "counter", "self_counter", "unterminated",
 					     "uncertain", "started_before_recording", "cpu_us",
 					     "runq_us", "blocked_us", "voluntary_switches",
-					     "involuntary_switches", "off_cpu_unmeasured_us", NULL };
+					     "involuntary_switches", "off_cpu_unmeasured_us", "detail",
+					     NULL };
 
 
 /* The items of a metadata text as args members, "k":"v","k2":"v2", into m. */
@@ -67,6 +68,14 @@ void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_
 
 	jw_obj_begin(w);
 	write_meta_items(w, meta, len);
+	if (s->detail) {
+		/* args= of a span-pair spec: an object, so that readers never take it for metadata. */
+		meta = strtab_str(st, s->detail, &len);
+		jw_key(w, "detail", 6);
+		jw_obj_begin(w);
+		lp_meta_write(w, meta, len, NULL);
+		jw_obj_end(w);
+	}
 	if (s->has_counter) {
 		jw_key(w, "counter", 7);
 		jw_u64(w, s->counter_total);
@@ -273,7 +282,7 @@ void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
 	char *p;
 
 	t->spans++;
-	if (!name || !meta) {
+	if (!name || !meta || s->detail) {
 		write_span_uncached(t, s, start);
 		return;
 	}

@@ -377,6 +377,10 @@ static void load_span_pairs(struct rd *rd, json_object *root)
 		return;
 	num(rd, o, "span_pairs", "specs", &specs, false);
 	num(rd, o, "span_pairs", "reentry_closed", &p->reentry_closed, false);
+	num(rd, o, "span_pairs", "unwound", &p->unwound, false);
+	num(rd, o, "span_pairs", "aborted", &p->aborted, false);
+	num(rd, o, "span_pairs", "continued", &p->continued, false);
+	num(rd, o, "span_pairs", "filtered", &p->filtered, false);
 	num(rd, o, "span_pairs", "unmatched_keyed_exits", &p->unmatched_keyed, false);
 	num(rd, o, "span_pairs", "too_many_tracks", &p->too_many_tracks, false);
 	num(rd, o, "span_pairs", "too_deep_entries", &p->too_deep, false);

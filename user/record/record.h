@@ -27,7 +27,7 @@ struct lp_record_opts {
 	bool off_cpu;         /* split spans into cpu, runq and blocked time (--off-cpu) */
 	size_t max_groups;    /* groups (rows) of their own, then overflow rows (--max-groups) */
 	size_t table_rows;    /* rows the table shows; 0: all (--rows) */
-	const struct lp_spec *specs; /* span-pair specs (--span, --preset) */
+	struct lp_spec *specs; /* span-pair specs (--span, --preset); the recorder sets arg_size */
 	size_t nspecs;
 };
 

@@ -286,6 +286,24 @@ static int probe_usable(const struct lp_usdt_note *notes, size_t n, const struct
 	return found;
 }
 
+/*
+ * The argument sizes of the probe's first site, for templates ({argN:u} of a
+ * 4-byte argument), unless an earlier file gave them.
+ */
+static void arg_sizes(struct lp_spec *sp, int role, const struct lp_usdt_note *notes, size_t n,
+		      const struct lp_probe_ref *p)
+{
+	int8_t sizes[LP_USDT_ARGS] = { 0 };
+	size_t got = 0;
+
+	for (size_t i = 0; i < n && !got; i++)
+		if (!strcmp(notes[i].provider, p->provider) && !strcmp(notes[i].name, p->name))
+			got = lp_usdt_arg_sizes(notes[i].args, sizes, LP_USDT_ARGS);
+	for (size_t i = 0; i < got; i++)
+		if (!sp->arg_size[role][i])
+			sp->arg_size[role][i] = sizes[i];
+}
+
 /* Attaches the span-pair probes the file has; their number or -errno. */
 static int attach_specs(struct lp_session *s, const char *path, const char *name,
 			const struct lp_usdt_note *notes, size_t n)
@@ -293,21 +311,26 @@ static int attach_specs(struct lp_session *s, const char *path, const char *name
 	int attached = 0;
 
 	for (size_t i = 0; i < s->opts.nspecs && i < LP_SPEC_MAX; i++) {
-		const struct lp_spec *sp = &s->opts.specs[i];
+		struct lp_spec *sp = &s->opts.specs[i];
 
-		for (int role = 0; role < 2; role++) {
-			const struct lp_probe_ref *probes = role ? sp->exit : sp->entry;
-			size_t np = role ? sp->nexit : sp->nentry;
-			unsigned need = role ? (sp->keyed ? sp->key_exit + 1u : 0) : sp->max_arg;
+		for (int role = 0; role < LP_USDT_ROLES; role++) {
+			const struct lp_probe_ref *probes = role == LP_USDT_ROLE_ENTRY  ? sp->entry
+							    : role == LP_USDT_ROLE_EXIT ? sp->exit
+											: sp->abort;
+			size_t np = role == LP_USDT_ROLE_ENTRY	? sp->nentry
+				    : role == LP_USDT_ROLE_EXIT ? sp->nexit
+								: sp->nabort;
+			unsigned need = sp->desc.nargs[role];
 
 			for (size_t k = 0; k < np; k++) {
 				LIBBPF_OPTS(bpf_usdt_opts, uo,
-					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, (__u64)i, role));
+					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, (__u64)i, role, k));
 				struct bpf_link *l;
 				int err;
 
 				if (probe_usable(notes, n, &probes[k], need, name) <= 0)
 					continue;
+				arg_sizes(sp, role, notes, n, &probes[k]);
 				l = bpf_program__attach_usdt(s->skel->progs.lp_usdt, -1, path,
 							     probes[k].provider, probes[k].name, &uo);
 				if (!l) {

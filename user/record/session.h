@@ -35,7 +35,7 @@ struct lp_session_opts {
 	lp_record_fn on_record;
 	void *ctx;
 	/* Span-pair specs: their probes are attached too, in every file that has them. */
-	const struct lp_spec *specs;
+	struct lp_spec *specs;
 	size_t nspecs;
 	/* --off-cpu: events carry their thread's cpu/runq/blocked time (wire.h lp_sched_snap). */
 	bool off_cpu;
