@@ -429,6 +429,44 @@ static void test_exit_sets_metadata(void **state)
 	assert_int_equal(fx->rec.s[1].detail, 8);
 }
 
+/*
+ * A keyed track (a PostgreSQL transaction over its statements) is no thread:
+ * its time is not recorded thread time, its span's self time is the part
+ * its thread's top-level spans do not cover, and a thread counts once with
+ * its tracks, also when all its spans are on them.
+ */
+static void test_track_self_time(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t tr = LP_TRACK_TID(1, 1);
+
+	enter(fx, 1, 1, 10);  /* statement, the transaction starts inside it */
+	enter(fx, tr, 2, 15);
+	leave(fx, 1, 1, 20);
+	enter(fx, 1, 1, 30);  /* idle in transaction from 20 to 30 */
+	leave(fx, 1, 1, 40);
+	leave(fx, tr, 2, 45); /* outside any statement from 40 to 45 */
+	assert_int_equal(fx->rec.n, 3);
+	check_span(&fx->rec.s[2], tr, 2, 15, 45, 15, 0, 0);
+	assert_int_equal(totals(fx)->recorded_ns, 20);
+	assert_int_equal(totals(fx)->threads, 1);
+	/* A second track span: covered measured from its own start. */
+	enter(fx, tr, 2, 50);
+	enter(fx, 1, 1, 60);
+	leave(fx, tr, 2, 65);  /* ends inside a statement */
+	leave(fx, 1, 1, 70);
+	check_span(&fx->rec.s[3], tr, 2, 50, 65, 10, 0, 0);
+	/* Thread 2 has spans only on its track: counted at the end. */
+	enter(fx, LP_TRACK_TID(1, 2), 3, 80);
+	leave(fx, LP_TRACK_TID(1, 2), 3, 90);
+	enter(fx, LP_TRACK_TID(2, 2), 3, 82);
+	leave(fx, LP_TRACK_TID(2, 2), 3, 88);
+	check_span(&fx->rec.s[5], LP_TRACK_TID(1, 2), 3, 80, 90, 10, 0, 0);
+	assert_int_equal(totals(fx)->recorded_ns, 30);
+	lp_nest_finish(fx->n, 100);
+	assert_int_equal(totals(fx)->threads, 2);
+}
+
 static void test_exit_without_entry(void **state)
 {
 	struct fx *fx = *state;
@@ -436,7 +474,7 @@ static void test_exit_without_entry(void **state)
 	leave(fx, 1, 5, 10);
 	assert_int_equal(fx->rec.n, 0);
 	assert_int_equal(totals(fx)->unmatched_exits, 1);
-	assert_int_equal(totals(fx)->threads, 1);
+	assert_int_equal(totals(fx)->threads, 0); /* no span: not counted */
 
 	/* With another span open: it is not disturbed. */
 	enter(fx, 1, 1, 20);
@@ -778,10 +816,12 @@ static void test_thread_end_closes_its_spans(void **state)
 	/* The tid comes back (reused): a new thread, nothing of the old one open. */
 	leave(fx, 1, 1, 40);
 	assert_int_equal(totals(fx)->unmatched_exits, 1);
-	assert_int_equal(totals(fx)->threads, 3);
+	/* Threads with spans: the first tid 1 only, so far. */
+	assert_int_equal(totals(fx)->threads, 1);
 	/* Thread 2 is untouched. */
 	leave(fx, 2, 3, 50);
 	check_span(&fx->rec.s[2], 2, 3, 25, 50, 25, 0, 0);
+	assert_int_equal(totals(fx)->threads, 2);
 }
 
 /* exec: every thread's spans close; the new program starts with nothing open. */
@@ -1050,6 +1090,7 @@ int main(void)
 		T(test_exit_of_middle_frame),
 		T(test_exit_without_entry),
 		T(test_exit_sets_metadata),
+		T(test_track_self_time),
 		T(test_unterminated_exit),
 		T(test_finish_closes_open_spans),
 		T(test_lost_before_marks_open_spans),

@@ -530,6 +530,10 @@ static void test_predicate_and_continue(void **state)
 	check(5, LP_EVENT_EXIT, 8, "statement", NULL);
 	assert_int_equal(lp_pairs_stats(p)->continued, 2);
 	assert_int_equal(lp_pairs_stats(p)->filtered, 3);
+	/* Idle again with nothing open (a connection's start): no exit at all. */
+	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, NULL);
+	assert_int_equal(nevs, 6);
+	assert_int_equal(lp_pairs_stats(p)->filtered, 4);
 	lp_pairs_free(p);
 	strtab_free(st);
 }

@@ -211,7 +211,7 @@ static void test_errors(void **state)
 	parse_bad("p:a,p:b,name={arg0|lambda}", "a filter applies to a string (:str...) in "
 						"{arg0|lambda}");
 	parse_bad("p:a,p:b,name={arg0:str|upper}", "unknown filter 'upper' in {arg0:str|upper}: "
-						   "expected lambda");
+						   "expected lambda or sql");
 	parse_bad("p:a,p:b,name=", "name= is empty");
 	parse_bad("p:a,p:b,name=x,name=y", "name= given twice");
 	parse_bad("p:a,p:b,meta=x,meta=y", "meta= given twice");
@@ -376,6 +376,23 @@ static void test_exit_side(void **state)
 	}
 }
 
+/* The sql filter: the template gets the normalized text, its commas escaped in metadata. */
+static void test_sql_filter(void **state)
+{
+	struct lp_spec_str strs[1] = { { "select a, 5 from t where b = 'x'", 33 } };
+	uint64_t args[1] = { 0x1000 };
+
+	(void)state;
+	parse_ok("p:a,p:b,name=s,meta=query={arg0:str|sql},args=sql={arg0:str}");
+	assert_int_equal(sp.meta.part[1].filter, LP_FILTER_SQL);
+	assert_string_equal(render(&sp.meta, args, 1, strs, 1, false),
+			    "query=select a, $1 from t where b = $2");
+	assert_string_equal(render(&sp.meta, args, 1, strs, 1, true),
+			    "query=select a\xef\xbc\x8c $1 from t where b = $2");
+	assert_string_equal(render(&sp.args, args, 1, strs, 1, false),
+			    "sql=select a, 5 from t where b = 'x'");
+}
+
 /* The lambda filter: only an address at the end goes. */
 static void test_lambda_filter(void **state)
 {
@@ -474,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_args_check),
 		cmocka_unit_test(test_exit_side),
 		cmocka_unit_test(test_lambda_filter),
+		cmocka_unit_test(test_sql_filter),
 		cmocka_unit_test(test_argument_sizes),
 		cmocka_unit_test(test_predicates),
 		cmocka_unit_test(test_arguments_read),

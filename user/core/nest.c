@@ -20,6 +20,7 @@ struct frame {
 	bool has_sched;
 	struct lp_sched at_start, child_sched, child_sched_at_gate;
 	uint64_t unmeasured_ns; /* a span rebuilt at attach: before its thread was tracked */
+	uint64_t cover_start;   /* a track's span: covered() of its thread at its start */
 };
 
 struct thread {
@@ -115,8 +116,31 @@ static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 	}
 	e->v1 = (uint32_t)++n->nthreads;
 	*recent = (uint32_t)e->v1;
-	n->t.threads = (uint32_t)n->nthreads;
 	return th;
+}
+
+/* The thread (pid, tid) as it is now, if seen and not ended. */
+static struct thread *find_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
+{
+	struct lp_map_ent *e = lp_map_find(&n->index, pid, tid, false);
+
+	if (!e || !e->v1 || n->threads[e->v1 - 1].ended)
+		return NULL;
+	return &n->threads[e->v1 - 1];
+}
+
+/*
+ * How long the real thread of a track has been inside top-level spans up to
+ * ts: the difference over a track span is the part of it its thread's spans
+ * cover.
+ */
+static uint64_t covered(struct lp_nest *n, uint32_t pid, uint32_t track_tid, uint64_t ts)
+{
+	struct thread *th = find_thread(n, pid, LP_TRACK_REAL(track_tid));
+
+	if (!th)
+		return 0;
+	return th->top_ns + (th->depth && ts > th->stack[0].start_ns ? ts - th->stack[0].start_ns : 0);
 }
 
 static void sched_add(struct lp_sched *a, const struct lp_sched *b)
@@ -195,6 +219,12 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 
 	s.total_ns = s.end_ns - s.start_ns;
 	s.self_ns = s.total_ns > f->child_ns ? s.total_ns - f->child_ns : 0;
+	if (LP_TRACK_IS(s.tid) && th->depth == 0) {
+		uint64_t now = covered(n, s.pid, s.tid, s.end_ns);
+		uint64_t in = now > f->cover_start ? now - f->cover_start : 0;
+
+		s.self_ns = s.total_ns > in ? s.total_ns - in : 0;
+	}
 	s.has_counter = f->has_counter && has_counter;
 	if (s.has_counter) {
 		s.counter_total = counter >= f->counter_start ? counter - f->counter_start : 0;
@@ -231,7 +261,8 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 			sched_add(&parent->child_sched, &s.sched);
 	} else {
 		th->info.recorded_ns += s.total_ns;
-		n->t.recorded_ns += s.total_ns;
+		if (!LP_TRACK_IS(s.tid))
+			n->t.recorded_ns += s.total_ns;
 		th->top_ns += s.total_ns;
 		if (s.has_sched) {
 			sched_add(&th->top_sched, &s.sched);
@@ -240,6 +271,8 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 	}
 	/* Self counters add up to the whole, whichever spans carry counters. */
 	n->t.counter_total += s.counter_self;
+	if (!th->info.spans && !LP_TRACK_IS(s.tid))
+		n->t.threads++;
 	th->info.spans++;
 	n->t.spans++;
 	if (s.flags & LP_SPAN_UNTERMINATED)
@@ -380,6 +413,8 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 		}
 		f = &th->stack[th->depth++];
 		memset(f, 0, sizeof(*f));
+		if (LP_TRACK_IS(ev->tid) && th->depth == 1)
+			f->cover_start = covered(n, ev->pid, ev->tid, ev->ts_ns);
 		f->name = ev->name;
 		f->meta = ev->meta;
 		f->detail = ev->detail;
@@ -518,6 +553,27 @@ void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
 	for (size_t i = 0; i < n->nthreads; i++)
 		if (n->threads[i].depth)
 			close_above(n, &n->threads[i], 0, end_ns + 1, NULL);
+	/* A thread whose spans are all on its tracks is a thread with spans too. */
+	struct lp_map seen = { 0 };
+
+	for (size_t i = 0; i < n->nthreads; i++) {
+		const struct thread *tr = &n->threads[i];
+		uint32_t real = LP_TRACK_REAL(tr->info.tid);
+		struct lp_map_ent *e, *once;
+
+		if (!LP_TRACK_IS(tr->info.tid) || !tr->info.spans)
+			continue;
+		e = lp_map_find(&n->index, tr->info.pid, real, false);
+		if (e && e->v1 && n->threads[e->v1 - 1].info.spans)
+			continue;
+		once = lp_map_find(&seen, tr->info.pid, real, true);
+		/* Out of memory: the count is one short, nothing else is affected. */
+		if (once && !once->v1) {
+			once->v1 = 1;
+			n->t.threads++;
+		}
+	}
+	lp_map_free(&seen);
 }
 
 size_t lp_nest_depth(const struct lp_nest *n, uint32_t pid, uint32_t tid)

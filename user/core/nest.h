@@ -93,6 +93,20 @@ struct lp_span {
 	uint64_t unmeasured_ns;
 };
 
+/*
+ * Keyed span-pair specs (pairs.h) put each span on a track: a synthetic
+ * thread next to the real one, tid LP_TRACK_TID(n, tid). A track is no thread
+ * of its own: its time is not recorded thread time (it overlaps the thread's
+ * spans), and a track span's self time is its time outside the top-level
+ * spans of its thread.
+ */
+#define LP_TRACK_BIT 0x40000000u      /* real tids stay below 2^22 (PID_MAX_LIMIT) */
+#define LP_TRACK_TID(n, tid) (LP_TRACK_BIT | (uint32_t)(n) << 22 | (tid))
+#define LP_TRACK_IS(t) (((t) & LP_TRACK_BIT) != 0)
+#define LP_TRACK_NO(t) (((t) >> 22) & 0xffu)
+#define LP_TRACK_REAL(t) ((t) & 0x3fffffu)
+#define LP_TID_MAX 0x3fffffu          /* above it, a tid would reach into the track number */
+
 struct lp_nest_sink {
 	/* Called once per span, children before their parent. */
 	void (*span)(void *ctx, const struct lp_span *s);
@@ -108,9 +122,10 @@ struct lp_nest_totals {
 	uint64_t too_deep;        /* enters skipped past LP_NEST_MAX_DEPTH */
 	uint64_t lost_seen;       /* lost events revealed by sequence gaps */
 	uint64_t first_ns, last_ns; /* window: first entry .. last exit */
-	uint64_t recorded_ns;     /* sum over threads of time under top-level spans */
+	uint64_t recorded_ns;     /* sum over threads (not tracks) of time under top-level spans */
 	uint64_t counter_total;   /* sum of every span's self counter delta */
-	uint32_t threads;         /* threads with at least one event */
+	/* threads with at least one span (its tracks' included; complete after lp_nest_finish) */
+	uint32_t threads;
 	/* --off-cpu: spans split whole, split in part (unmeasured_ns), not split. */
 	uint64_t sched_measured, sched_partial, sched_unmeasured;
 };

@@ -498,6 +498,15 @@ static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		return err ? err : emit_exit(p, sp, &o, ue, ue->tid);
 	}
 	/*
+	 * An exit with a predicate fires outside spans too (PostgreSQL reports
+	 * every return to idle, also at a connection's start): with nothing open,
+	 * it tells nothing.
+	 */
+	if (ue->alt < sp->nexit && sp->exit[ue->alt].has_pred) {
+		p->stats.filtered++;
+		return 0;
+	}
+	/*
 	 * Nothing open: a span that began before recording (the builder rebuilds
 	 * it, when its name is known without the entry's arguments) or unmatched.
 	 */

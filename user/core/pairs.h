@@ -37,14 +37,8 @@
 #include "spec.h"
 #include "strtab.h"
 
-#define LP_TRACK_BIT 0x40000000u      /* real tids stay below 2^22 (PID_MAX_LIMIT) */
 #define LP_PAIRS_MAX_TRACKS 255       /* keyed spans open at once per thread */
 #define LP_PAIRS_MAX_OPEN LP_NEST_MAX_DEPTH /* unkeyed spans open at once per thread */
-#define LP_TRACK_TID(n, tid) (LP_TRACK_BIT | (uint32_t)(n) << 22 | (tid))
-#define LP_TRACK_IS(t) (((t) & LP_TRACK_BIT) != 0)
-#define LP_TRACK_NO(t) (((t) >> 22) & 0xffu)
-#define LP_TRACK_REAL(t) ((t) & 0x3fffffu)
-#define LP_TID_MAX 0x3fffffu          /* above it, a tid would reach into the track number */
 
 struct lp_pairs_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
@@ -63,7 +57,11 @@ struct lp_pairs_stats {
 	uint64_t unwound;         /* match=name: spans closed unterminated by an outer exit */
 	uint64_t aborted;         /* spans given up, unterminated, by an abort= probe */
 	uint64_t continued;       /* reentry=continue entries that belonged to the open span */
-	uint64_t filtered;        /* probes whose [argN==V] predicate did not hold: skipped */
+	/*
+	 * Skipped: probes whose [argN==V] predicate did not hold, and exits with
+	 * a predicate while nothing of their spec was open on the thread.
+	 */
+	uint64_t filtered;
 };
 
 struct lp_pairs;

@@ -50,17 +50,28 @@ static const char *const jvm[] = {
 	NULL,
 };
 
-/* libstdc++ (provider libstdcxx): from throw (or rethrow) to the catch, per exception object. */
+/*
+ * libstdc++ (provider libstdcxx): from throw (or rethrow) to the catch. Keyed by
+ * the thrown type's type_info, not the object: catch passes the address the
+ * handler gets (a base's, a pointer's value; none when nothing catches it), and
+ * exceptions in flight on a thread end last in, first out, as one key's spans do.
+ */
 static const char *const libstdcxx[] = {
-	"libstdcxx:throw|rethrow,catch,name=exception in flight,meta=type={arg1:str@8},key=arg0",
+	"libstdcxx:throw|rethrow,catch,name=exception in flight,meta=type={arg1:str@8},key=arg1",
 	NULL,
 };
 
-/* CPython 3.11 built with --with-dtrace (provider python), e.g. Debian's /usr/bin/python3.11. */
+/*
+ * CPython 3.11 built with --with-dtrace (provider python), e.g. Debian's
+ * /usr/bin/python3.11. The import probes are in the C import path (import
+ * statements, __import__()); importlib.import_module() bypasses them.
+ * found is the exit's: 0 for an import that failed. gc__done's argument is
+ * collected + uncollectable: a number per span, not a row.
+ */
 static const char *const cpython[] = {
 	"python:import__find__load__start,import__find__load__done,name=import,"
-	"meta=module={arg0:str}",
-	"python:gc__start,gc__done,name=gc,meta=generation={arg0}",
+	"meta=module={arg0:str}\\, found={exit.arg1}",
+	"python:gc__start,gc__done,name=gc,meta=generation={arg0},args=collected={exit.arg0}",
 	NULL,
 };
 

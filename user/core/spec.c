@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sqlnorm.h"
 #include "text.h"
 
 static int fail(char *err, size_t errsz, const char *fmt, ...)
@@ -220,8 +221,12 @@ static int parse_filter(struct lp_tpl_part *part, const char *s, const char *end
 		part->filter = LP_FILTER_LAMBDA;
 		return 0;
 	}
-	return fail(err, errsz, "unknown filter '%.*s' in {%.*s}: expected lambda", (int)(end - s),
-		    s, (int)(close - start), start);
+	if (end - s == 3 && !strncmp(s, "sql", 3)) {
+		part->filter = LP_FILTER_SQL;
+		return 0;
+	}
+	return fail(err, errsz, "unknown filter '%.*s' in {%.*s}: expected lambda or sql",
+		    (int)(end - s), s, (int)(close - start), start);
 }
 
 static int parse_format(struct lp_spec *sp, const char *s, const char *end,
@@ -624,6 +629,28 @@ static void format_num(char *num, size_t cap, uint64_t v, int size, enum lp_arg_
 		snprintf(num, cap, "%" PRId64, (int64_t)sext);
 }
 
+/* A string argument through its filter; in metadata, its commas as U+FF0C. */
+static int put_str(struct lp_buf *b, const char *s, size_t len, enum lp_filter filter,
+		   bool in_meta)
+{
+	struct lp_buf norm = { 0 };
+	int e = 0;
+
+	if (filter == LP_FILTER_LAMBDA) {
+		len = lp_filter_lambda(s, len);
+	} else if (filter == LP_FILTER_SQL) {
+		e = lp_sql_normalize(s, len, &norm);
+		s = norm.p ? norm.p : "";
+		len = norm.len;
+	}
+	if (!e && !in_meta)
+		e = lp_buf_put(b, s, len);
+	for (size_t k = 0; !e && in_meta && k < len; k++)
+		e = s[k] == ',' ? lp_buf_put(b, "\xef\xbc\x8c", 3) : lp_buf_putc(b, s[k]);
+	lp_buf_free(&norm);
+	return e;
+}
+
 int lp_tpl_render(const struct lp_spec *sp, const struct lp_tpl *t, int role,
 		  const struct lp_tpl_vals *entry, const struct lp_tpl_vals *exit, bool in_meta,
 		  void *bufp)
@@ -649,16 +676,7 @@ int lp_tpl_render(const struct lp_spec *sp, const struct lp_tpl *t, int role,
 			} else if (!st || !st->s) {
 				e = lp_buf_put(b, "(unreadable)", 12);
 			} else {
-				if (p->filter == LP_FILTER_LAMBDA)
-					len = lp_filter_lambda(st->s, len);
-				if (!in_meta) {
-					e = lp_buf_put(b, st->s, len);
-				} else {
-					for (size_t k = 0; !e && k < len; k++)
-						e = st->s[k] == ','
-							    ? lp_buf_put(b, "\xef\xbc\x8c", 3)
-							    : lp_buf_putc(b, st->s[k]);
-				}
+				e = put_str(b, st->s, len, p->filter, in_meta);
 			}
 		} else if (!vals || p->arg >= vals->nargs) {
 			e = lp_buf_putc(b, '?');

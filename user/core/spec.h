@@ -42,6 +42,7 @@
  *         | "str/" ARG                   string of ARG bytes at the address
  *         | "str@" OFF                   string at the pointer stored at address+OFF
  *   FILTER= "lambda"                     (strings) a JVM hidden class's address dropped
+ *         | "sql"                        (strings) constants as $1, $2, ... (sqlnorm.h)
  */
 #ifndef LP_SPEC_H
 #define LP_SPEC_H
@@ -66,7 +67,7 @@ struct lp_probe_ref {
 };
 
 enum lp_arg_fmt { LP_FMT_AS_DECLARED = 0, LP_FMT_DEC, LP_FMT_UNS, LP_FMT_HEX, LP_FMT_STR };
-enum lp_filter { LP_FILTER_NONE = 0, LP_FILTER_LAMBDA };
+enum lp_filter { LP_FILTER_NONE = 0, LP_FILTER_LAMBDA, LP_FILTER_SQL };
 
 struct lp_tpl_part {
 	bool is_arg;
