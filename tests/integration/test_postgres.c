@@ -116,6 +116,21 @@ static bool accepts(const char *sock)
 	return ok;
 }
 
+/*
+ * True once the server takes sessions: its socket accepts connections while
+ * it is still starting up ("the database system is starting up").
+ */
+static bool ready(const char *sock)
+{
+	char *argv[] = { PGBIN "/pg_isready", "-q", "-h", (char *)sock, "-U", "lp", "-d", "postgres",
+			 NULL };
+	struct run r;
+	bool ok = run(&r, argv) == 0 && r.status == 0;
+
+	run_free(&r);
+	return ok;
+}
+
 /* Runs argv (a client, as root over the socket), which must succeed; -1 if not. */
 static int setup_run(char *const argv[])
 {
@@ -173,7 +188,7 @@ static int start_cluster(void **state)
 	}
 	postmaster = spawn_as_owner(postgres, fmt("%s/postgres.log", tmpdir));
 	for (int i = 0; i < WAIT_MS / 10; i++) {
-		if (accepts(fmt("%s/.s.PGSQL.5432", sock)))
+		if (accepts(fmt("%s/.s.PGSQL.5432", sock)) && ready(sock))
 			return prepare_databases();
 		if (waitpid(postmaster, NULL, WNOHANG) == postmaster) {
 			char *log = slurp(fmt("%s/postgres.log", tmpdir), NULL);
