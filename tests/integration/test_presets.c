@@ -551,6 +551,38 @@ static void test_span_option(void **state)
 	run_free(&r);
 }
 
+/*
+ * Numbers at the size the probe's note declares (-4@, 4@, 2@, -8@): a 4-byte
+ * -5 is 4294967291 with :u, not 18446744073709551611. And the header's
+ * thread count: the program's second thread fires an exit alone, so it has
+ * no span and is not counted.
+ */
+static void test_argument_sizes(void **state)
+{
+	char *out = fmt("%s/sized", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--span",
+			 "sized:enter,exit,name=sized,meta=a={arg0:u}\\, b={arg1:x}\\, c={arg2}\\, "
+			 "cd={arg2:d}\\, d={arg3:u}\\, e={arg0}\\, dx={arg3:x}",
+			 "--", fmt("%s/tests/targets/sizedargs", build), NULL };
+	json_object *sum;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("exit %d: %s", r.status, r.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	assert_int_equal(calls(sum, "sized",
+			       "a=4294967291, b=0xfffffffb, c=65534, cd=-2, "
+			       "d=18446744073709551611, e=-5, dx=0xfffffffffffffffb"),
+			 1);
+	assert_int_equal(json_object_get_int64(get(sum, "threads")), 1);
+	assert_int_equal(json_object_get_int64(get(sum, "unmatched_exits")), 1);
+	assert_non_null(strstr(r.out, " 1 threads,"));
+	json_object_put(sum);
+	run_free(&r);
+}
+
 /* How many times needle occurs in hay. */
 static size_t count(const char *hay, const char *needle)
 {
@@ -715,6 +747,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_libstdcxx),
 		cmocka_unit_test(test_libstdcxx_terminate),
 		cmocka_unit_test(test_span_option),
+		cmocka_unit_test(test_argument_sizes),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_late_never_appears),
 		cmocka_unit_test_setup_teardown(test_bpf_stats, bpf_stats_on, bpf_stats_restore),

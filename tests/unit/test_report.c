@@ -166,8 +166,11 @@ static void test_table_row_layout(void **state)
 	    false, 0, 0, 0);
 	add(fx, ut_id(fx->st, "\xc3\xa9t\xc3\xa9 \xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"), 0, 500,
 	    500, false, 0, 0, LP_SPAN_UNCERTAIN);
+	/* A row holding spans whose exit never came says how many. */
+	add(fx, ut_id(fx->st, "failed"), 0, 700, 700, false, 0, 0, LP_SPAN_UNTERMINATED);
+	add(fx, ut_id(fx->st, "failed"), 0, 100, 100, false, 0, 0, LP_SPAN_UNTERMINATED);
 	finish_groups(fx);
-	fx->totals.spans = 3;
+	fx->totals.spans = 5;
 	fx->totals.threads = 1;
 	fx->totals.first_ns = 0;
 	fx->totals.last_ns = 3500;
@@ -175,6 +178,7 @@ static void test_table_row_layout(void **state)
 	render_table(fx);
 	/* the hostile name is escaped and cut */
 	assert_non_null(strstr(fx->out, "bad\\nname\\t\\x1b[2J" FFFD "end of a rather long" ELLIPSIS));
+	assert_non_null(strstr(fx->out, "  (2 unterminated)\n"));
 
 	for (line = strtok_r(fx->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		size_t len = strlen(line), i = 0, cols = 0;
@@ -200,14 +204,17 @@ static void test_table_row_layout(void **state)
 		size_t rl = strlen(rest);
 
 		if (rl > 64) {
-			assert_string_equal(rest + 64, "  (uncertain)");
+			if (strncmp(line, "failed ", 7))
+				assert_string_equal(rest + 64, "  (uncertain)");
+			else
+				assert_string_equal(rest + 64, "  (2 unterminated)");
 			rl = 64;
 		}
 		assert_int_equal(rl, 64);
 		for (size_t k = 0; k < rl; k++)
 			assert_true(rest[k] >= 0x20 && rest[k] < 0x7f);
 	}
-	assert_int_equal(rows, 1 + 3); /* the header, three rows, nothing split by a newline */
+	assert_int_equal(rows, 1 + 4); /* the header, four rows, nothing split by a newline */
 }
 
 static void test_table_optional_lines(void **state)

@@ -88,11 +88,17 @@ static void name_cell(const struct lp_report *r, const struct lp_group *g, char 
 /* What follows a row's figures, past the columns a target's text can reach. */
 static void row_notes(const struct lp_group *g, char *out, size_t sz)
 {
-	int n = snprintf(out, sz, "%s%s", g->uncertain ? "  (uncertain)" : "",
-			 g->meta == LP_META_UNKNOWN && !g->overflow
-				 ? "  (began before recording: metadata not known)"
-				 : "");
+	char unterminated[48] = "";
+	int n;
 
+	/* Spans whose exit never came: a failure, an exception, the end of the recording. */
+	if (g->unterminated)
+		snprintf(unterminated, sizeof(unterminated), "  (%" PRIu64 " unterminated)",
+			 g->unterminated);
+	n = snprintf(out, sz, "%s%s%s", unterminated, g->uncertain ? "  (uncertain)" : "",
+		     g->meta == LP_META_UNKNOWN && !g->overflow
+			     ? "  (began before recording: metadata not known)"
+			     : "");
 	if (g->overflow && n >= 0 && (size_t)n < sz)
 		snprintf(out + n, sz - (size_t)n, "  (folded: ~%" PRIu64 " groups)",
 			 lp_group_folded_distinct(g));
@@ -271,7 +277,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	fputs(r->off_cpu ? "   CPU%      Runq   Blocked\n" : "\n", out);
 	for (size_t i = 0; i < shown; i++) {
 		struct lp_group *g = r->groups[i];
-		char hb[32], pct[16], notes[64], split[96] = "";
+		char hb[32], pct[16], notes[128], split[96] = "";
 
 		name_cell(r, g, name, sizeof(name));
 		lp_fmt_duration(g->self_ns, a, sizeof(a));

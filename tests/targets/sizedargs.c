@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: MIT
+/*
+ * sizedargs: USDT probes "sized:enter" and "sized:exit" whose notes declare
+ * arguments of every size, signed and not (-4@%edi 4@%esi 2@%dx -8@%rcx), for
+ * tests/integration/test_presets.c: a template formats a number at its
+ * declared size. Main fires the pair once with -5, 0xfffffffb, 0xfffe, -5;
+ * a second thread fires an exit alone, whose thread has no span.
+ */
+#include <pthread.h>
+
+/* Each site is a function's first instruction: the arguments are still in their registers. */
+#define SIZED_SITE(sym, name)                                                                \
+	__asm__(".pushsection .note.stapsdt,\"\",@note\n"                                     \
+		".balign 4\n"                                                                  \
+		".4byte 2f-1f, 4f-3f, 3\n"                                                     \
+		"1: .asciz \"stapsdt\"\n"                                                      \
+		"2: .balign 4\n"                                                               \
+		"3: .8byte " sym "\n"                                                          \
+		".8byte _.stapsdt.base\n"                                                      \
+		".8byte 0\n"                                                                   \
+		".asciz \"sized\"\n"                                                           \
+		".asciz \"" name "\"\n"                                                        \
+		".asciz \"-4@%edi 4@%esi 2@%dx -8@%rcx\"\n"                                    \
+		"4: .balign 4\n"                                                               \
+		".popsection\n"                                                                \
+		".text\n"                                                                      \
+		".globl " sym "\n"                                                             \
+		".type " sym ", @function\n"                                                   \
+		sym ": nop\n"                                                                  \
+		"ret\n")
+
+__asm__(".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat\n"
+	".weak _.stapsdt.base\n"
+	".hidden _.stapsdt.base\n"
+	"_.stapsdt.base: .space 1\n"
+	".size _.stapsdt.base, 1\n"
+	".popsection\n");
+SIZED_SITE("sized_enter_site", "enter");
+SIZED_SITE("sized_exit_site", "exit");
+
+void sized_enter_site(int a, unsigned b, unsigned short c, long d);
+void sized_exit_site(int a, unsigned b, unsigned short c, long d);
+
+static void *exit_alone(void *arg)
+{
+	(void)arg;
+	sized_exit_site(1, 1, 1, 1);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_t t;
+
+	sized_enter_site(-5, 0xfffffffbu, 0xfffe, -5);
+	sized_exit_site(-5, 0xfffffffbu, 0xfffe, -5);
+	if (pthread_create(&t, NULL, exit_alone, NULL))
+		return 1;
+	return pthread_join(t, NULL) ? 1 : 0;
+}
