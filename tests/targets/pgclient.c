@@ -11,9 +11,10 @@
  *   params SQL [P1 ...]          PQexecParams, text parameters (Parse, Bind, Execute, Sync)
  *   prepare NAME SQL             PQprepare (Parse, Sync)
  *   exec NAME [P1 ...]           PQexecPrepared (Bind, Execute, Sync)
- *   pipeline SQL P1 [P2 ...]     pipeline mode: SQL once per parameter, one Sync for all
+ *   pipeline SQL P [SQL P ...]   pipeline mode: each SQL with its one parameter, one Sync for all
  * The answer is "ok" (and the first row's first value, if any: "ok VALUE") or
- * "error SQLSTATE", for a pipeline one word per statement, "ok ok error ...".
+ * "error SQLSTATE"; for a pipeline one per statement, "ok ok error 22012 skipped" (after a
+ * failure the server skips the rest until the Sync).
  */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -24,7 +25,7 @@
 
 #define MAX_FIELDS 64
 
-/* Appends the answer for one result to line; false when it is not a result of a statement. */
+/* Appends the answer for one result to line: "ok", "ok VALUE" (with value), "skipped", "error SQLSTATE". */
 static void answer(PGresult *res, char *line, size_t size, bool value)
 {
 	size_t used = strlen(line);
@@ -36,6 +37,8 @@ static void answer(PGresult *res, char *line, size_t size, bool value)
 				 PQgetvalue(res, 0, 0));
 		else
 			snprintf(line + used, size - used, "%sok", used ? " " : "");
+	} else if (st == PGRES_PIPELINE_ABORTED) {
+		snprintf(line + used, size - used, "%sskipped", used ? " " : "");
 	} else {
 		const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 
@@ -53,8 +56,8 @@ static void one(PGresult *res)
 	printf("%s\n", line);
 }
 
-/* Each parameter its own execution of sql, all in one pipeline with one Sync at the end. */
-static void pipeline(PGconn *c, const char *sql, char **params, int n)
+/* Each SQL with its parameter (f: SQL, P, SQL, P ...), all in one pipeline with one Sync at the end. */
+static void pipeline(PGconn *c, char **f, int n)
 {
 	char line[4096] = "";
 
@@ -63,8 +66,8 @@ static void pipeline(PGconn *c, const char *sql, char **params, int n)
 		return;
 	}
 	for (int i = 0; i < n; i++)
-		if (!PQsendQueryParams(c, sql, 1, NULL, (const char *const *)&params[i], NULL, NULL,
-				       0)) {
+		if (!PQsendQueryParams(c, f[2 * i], 1, NULL, (const char *const *)&f[2 * i + 1], NULL,
+				       NULL, 0)) {
 			printf("error send: %s", PQerrorMessage(c));
 			exit(1);
 		}
@@ -133,8 +136,8 @@ int main(int argc, char **argv)
 			one(PQprepare(c, f[1], f[2], 0, NULL));
 		else if (!strcmp(f[0], "exec") && n >= 2)
 			one(PQexecPrepared(c, f[1], n - 2, (const char *const *)&f[2], NULL, NULL, 0));
-		else if (!strcmp(f[0], "pipeline") && n >= 3)
-			pipeline(c, f[1], &f[2], n - 2);
+		else if (!strcmp(f[0], "pipeline") && n >= 3 && n % 2 == 1)
+			pipeline(c, &f[1], (n - 1) / 2);
 		else
 			printf("error usage\n");
 		if (PQstatus(c) != CONNECTION_OK) {

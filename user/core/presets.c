@@ -6,14 +6,30 @@
 
 #include "spec.h"
 
-/* PostgreSQL 15 (provider postgresql): one backend process per connection. */
+/*
+ * PostgreSQL 15 (provider postgresql): one backend process per connection.
+ * statement__status(text) is pgstat_report_activity(): the SQL at each simple
+ * Query message and at each Parse, Bind and Execute message of the extended
+ * protocol (one statement, reported again: continued), NULL when the backend
+ * goes idle, after success and failure alike, before the client's next
+ * message. query__start/done fire for the simple protocol only.
+ */
 static const char *const postgresql[] = {
-	/* A query that fails never fires query__done: the next one's start closes it. */
-	"postgresql:query__start,query__done,name=query,meta=sql={arg0:str},reentry=close",
-	"postgresql:query__parse__start,query__parse__done,name=parse",
-	"postgresql:query__rewrite__start,query__rewrite__done,name=rewrite",
-	"postgresql:query__plan__start,query__plan__done,name=plan",
-	"postgresql:query__execute__start,query__execute__done,name=execute",
+	"postgresql:statement__status[arg0!=0],statement__status[arg0==0],name=statement,"
+	"meta=query={arg0:str|sql},args=sql={arg0:str},reentry=continue",
+	/*
+	 * A failure fires transaction__abort in the phase it interrupts (never
+	 * __done): the phase is given up there. A ROLLBACK's own abort comes after
+	 * its phases: nothing to give up.
+	 */
+	"postgresql:query__parse__start,query__parse__done,name=parse,abort=transaction__abort",
+	/* Parse analysis (names, types: "does not exist") and the rewriter. */
+	"postgresql:query__rewrite__start,query__rewrite__done,name=analyze and rewrite,"
+	"abort=transaction__abort",
+	"postgresql:query__plan__start,query__plan__done,name=plan,abort=transaction__abort",
+	/* PortalRun, and inside it each statement of a multi-query portal (INSERT, UPDATE, ...). */
+	"postgresql:query__execute__start,query__execute__done,name=execute,"
+	"abort=transaction__abort",
 	/* Keyed by lxid, not grouped by it: one table row for all transactions. */
 	"postgresql:transaction__start,transaction__commit|transaction__abort,"
 	"name=transaction,key=arg0",
