@@ -8,7 +8,7 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP
-# The sources, by folder (the data path; README.md "Source tree"):
+# The sources, by folder (the data path; docs/internals.md "Source tree"):
 #   user/core      records -> decoder -> span pairs, nesting -> statistics, call paths, trace ->
 #                  report; libbpf-free: the unit tests, fuzzers and bench/pipeline link it
 #   user/read      a recording read back: report and diff       (libbpf-free)

@@ -214,7 +214,7 @@ bench/cardinality.sh "$build"
 # 10. Reading recordings back: report (the table), diff (the recording against itself) and
 # report --html of row 7's recordings (2 threads, 9 names), kept on disk until here: wall and
 # CPU time, peak RSS (/usr/bin/time, Debian's time: deps.sh bench installs it) and the size
-# of what each writes (README: a 10M-span recording's page stays under ~20 MB).
+# of what each writes (docs/formats.md: a 10M-span recording's page stays under ~20 MB).
 read_back_row() {
 	echo
 	echo "10. report, diff and report --html of row 7's recordings (one run each)"

@@ -7,8 +7,8 @@
  * broken on purpose (an exit that matches nothing, an exit without entry,
  * recursion past LP_NEST_MAX_DEPTH, a span open at exit).
  *
- * What each case must look like is derived from the documented rules (README
- * "The trace", "Limits", the summary schema; bpf/wire.h; user/core/meta.h;
+ * What each case must look like is derived from the documented rules
+ * (docs/formats.md: the trace, the summary schema; docs/limits.md; bpf/wire.h; user/core/meta.h;
  * user/core/nest.h; user/core/text.h), not from what the profiler happens to print. The
  * target is recorded once (group setup); each test checks one aspect of that
  * recording. Needs root (BPF): skipped otherwise.
@@ -479,7 +479,7 @@ static void test_no_text_over_limit(void **state)
 
 /*
  * One 300-byte literal used as metadata and as a name: the address is the
- * same, the limits are not (README "Limits": name 256, metadata 512).
+ * same, the limits are not (docs/limits.md: name 256, metadata 512).
  */
 static void test_literal_as_name_and_meta(void **state)
 {
@@ -537,7 +537,7 @@ static void test_invalid_utf8(void **state)
 
 	(void)state;
 	NEED_FILES();
-	/* README: "invalid bytes become U+FFFD", each byte. */
+	/* docs/formats.md: "invalid bytes become U+FFFD", each byte. */
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		one_call(want[i].name, "case=literal");
 		one_call(want[i].name, "case=runtime");
@@ -624,7 +624,7 @@ static char *other_values(json_object *obj, const char *const *known)
 }
 
 /*
- * "k=v=w, x=,=y, ,,  , a#2=1, a=1, a=2, counter=5" by README's rules: split at
+ * "k=v=w, x=,=y, ,,  , a#2=1, a=1, a=2, counter=5" by docs/formats.md's rules: split at
  * ',', key at the first '=', spaces dropped, empty items skipped; 7 items:
  * k="v=w", x="", ""="y", a#2="1", a="1", a="2" (a repeat: kept as another
  * key), counter="5" (ours in the trace: kept as meta.counter). Every value
@@ -691,8 +691,8 @@ static void test_meta_reserved_keys(void **state)
 	(void)state;
 	NEED_FILES();
 
-	/* Keys colliding with ours (README: counter, self_counter, unterminated, uncertain,
-	 * started_before_recording) become meta.KEY; ours keep their meaning. */
+	/* Keys colliding with ours (docs/formats.md: counter, self_counter, unterminated,
+	 * uncertain, started_before_recording) become meta.KEY; ours keep their meaning. */
 	args = get(find_event("meta.reserved", NULL), "args");
 	assert_true(json_object_object_get_ex(args, "counter", &v));
 	assert_true(json_object_is_type(v, json_type_int));
@@ -781,7 +781,7 @@ static void test_empty_null_unreadable(void **state)
 	one_call("", "case=empty-name-literal");
 	one_call("", "case=empty-name-runtime");
 	find_event("", "empty-name-literal");
-	/* README "Limits": a pointer that cannot be read is "(null)" or "(unreadable)". */
+	/* docs/limits.md: a pointer that cannot be read is "(null)" or "(unreadable)". */
 	one_call("(null)", "case=null-literal");
 	one_call("(null)", "case=null-runtime");
 	one_call("(unreadable)", "case=addr1-literal");

@@ -808,7 +808,7 @@ static void check_summary(json_object *sum, const struct trace *tr)
 	/*
 	 * Threads: totals over their top-level spans; every thread that measured some is
 	 * listed. Where: off_cpu.threads (as first specified), or the summary's thread_list
-	 * entries (as README.md documents it).
+	 * entries (as docs/formats.md documents it).
 	 */
 	if (!json_object_object_get_ex(off, "threads", &threads))
 		threads = get(sum, "thread_list");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The pictures of real recordings (README "Pictures of a recording"): the
+ * The pictures of real recordings (docs/reading.md "Pictures"): the
  * profiler records examples/nested, tests/targets/pictures (names and metadata
  * that try to break out of an SVG text, of the page's JSON script element, into
  * the page's objects) and a million spans of examples/span_cost; then, as a
@@ -49,7 +49,8 @@ static char tmpdir[] = "/tmp/lp-pictures-XXXXXX";
 
 #define CHROMIUM "/usr/bin/chromium"
 #define PYTHON "/usr/bin/python3.11" /* scripts/deps.sh test installs it */
-#define PAGE_BOUND (20 * 1000 * 1000) /* README: a 10M-span recording's page stays under it */
+/* docs/formats.md: a 10M-span recording's page stays under it. */
+#define PAGE_BOUND (20 * 1000 * 1000)
 #define BIG_SPANS 1000000
 #define WAIT_MS 90000 /* the longest wait for the browser (a loaded CI machine) */
 #define TINY 20000    /* tests/targets/pictures: its tiny spans per thread */

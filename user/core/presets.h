@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Ready span-pair specs for runtimes that ship USDT probes (README "Presets").
+ * Ready span-pair specs for runtimes that ship USDT probes (docs/presets.md).
  * Each preset is a list of spec strings in the --span grammar (spec.h), parsed
  * by the same parser: a preset is exactly what a user could have typed.
  */

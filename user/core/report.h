@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the user reads: the summary table (the layout of the README's example)
+ * What the user reads: the summary table (the layout of README.md's example)
  * and the summary JSON, which holds every figure of the table, exactly, so a
  * later command can print the table again.
  */

@@ -3,7 +3,7 @@
  * Span-pair specs: a pair of USDT probes (entry, exit) that makes spans, and
  * how the span's name and metadata are built from the entry's arguments.
  * Pure: no libbpf, no ELF; `--span` strings and the presets (presets.c) are
- * parsed here. The grammar (README "Spans from any USDT probes"):
+ * parsed here. The grammar (docs/span-spec.md):
  *
  *   SPEC  = ENTRY "," EXIT { "," FIELD }
  *   ENTRY = PROBE { "|" PROBE }          alternatives, any of them opens the span

@@ -6,7 +6,7 @@
  * by a nonce new for every page).
  *
  * The recording travels as one JSON document in <script type="application/json">
- * (README: "The page's data"), escaped so that no text in it can end that
+ * (docs/formats.md: "The page's data"), escaped so that no text in it can end that
  * element: < > & U+2028 U+2029 are written as \uXXXX. Every text from the
  * target goes through lp_text_picture first, and the script puts texts into
  * the page with textContent only; metadata keys travel as [key, value] pairs,

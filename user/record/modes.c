@@ -157,7 +157,7 @@ static void launch_ended(struct recorder *r)
 	r->res->exit_code = lp_launch_exit_code(c);
 	if (!r->left_running)
 		lp_usage_from_rusage(&c->ru, &r->resources);
-	/* leanprofiler exits 128+N then (README), but the command has no status yet. */
+	/* leanprofiler exits 128+N then (docs/limits.md), but the command has no status yet. */
 	r->exit_status = r->left_running ? -1 : r->res->exit_code;
 }
 
