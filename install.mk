@@ -71,6 +71,7 @@ uninstall:
 DEB_STAGE := $(OUT)/deb/debian/leanprofiler
 deb: all
 	$(need_version)
+	$(Q)scripts/deps.sh deb
 	$(Q)rm -rf $(OUT)/deb
 	$(Q)$(MAKE) --no-print-directory install-strip PREFIX=/usr DESTDIR=$(abspath $(DEB_STAGE))
 	$(Q)scripts/build-deb.sh $(OUT)/deb $(VERSION) $(OUT)
