@@ -27,7 +27,7 @@ MAN1 := $(wildcard man/*.1)
 MAN3 := $(wildcard man/*.3)
 DOCS := LICENSE LICENSES/GPL-2.0
 VERSION := $(shell sed -n 's/^\#define LP_VERSION "\([^"]*\)".*/\1/p' $(sort $(wildcard user/*.c user/*/*.c)) | head -n 1)
-need_version = $(if $(VERSION),,$(error no '\#define LP_VERSION "X.Y.Z"' found in user/*.c: the version of the package and of leanprofiler.pc comes from it))
+need_version = $(if $(VERSION),,$(error no LP_VERSION "X.Y.Z" defined in user/*.c: the versions of the package and of leanprofiler.pc come from it))
 
 .PHONY: install install-strip uninstall deb FORCE
 
