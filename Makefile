@@ -1,5 +1,6 @@
 # leanprofiler: `make` builds build/leanprofiler; `sudo make demo` and `sudo make check`
-# also install missing Debian packages first. V=1 shows the full commands.
+# also install missing Debian packages first; `make install`, `make deb`: install.mk.
+# V=1 shows the full commands.
 OUT := build
 CC ?= cc
 CLANG ?= clang
@@ -106,6 +107,7 @@ bench:
 	$(Q)bench/run.sh $(OUT)
 
 include tests/tests.mk
+include install.mk
 
 clean:
 	rm -rf $(OUT)

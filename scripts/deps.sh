@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Installs what building (deps.sh build), testing (deps.sh test) or make bench needs, if missing.
+# Installs what building (deps.sh build), make deb (deps.sh deb), testing (deps.sh test) or
+# make bench needs, if missing.
 # Debian 12 package names; run as root (sudo make ... does).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev pkg-config make gcc)
 test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.11-minimal
 	postgresql-15 postgresql-client-15 libpq-dev openjdk-17-jdk-headless chromium libxml2-utils librsvg2-bin)
+# dpkg-shlibdeps (the Depends) and dpkg-deb.
+deb=(dpkg-dev)
+# tests/install: bash-completion's helpers, man -w, lintian on the package, jq on recordings.
+test+=("${deb[@]}" bash-completion man-db lintian jq)
 bench=(jq time)
 case "${1:-build}" in
 build) "$here/apt-ensure.sh" "${build[@]}" ;;
+deb) "$here/apt-ensure.sh" "${build[@]}" "${deb[@]}" ;;
 test) "$here/apt-ensure.sh" "${build[@]}" "${test[@]}" ;;
 bench) "$here/apt-ensure.sh" "${build[@]}" "${test[@]}" "${bench[@]}" ;;
-*) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+*) echo "usage: $0 build|deb|test|bench" >&2; exit 2 ;;
 esac

@@ -55,6 +55,7 @@ suite "integration: the same loads through the profiler built with ASan+UBSan" "
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
 suite "integration: report and diff read recordings back" "$build/tests/integration/test_report" "$build"
 suite "integration: report --svg and --html, drawn by rsvg-convert and headless Chromium" "$build/tests/integration/test_pictures" "$build"
+suite "install: make install/uninstall, pkg-config, bash completion, make deb and dpkg" tests/install/run.sh "$build"
 suite "fuzz: libFuzzer, ${FUZZ_SECONDS:-20} s per fuzzer" tests/fuzz/run.sh "$build"
 
 echo
