@@ -368,11 +368,12 @@ static int cmd_record(int argc, char **argv)
 	if (res.report)
 		print_recording(&o, res.report);
 	code = record_exit_code(&o, &res, err);
-	if (record_export_url && res.report && res.report->summary_path &&
-	    lp_export_recording(record_export_url, o.out_dir)) {
-		lp_err("the recording in %s is kept as it is; the command exited with %d", o.out_dir,
-		       code);
-		code = LP_EXIT_EXPORT;
+	if (record_export_url && res.report && res.report->summary_path) {
+		char kept[80];
+
+		snprintf(kept, sizeof(kept), " (the recording is kept; the command exited %d)", code);
+		if (lp_export_recording(record_export_url, o.out_dir, kept))
+			code = LP_EXIT_EXPORT;
 	}
 	lp_record_result_free(&res);
 	free(specs);

@@ -45,6 +45,7 @@ struct export_opts {
 	char **paths;
 	int npaths;
 	bool quiet;
+	const char *after; /* appended to a failure's line (record --export: what was kept) */
 };
 
 /* ---- credentials: a file, or the environment; never argv ---- */
@@ -166,7 +167,7 @@ static int exec(struct exporter *ex, const char *sql, const char *body, size_t l
 	int err = lp_ch_exec(ex->ch, sql, body, len, &f, answer);
 
 	if (err) {
-		lp_err("cannot export %s: %s", ex->what, lp_ch_problem(ex->ch));
+		lp_err("cannot export %s: %s%s", ex->what, lp_ch_problem(ex->ch), ex->o->after);
 		ex->status = status_of(f);
 	}
 	return err;
@@ -517,11 +518,11 @@ static const char *this_host(void)
 	return hostname_buf;
 }
 
-int lp_export_recording(const char *url, const char *dir)
+int lp_export_recording(const char *url, const char *dir, const char *after)
 {
 	char *paths[] = { (char *)dir };
 	struct export_opts o = { .url = url, .database = LP_EX_DATABASE_DEFAULT,
-				 .host = this_host(), .paths = paths, .npaths = 1 };
+				 .host = this_host(), .paths = paths, .npaths = 1, .after = after };
 
 	return export_all(&o);
 }
@@ -632,7 +633,7 @@ int cmd_export(int argc, char **argv)
 	static const struct argp argp = { export_options, export_parse,
 					  "--clickhouse URL [OPTION...] PATH...", export_doc, NULL,
 					  NULL, NULL };
-	struct export_opts o = { .database = LP_EX_DATABASE_DEFAULT };
+	struct export_opts o = { .database = LP_EX_DATABASE_DEFAULT, .after = "" };
 	error_t err;
 
 	argv[0] = "leanprofiler export";

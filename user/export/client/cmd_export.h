@@ -20,8 +20,9 @@
 int cmd_export(int argc, char **argv);
 /*
  * record --export URL: the recording in dir into URL's database leanprofiler,
- * under this host's name. 0, or one of export's exit statuses (said on stderr).
+ * under this host's name. 0, or one of export's exit statuses, said on stderr in
+ * one line that ends with after.
  */
-int lp_export_recording(const char *url, const char *dir);
+int lp_export_recording(const char *url, const char *dir, const char *after);
 
 #endif
