@@ -463,8 +463,8 @@ static int export_one(struct exporter *ex, const char *arg)
 	if (!err)
 		err = flush(ex);
 	if (!err && !o->quiet)
-		lp_note("exported %s as run %s to %s: %zu groups, %" PRIu64 " spans, %.1f MB in "
-			"%.1f s", arg, run.run_id, o->database, nrows, run.spans_rows,
+		lp_note("exported %s as run %s to database %s: %zu groups, %" PRIu64 " spans, "
+			"%.1f MB in %.1f s", arg, run.run_id, o->database, nrows, run.spans_rows,
 			(double)lp_ch_sent(ex->ch) / 1e6, since(&ex->started));
 cleanup:
 	if (err && !ex->status)
