@@ -552,6 +552,38 @@ static void test_unreachable_server(void **state)
 	expect_failure(&r, 1, "cannot reach", before, BETA1);
 }
 
+/* Not a recording, or one whose trace is missing: one line, 125, nothing stored. */
+static void test_bad_recording(void **state)
+{
+	char *empty = fmt("%s/empty", tmpdir), *half = fmt("%s/half", tmpdir);
+	uint64_t before = total_rows(0);
+	struct run r;
+
+	(void)state;
+	assert_int_equal(mkdir(empty, 0700), 0);
+	r = export_as(srv[0].url, "x", empty, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_of(r.err), 1);
+	assert_non_null(strstr(r.err, "no recording here"));
+	run_free(&r);
+	/* The summary alone, of a recording that has a trace. */
+	assert_int_equal(mkdir(half, 0700), 0);
+	write_file(fmt("%s/leanprofiler-summary.json", half),
+		   slurp(fmt("%s/leanprofiler-summary.json", rec_dir[GAMMA]), NULL));
+	r = export_as(srv[0].url, "x", half, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_of(r.err), 1);
+	assert_non_null(strstr(r.err, "copy the recording's directory whole"));
+	run_free(&r);
+	/* A summary that is not one. */
+	write_file(fmt("%s/leanprofiler-summary.json", half), "{\"schema\":\"nope\"}\n");
+	r = export_as(srv[0].url, "x", half, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_of(r.err), 1);
+	run_free(&r);
+	assert_int_equal(total_rows(0), before);
+}
+
 static void test_credentials(void **state)
 {
 	char *before = files_of(BETA1), *cred = fmt("%s/creds", tmpdir);
@@ -804,6 +836,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_cut_short_export_is_completed),
 		cmocka_unit_test(test_distributed_over_two_shards),
 		cmocka_unit_test(test_unreachable_server),
+		cmocka_unit_test(test_bad_recording),
 		cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_http_error),
 		cmocka_unit_test(test_hostile_round_trip),
