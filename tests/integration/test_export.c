@@ -40,7 +40,7 @@ static char tmpdir[] = "/tmp/lp-itest-export-XXXXXX";
 #define MOMENT "2026-01-06 00:00:00" /* docs/fleet.md's example date, replaced here */
 
 struct server {
-	int http, tcp;
+	int http, tcp, https; /* https: the first server only */
 	pid_t pid;
 	char *dir, *url;
 };
@@ -85,13 +85,21 @@ static void write_configs(struct server *s)
 		       "<default_database>default</default_database>\n"
 		       " <mark_cache_size>67108864</mark_cache_size>"
 		       "<uncompressed_cache_size>67108864</uncompressed_cache_size>\n"
-		       " <timezone>UTC</timezone>\n"
+		       " <timezone>UTC</timezone>\n%s"
 		       " <remote_servers><fleet>\n"
 		       "  <shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>\n"
 		       "  <shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>\n"
 		       " </fleet></remote_servers>\n"
 		       "</yandex>\n",
 		       s->dir, s->dir, s->http, s->tcp, s->dir, s->dir, s->dir, s->dir, s->dir,
+		       !s->https ? "" :
+		       fmt(" <https_port>%d</https_port>\n <openSSL><server>"
+			   "<certificateFile>%s/server.crt</certificateFile>"
+			   "<privateKeyFile>%s/server.key</privateKeyFile>"
+			   "<verificationMode>none</verificationMode>"
+			   "<loadDefaultCAFile>false</loadDefaultCAFile>"
+			   "<disableProtocols>sslv2,sslv3</disableProtocols>"
+			   "</server></openSSL>\n", s->https, s->dir, s->dir),
 		       srv[0].tcp, srv[1].tcp));
 	write_file(fmt("%s/users.xml", s->dir),
 		   "<?xml version=\"1.0\"?>\n<yandex>\n"
@@ -210,6 +218,20 @@ static int setup(void **state)
 		srv[i].url = fmt("http://127.0.0.1:%d/", srv[i].http);
 		if (srv[i].http < 0 || srv[i].tcp < 0 || mkdir(srv[i].dir, 0700))
 			return -1;
+	}
+	/* A self-signed certificate for 127.0.0.1: the TLS test's CA file. */
+	srv[0].https = free_port();
+	{
+		char *argv[] = { "/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+				 "-keyout", fmt("%s/server.key", srv[0].dir), "-out",
+				 fmt("%s/server.crt", srv[0].dir), "-days", "2", "-subj",
+				 "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", NULL };
+		struct run r;
+
+		if (srv[0].https < 0 || run(&r, argv) || r.status != 0) {
+			printf("FAILED: openssl cannot make a certificate\n");
+			return -1;
+		}
 	}
 	for (int i = 0; i < 2; i++)
 		write_configs(&srv[i]);
@@ -619,6 +641,28 @@ static void test_credentials(void **state)
 	expect_failure(&r, 125, "ps shows", before, BETA1);
 }
 
+/* TLS by the URL's scheme: the server's certificate is verified (here against --ca-file). */
+static void test_tls(void **state)
+{
+	char *before = files_of(BETA1), *url = fmt("https://127.0.0.1:%d/", srv[0].https);
+	struct run r;
+
+	(void)state;
+	/* Self-signed: not trusted by the system's CAs. */
+	r = export_as(url, "beta", rec_dir[BETA1], NULL);
+	expect_failure(&r, 1, "certificate", before, BETA1);
+	/* Plain HTTP to the TLS port gets no answer it can read. */
+	r = export_as(fmt("http://127.0.0.1:%d/", srv[0].https), "beta", rec_dir[BETA1], NULL);
+	assert_int_not_equal(r.status, 0);
+	run_free(&r);
+	r = export_as(url, "gamma", rec_dir[GAMMA], fmt("--ca-file=%s/server.crt", srv[0].dir));
+	if (r.status != 0)
+		fail_msg("export over TLS exited %d:\n%s", r.status, r.err);
+	run_free(&r);
+	assert_int_equal(query_u64(&srv[0], fmt("SELECT count() FROM leanprofiler.runs WHERE "
+						"host = 'gamma'")), 1);
+}
+
 /* The server answers an error (a readonly user cannot create tables): its text, one line. */
 static void test_http_error(void **state)
 {
@@ -839,6 +883,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_recording),
 		cmocka_unit_test(test_credentials),
 		cmocka_unit_test(test_http_error),
+		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_hostile_round_trip),
 		cmocka_unit_test(test_summary_only),
 		cmocka_unit_test(test_record_export),
