@@ -259,6 +259,8 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		o->off_cpu = true;
 		break;
 	case OPT_EXPORT:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+			usage_error(state, "invalid --export '%s': an http:// or https:// URL", arg);
 		record_export_url = arg;
 		break;
 	case OPT_MAX_GROUPS:
@@ -372,7 +374,7 @@ static int cmd_record(int argc, char **argv)
 		char kept[80];
 
 		snprintf(kept, sizeof(kept), " (the recording is kept; the command exited %d)", code);
-		if (lp_export_recording(record_export_url, o.out_dir, kept))
+		if (lp_export_recording(record_export_url, res.report->summary_path, kept))
 			code = LP_EXIT_EXPORT;
 	}
 	lp_record_result_free(&res);
