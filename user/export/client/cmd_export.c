@@ -96,7 +96,7 @@ static int creds_from_file(const char *path, struct creds *c)
 	if (nl)
 		*nl = '\0';
 	colon = strchr(buf, ':');
-	if (!colon || colon == buf || strlen(buf) != strnlen(buf, n)) {
+	if (!colon || colon == buf) {
 		lp_err("the credentials file %s: its first line is USER:PASSWORD", path);
 		err = -EINVAL;
 	} else {
