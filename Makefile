@@ -15,11 +15,13 @@ CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP
 #   user/read      a recording read back: report and diff       (libbpf-free)
 #   user/pictures  SVG and HTML pictures of a recording           (libbpf-free)
 #   user/record    recording with BPF: the session, targets, /proc, credentials, outputs
+#   user/export    a recording as rows of ClickHouse tables       (libcurl-free)
+#   user/export/client  export's command and its ClickHouse HTTP client (libcurl)
 #   user           the commands (main.c) and list
-CORE_DIRS := user/core user/read user/pictures
-TOOL_DIRS := user user/record
+CORE_DIRS := user/core user/read user/pictures user/export
+TOOL_DIRS := user user/record user/export/client
 CPPFLAGS += -I. -Iinclude -I$(OUT) $(addprefix -I,$(TOOL_DIRS) $(CORE_DIRS))
-LDLIBS := -lbpf -lelf -lz -ljson-c -lm -pthread
+LDLIBS := -lbpf -lelf -lz -ljson-c -lcurl -lcrypto -lm -pthread
 # The host's system include dirs, after ours: bpf/usdt.bpf.h needs <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')

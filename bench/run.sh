@@ -249,5 +249,10 @@ read_back_row
 echo
 bench/offcpu.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 13. leanprofiler export into a throwaway ClickHouse server (bench/export.sh; EXPORT_SPANS).
+echo
+bench/export.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

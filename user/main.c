@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "cmd_export.h"
 #include "cmd_report.h"
 #include "common.h"
 #include "diff.h"
@@ -26,6 +27,8 @@
 #define LP_EXIT_FAILURE 125  /* leanprofiler itself failed (options, BPF, output) */
 #define LP_EXIT_CANNOT_RUN 126 /* COMMAND was found but could not be executed */
 #define LP_EXIT_NOT_FOUND 127  /* COMMAND was not found */
+/* record --export: the recording succeeded (its files are written), its export failed. */
+#define LP_EXIT_EXPORT 124
 
 #define LP_VERSION "0.1.0"
 
@@ -45,7 +48,8 @@ static const char record_doc[] =
 	"ends, the targets exit, or Ctrl-C; the targets run on, unharmed.\n\n"
 	"Exit status: COMMAND's (128+N when killed by signal N), or 0 for -p and "
 	"--all-processes; 125 when leanprofiler fails, 126 when COMMAND cannot be executed, "
-	"127 when it is not found."
+	"127 when it is not found; 124 when --export failed (the recording is kept; the "
+	"command's status is said on stderr)."
 	"\vExamples:\n"
 	"  sudo leanprofiler record -- ./build/examples/nested\n"
 	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- ./server --port 8080\n"
@@ -55,7 +59,8 @@ static const char record_doc[] =
 	"  sudo leanprofiler record --span 'python:gc__start,gc__done,meta=gen={arg0}' -p 1234\n";
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
-       OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU };
+       OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU,
+       OPT_EXPORT };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
@@ -88,8 +93,13 @@ static const struct argp_option record_options[] = {
 	  "Ready span-pair specs for a runtime: postgresql, jvm, libstdcxx, cpython "
 	  "('leanprofiler list --presets'); repeatable", 0 },
 	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
+	{ "export", OPT_EXPORT, "URL", 0,
+	  "At the end, send the recording to the ClickHouse server at URL, as "
+	  "'leanprofiler export --clickhouse URL DIR' does", 0 },
 	{ 0 },
 };
+
+static const char *record_export_url; /* --export */
 
 static int parse_size(const char *s, size_t *out)
 {
@@ -248,6 +258,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_OFF_CPU:
 		o->off_cpu = true;
 		break;
+	case OPT_EXPORT:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+			usage_error(state, "invalid --export '%s': an http:// or https:// URL", arg);
+		record_export_url = arg;
+		break;
 	case OPT_MAX_GROUPS:
 		if (lp_parse_count(arg, 1, LP_GROUPS_MAX_LIMIT, &count))
 			usage_error(state, "invalid --max-groups '%s': a number from 1 to %d", arg,
@@ -337,7 +352,7 @@ static int cmd_record(int argc, char **argv)
 	};
 	struct lp_record_result res;
 	struct lp_spec *specs = calloc(LP_SPEC_MAX, sizeof(*specs));
-	int err;
+	int err, code;
 
 	if (!specs) {
 		lp_err("out of memory");
@@ -354,9 +369,17 @@ static int cmd_record(int argc, char **argv)
 	err = lp_record(&o, &res);
 	if (res.report)
 		print_recording(&o, res.report);
+	code = record_exit_code(&o, &res, err);
+	if (record_export_url && res.report && res.report->summary_path) {
+		char kept[80];
+
+		snprintf(kept, sizeof(kept), " (the recording is kept; the command exited %d)", code);
+		if (lp_export_recording(record_export_url, res.report->summary_path, kept))
+			code = LP_EXIT_EXPORT;
+	}
 	lp_record_result_free(&res);
 	free(specs);
-	return record_exit_code(&o, &res, err);
+	return code;
 }
 
 static const char list_doc[] =
@@ -717,6 +740,7 @@ static const struct {
 	{ "report", cmd_report, "a recording again: its table, threads, call tree, folded stacks, pictures" },
 	{ "diff", cmd_diff, "compare two recordings; exit 1 when a row became slower" },
 	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
+	{ "export", cmd_export, "send recordings to ClickHouse: runs, summary rows, spans" },
 };
 
 static void usage(FILE *f)

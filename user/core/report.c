@@ -386,6 +386,8 @@ static void write_recording(struct jw *w, const struct lp_report *r)
 	jw_obj_begin(w);
 	put_u64(w, "start_ns", r->base_ns);
 	put_u64(w, "end_ns", r->end_ns);
+	if (r->start_unix_ns)
+		put_u64(w, "start_unix_ns", r->start_unix_ns);
 	put_str(w, "end_reason", lp_end_reason_name(r->end_reason));
 	jw_obj_end(w);
 }

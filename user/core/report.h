@@ -112,6 +112,11 @@ struct lp_report {
 	uint64_t buffer_bytes;
 	uint64_t base_ns; /* CLOCK_MONOTONIC time recording began; trace timestamps count from it */
 	uint64_t end_ns;  /* ... and ended */
+	/*
+	 * CLOCK_REALTIME ns of base_ns, for stores that compare recordings of many
+	 * hosts and boots (export); 0: not known (a summary written before it).
+	 */
+	uint64_t start_unix_ns;
 	enum lp_end_reason end_reason;
 	enum lp_mode mode;
 	/*

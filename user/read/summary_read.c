@@ -240,6 +240,7 @@ static void load_recording(struct rd *rd, json_object *root)
 		return;
 	num(rd, o, "recording", "start_ns", &r->base_ns, false);
 	num(rd, o, "recording", "end_ns", &r->end_ns, false);
+	num(rd, o, "recording", "start_unix_ns", &r->start_unix_ns, false);
 	r->end_reason = lp_end_reason_parse(cstr(rd, o, "recording", "end_reason", NULL));
 }
 
@@ -764,8 +765,14 @@ static json_object *parse_json(struct rd *rd, const char *text, size_t len)
 int lp_summary_parse(const char *text, size_t len, const char *file, struct lp_summary *s,
 		     char *problem, size_t size)
 {
+	return lp_summary_parse_json(text, len, file, s, problem, size, NULL);
+}
+
+int lp_summary_parse_json(const char *text, size_t len, const char *file, struct lp_summary *s,
+			  char *problem, size_t size, json_object **rootp)
+{
 	struct rd rd = { .s = s };
-	json_object *root;
+	json_object *root = NULL;
 
 	memset(s, 0, sizeof(*s));
 	s->path = strdup(file);
@@ -779,12 +786,15 @@ int lp_summary_parse(const char *text, size_t len, const char *file, struct lp_s
 		root = parse_json(&rd, text, len);
 		if (root)
 			load(&rd, root);
-		json_object_put(root);
 	}
 	if (rd.err) {
 		snprintf(problem, size, "%s", rd.problem);
 		lp_summary_free(s);
 	}
+	if (rootp && !rd.err)
+		*rootp = root;
+	else
+		json_object_put(root);
 	return rd.err;
 }
 
@@ -866,14 +876,15 @@ static int read_text(const char *path, char **out, size_t *len)
 	return 0;
 }
 
-int lp_summary_read(const char *arg, struct lp_summary *s)
+int lp_summary_text(const char *arg, char **pathp, char **textp, size_t *lenp)
 {
 	bool is_dir, from_trace;
 	char *path = summary_path(arg, &is_dir, &from_trace), *text = NULL;
 	size_t len = 0;
 	int err;
 
-	memset(s, 0, sizeof(*s));
+	*pathp = *textp = NULL;
+	*lenp = 0;
 	if (!path) {
 		lp_err("%s: out of memory", arg);
 		return -ENOMEM;
@@ -890,13 +901,29 @@ int lp_summary_read(const char *arg, struct lp_summary *s)
 		lp_err("%s: not a file", path);
 	else if (err)
 		lp_err("cannot read %s: %s", path, strerror(-err));
-	if (!err) {
-		char problem[LP_SUMMARY_PROBLEM_MAX];
-
-		err = lp_summary_parse(text, len, path, s, problem, sizeof(problem));
-		if (err)
-			lp_err("%s: %s", path, problem);
+	if (err) {
+		free(path);
+		return err;
 	}
+	*pathp = path;
+	*textp = text;
+	*lenp = len;
+	return 0;
+}
+
+int lp_summary_read(const char *arg, struct lp_summary *s)
+{
+	char *path, *text, problem[LP_SUMMARY_PROBLEM_MAX];
+	size_t len;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = lp_summary_text(arg, &path, &text, &len);
+	if (err)
+		return err;
+	err = lp_summary_parse(text, len, path, s, problem, sizeof(problem));
+	if (err)
+		lp_err("%s: %s", path, problem);
 	free(text);
 	free(path);
 	return err;

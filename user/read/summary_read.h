@@ -55,6 +55,14 @@ int lp_summary_read(const char *arg, struct lp_summary *s);
 #define LP_SUMMARY_PROBLEM_MAX 256
 int lp_summary_parse(const char *text, size_t len, const char *file, struct lp_summary *s,
 		     char *problem, size_t size);
+/* The same, and the parsed JSON in *root (the caller puts it) when it is read. */
+int lp_summary_parse_json(const char *text, size_t len, const char *file, struct lp_summary *s,
+			  char *problem, size_t size, json_object **root);
 void lp_summary_free(struct lp_summary *s);
+/*
+ * The bytes of the summary of arg (as lp_summary_read finds it), NUL-terminated,
+ * and its path; the caller frees both. 0, or -errno after saying why in one line.
+ */
+int lp_summary_text(const char *arg, char **path, char **text, size_t *len);
 
 #endif

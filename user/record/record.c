@@ -344,6 +344,22 @@ static void warn_recording(struct recorder *r)
 	}
 }
 
+/*
+ * The CLOCK_REALTIME time of a CLOCK_MONOTONIC one, by the two clocks' offset
+ * now: a store of many hosts compares recordings by the wall clock.
+ */
+static uint64_t unix_ns_of(uint64_t mono_ns)
+{
+	struct timespec m, r;
+	uint64_t now_m, now_r;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &m) || clock_gettime(CLOCK_REALTIME, &r))
+		return 0;
+	now_m = (uint64_t)m.tv_sec * 1000000000ull + (uint64_t)m.tv_nsec;
+	now_r = (uint64_t)r.tv_sec * 1000000000ull + (uint64_t)r.tv_nsec;
+	return now_r > now_m - mono_ns ? now_r - (now_m - mono_ns) : 0;
+}
+
 /* The report: the pipeline's part, then the recorder's. */
 static int fill_report(struct recorder *r, struct lp_report *rep)
 {
@@ -359,6 +375,7 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 	rep->exit_status = r->exit_status;
 	rep->buffer_bytes = o->buffer_bytes;
 	rep->base_ns = r->since;
+	rep->start_unix_ns = unix_ns_of(r->since);
 	rep->end_ns = r->end_ns;
 	rep->end_reason = r->end_reason ? r->end_reason : LP_END_ERROR;
 	rep->mode = o->mode;

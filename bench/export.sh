@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# make bench row 13: `leanprofiler export` of a trace into a throwaway ClickHouse server on a
+# loopback port (its own data directory, stopped by PID at the end): throughput (spans/s, and MB/s
+# of the trace read and of the rows sent) and the exporter's peak RSS (GNU time), for
+# EXPORT_SPANS spans (default "100000 1000000": the ratio of the two RSS shows memory bounded).
+# Usage: sudo bench/export.sh [BUILD_DIR]   (after make; records bench/producer.c with BPF)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+lp=$build/leanprofiler
+sizes=${EXPORT_SPANS:-"100000 1000000"}
+work=$(mktemp -d)
+server=
+cleanup() {
+	if [ -n "$server" ]; then
+		kill "$server" 2>/dev/null || true
+		wait "$server" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+http=$(free_port)
+tcp=$(free_port)
+mkdir -p "$work/ch"
+cat >"$work/ch/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+ <logger><level>warning</level><log>$work/ch/server.log</log><errorlog>$work/ch/error.log</errorlog></logger>
+ <http_port>$http</http_port><tcp_port>$tcp</tcp_port><listen_host>127.0.0.1</listen_host>
+ <path>$work/ch/data/</path><tmp_path>$work/ch/data/tmp/</tmp_path>
+ <user_files_path>$work/ch/data/user_files/</user_files_path>
+ <format_schema_path>$work/ch/data/format_schemas/</format_schema_path>
+ <users_config>$work/ch/users.xml</users_config>
+ <default_profile>default</default_profile><default_database>default</default_database>
+ <mark_cache_size>67108864</mark_cache_size><uncompressed_cache_size>67108864</uncompressed_cache_size>
+ <timezone>UTC</timezone>
+</yandex>
+EOF
+cat >"$work/ch/users.xml" <<'EOF'
+<?xml version="1.0"?>
+<yandex>
+ <profiles><default><max_memory_usage>4000000000</max_memory_usage></default></profiles>
+ <users><default><password></password><networks><ip>127.0.0.1</ip></networks>
+  <profile>default</profile><quota>default</quota></default></users>
+ <quotas><default></default></quotas>
+</yandex>
+EOF
+/usr/sbin/clickhouse-server --config-file="$work/ch/config.xml" >"$work/ch/stdout.log" 2>&1 &
+server=$!
+ch() { clickhouse-client --host 127.0.0.1 --port "$tcp" --query "$1"; }
+for _ in $(seq 1 600); do
+	ch "SELECT 1" >/dev/null 2>&1 && break
+	kill -0 "$server" 2>/dev/null || { echo "bench: clickhouse-server exited: $(cat "$work/ch/stdout.log")" >&2; exit 1; }
+	sleep 0.1 # polling the server's start, bounded: 60 s
+done
+
+cc -O2 -Iinclude -pthread bench/producer.c -o "$work/producer"
+echo "13. export to ClickHouse 18.16 on loopback (leanprofiler export, one run each)"
+printf '   %-10s %10s %10s %10s %12s %14s %14s %16s\n' spans "trace MB" "sent MB" "wall (s)" \
+	"spans/s" "trace MB/s" "sent MB/s" "peak RSS (KiB)"
+for n in $sizes; do
+	rec=$work/rec_$n
+	"$lp" record --rows 1 -o "$rec" -- "$work/producer" 2 $((n / 2)) >/dev/null 2>&1
+	spans=$(jq '[.rows[].calls] | add' "$rec/leanprofiler-summary.json")
+	trace_mb=$(awk -v b="$(stat -c %s "$rec/leanprofiler-trace.json")" 'BEGIN { printf "%.1f", b / 1e6 }')
+	/usr/bin/time -f '%e %M' -o "$work/time" "$lp" export --clickhouse "http://127.0.0.1:$http/" \
+		--host bench "$rec" 2>"$work/err"
+	read -r wall rss <"$work/time"
+	sent=$(sed -n 's/.* spans, \([0-9.]*\) MB in .*/\1/p' "$work/err" | tail -1)
+	stored=$(ch "SELECT count() FROM leanprofiler.spans WHERE host = 'bench'")
+	[ "$stored" -eq "$spans" ] || { echo "bench: $stored spans stored, not $spans" >&2; exit 1; }
+	ch "TRUNCATE TABLE leanprofiler.spans" >/dev/null 2>&1 || ch "DROP DATABASE leanprofiler"
+	awk -v n="$spans" -v t="$trace_mb" -v s="$sent" -v w="$wall" -v r="$rss" 'BEGIN {
+		printf "   %-10s %10s %10s %10s %12.0f %14.1f %14.1f %16s\n", n, t, s, w, n / w, t / w, s / w, r }'
+	rm -rf "$rec"
+done

@@ -1,0 +1,908 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leanprofiler export against real ClickHouse servers: two throwaway
+ * clickhouse-server processes on loopback ports, each with its own data
+ * directory and config (users: default, a password user, a readonly user;
+ * a cluster "fleet" of the two as shards), started here and stopped by PID.
+ *
+ * The recordings are made by the real profiler (build/examples/nested,
+ * tests/targets/hostile); what ClickHouse answers is compared with what the
+ * summaries and traces hold, computed here from the files (calls, nearest-
+ * rank P95, spans per name, bytes of every name and metadata). The SQL of
+ * docs/fleet.md is run as written there (its ```sql blocks, by their
+ * "-- example: NAME" line). Needs root (BPF): skipped otherwise.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static const char *build = "build";
+static char tmpdir[] = "/tmp/lp-itest-export-XXXXXX";
+
+#include "itest.h"
+
+#define SERVER_BIN "/usr/sbin/clickhouse-server"
+#define CLIENT_BIN "/usr/bin/clickhouse-client"
+#define START_MS 90000 /* a server's start, bounded */
+#define PASSWORD "s3cr:et pw"
+#define MOMENT "2026-01-06 00:00:00" /* docs/fleet.md's example date, replaced here */
+
+struct server {
+	int http, tcp, https; /* https: the first server only */
+	pid_t pid;
+	char *dir, *url;
+};
+static struct server srv[2];
+
+/* The recordings: made once (group setup), exported by the tests. */
+enum { ALPHA, BETA1, BETA2, GAMMA, HOSTILE, SUMONLY, NREC };
+static const char *const rec_host[NREC] = { "alpha", "beta", "beta", "gamma",
+					    "host\twith \"quotes\" and \xc3\xa9", "sumonly" };
+static char *rec_dir[NREC];
+static json_object *rec_sum[NREC], *rec_trace[NREC];
+
+/* ---- servers ---- */
+
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	if (fd >= 0 && !bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		port = ntohs(a.sin_port);
+	if (fd >= 0)
+		close(fd);
+	return port;
+}
+
+static void write_configs(struct server *s)
+{
+	write_file(fmt("%s/config.xml", s->dir),
+		   fmt("<?xml version=\"1.0\"?>\n<yandex>\n"
+		       " <logger><level>warning</level><log>%s/server.log</log>"
+		       "<errorlog>%s/error.log</errorlog></logger>\n"
+		       " <http_port>%d</http_port><tcp_port>%d</tcp_port>\n"
+		       " <listen_host>127.0.0.1</listen_host>\n"
+		       " <path>%s/data/</path><tmp_path>%s/data/tmp/</tmp_path>\n"
+		       " <user_files_path>%s/data/user_files/</user_files_path>\n"
+		       " <format_schema_path>%s/data/format_schemas/</format_schema_path>\n"
+		       " <users_config>%s/users.xml</users_config>\n"
+		       " <default_profile>default</default_profile>"
+		       "<default_database>default</default_database>\n"
+		       " <mark_cache_size>67108864</mark_cache_size>"
+		       "<uncompressed_cache_size>67108864</uncompressed_cache_size>\n"
+		       " <timezone>UTC</timezone>\n%s"
+		       " <remote_servers><fleet>\n"
+		       "  <shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>\n"
+		       "  <shard><replica><host>127.0.0.1</host><port>%d</port></replica></shard>\n"
+		       " </fleet></remote_servers>\n"
+		       "</yandex>\n",
+		       s->dir, s->dir, s->http, s->tcp, s->dir, s->dir, s->dir, s->dir, s->dir,
+		       !s->https ? "" :
+		       fmt(" <https_port>%d</https_port>\n <openSSL><server>"
+			   "<certificateFile>%s/server.crt</certificateFile>"
+			   "<privateKeyFile>%s/server.key</privateKeyFile>"
+			   "<verificationMode>none</verificationMode>"
+			   "<loadDefaultCAFile>false</loadDefaultCAFile>"
+			   "<disableProtocols>sslv2,sslv3</disableProtocols>"
+			   "</server></openSSL>\n", s->https, s->dir, s->dir),
+		       srv[0].tcp, srv[1].tcp));
+	write_file(fmt("%s/users.xml", s->dir),
+		   "<?xml version=\"1.0\"?>\n<yandex>\n"
+		   " <profiles><default><max_memory_usage>2000000000</max_memory_usage></default>\n"
+		   "  <ro><readonly>1</readonly></ro></profiles>\n"
+		   " <users>\n"
+		   "  <default><password></password><networks><ip>127.0.0.1</ip></networks>"
+		   "<profile>default</profile><quota>default</quota></default>\n"
+		   "  <lp><password>" PASSWORD "</password><networks><ip>127.0.0.1</ip></networks>"
+		   "<profile>default</profile><quota>default</quota></lp>\n"
+		   "  <reader><password></password><networks><ip>127.0.0.1</ip></networks>"
+		   "<profile>ro</profile><quota>default</quota></reader>\n"
+		   " </users>\n <quotas><default></default></quotas>\n</yandex>\n");
+}
+
+/* The answer of sql on server s (TabSeparated), or NULL when the client fails (said). */
+static char *query_as(const struct server *s, const char *user, const char *sql)
+{
+	char *argv[] = { CLIENT_BIN, "--host", "127.0.0.1", "--port", fmt("%d", s->tcp),
+			 "--user", (char *)user, "--query", (char *)sql, NULL };
+	struct run r;
+
+	if (run(&r, argv))
+		return NULL;
+	if (r.status != 0) {
+		print_message("clickhouse-client exited %d for: %s\n%s", r.status, sql, r.err);
+		return NULL;
+	}
+	free(r.err);
+	return r.out;
+}
+
+static char *query(const struct server *s, const char *sql)
+{
+	char *out = query_as(s, "default", sql);
+
+	if (!out)
+		fail_msg("query failed: %s", sql);
+	return out;
+}
+
+static uint64_t query_u64(const struct server *s, const char *sql)
+{
+	return strtoull(query(s, sql), NULL, 10);
+}
+
+static int start_server(struct server *s, int i)
+{
+	char *argv[] = { SERVER_BIN, fmt("--config-file=%s/config.xml", s->dir), NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_FILE };
+	char *ans;
+
+	out.file = fmt("%s/stdout.log", s->dir);
+	s->pid = start_io(argv, &in, &out, &out, true);
+	for (int t = 0; t < START_MS / 100; t++) {
+		char *probe[] = { CLIENT_BIN, "--host", "127.0.0.1", "--port", fmt("%d", s->tcp),
+				  "--query", "SELECT 'Ok.'", NULL };
+		struct run r;
+
+		if (waitpid(s->pid, NULL, WNOHANG) == s->pid) {
+			printf("FAILED: clickhouse-server %d exited:\n%s\n", i,
+			       slurp(out.file, NULL) ?: "");
+			s->pid = -1;
+			return -1;
+		}
+		if (!run(&r, probe) && r.status == 0 && (ans = r.out) && !strcmp(ans, "Ok.\n"))
+			return 0;
+		wait_ms(100);
+	}
+	printf("FAILED: clickhouse-server %d does not answer on port %d\n", i, s->tcp);
+	return -1;
+}
+
+static void stop_server(struct server *s)
+{
+	if (s->pid <= 0)
+		return;
+	kill(s->pid, SIGTERM);
+	if (wait_exit_within(s->pid, 30000) < 0) {
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
+	}
+	s->pid = -1;
+}
+
+/* ---- recordings ---- */
+
+static int record_one(int k)
+{
+	const char *target = k == HOSTILE ? "tests/targets/hostile" : "examples/nested";
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", rec_dir[k], "--",
+			 fmt("%s/%s", build, target), NULL, NULL };
+	struct run r = { 0 };
+
+	if (k == SUMONLY) {
+		argv[4] = "--summary-only";
+		argv[5] = "--";
+		argv[6] = fmt("%s/%s", build, target);
+	}
+	if (run(&r, argv) || !(rec_sum[k] = summary_of(rec_dir[k]))) {
+		printf("FAILED: cannot record %s: %s\n", target, r.err ? r.err : "");
+		return -1;
+	}
+	if (k != SUMONLY)
+		rec_trace[k] = load_json(fmt("%s/leanprofiler-trace.json", rec_dir[k]));
+	return 0;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		srv[i].http = free_port();
+		srv[i].tcp = free_port();
+		srv[i].dir = fmt("%s/server%d", tmpdir, i);
+		srv[i].url = fmt("http://127.0.0.1:%d/", srv[i].http);
+		if (srv[i].http < 0 || srv[i].tcp < 0 || mkdir(srv[i].dir, 0700))
+			return -1;
+	}
+	/* A self-signed certificate for 127.0.0.1: the TLS test's CA file. */
+	srv[0].https = free_port();
+	{
+		char *argv[] = { "/usr/bin/openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes",
+				 "-keyout", fmt("%s/server.key", srv[0].dir), "-out",
+				 fmt("%s/server.crt", srv[0].dir), "-days", "2", "-subj",
+				 "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", NULL };
+		struct run r;
+
+		if (srv[0].https < 0 || run(&r, argv) || r.status != 0) {
+			printf("FAILED: openssl cannot make a certificate\n");
+			return -1;
+		}
+	}
+	for (int i = 0; i < 2; i++)
+		write_configs(&srv[i]);
+	for (int i = 0; i < 2; i++)
+		if (start_server(&srv[i], i))
+			return -1;
+	for (int k = 0; k < NREC; k++) {
+		time_t t0 = time(NULL);
+
+		rec_dir[k] = fmt("%s/rec%d", tmpdir, k);
+		if (record_one(k))
+			return -1;
+		/* BETA2 starts in a later second than BETA1: DateTime has seconds. */
+		while (k == BETA1 && time(NULL) == t0)
+			wait_ms(20);
+		while (k == BETA1 && time(NULL) <= (time_t)(get_i(get(rec_sum[k], "recording"), "start_unix_ns") / 1000000000))
+			wait_ms(20);
+	}
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char *rm[] = { "/bin/rm", "-rf", tmpdir, NULL };
+
+	for (int i = 0; i < 2; i++)
+		stop_server(&srv[i]);
+	stop_started(state);
+	/* The servers' data: a few hundred MB that nothing reads again. */
+	wait_exit(spawn_to(rm, "/dev/null", "/dev/null"));
+	return 0;
+}
+
+/* ---- helpers ---- */
+
+static struct run export_as(const char *url, const char *host, const char *path, const char *extra)
+{
+	char *argv[] = { fmt("%s/leanprofiler", build), "export", "--clickhouse", (char *)url,
+			 "--host", (char *)host, (char *)path, (char *)extra, NULL };
+	struct run r;
+
+	assert_int_equal(run(&r, argv), 0);
+	return r;
+}
+
+static void export_ok(int server, int k)
+{
+	struct run r = export_as(srv[server].url, rec_host[k], rec_dir[k], NULL);
+
+	if (r.status != 0)
+		fail_msg("export of %s exited %d:\n%s", rec_dir[k], r.status, r.err);
+	run_free(&r);
+}
+
+static size_t lines_of(const char *s)
+{
+	size_t n = 0;
+
+	for (; s && *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The docs/fleet.md example named name, with its date replaced by moment (may be NULL). */
+static char *example(const char *name, const char *moment)
+{
+	char *doc = slurp("docs/fleet.md", NULL), *p, *end, *sql;
+	char *tag = fmt("```sql\n-- example: %s\n", name);
+
+	assert_non_null(doc);
+	p = strstr(doc, tag);
+	if (!p)
+		fail_msg("docs/fleet.md has no example %s", name);
+	p += strlen(tag);
+	end = strstr(p, "```");
+	assert_non_null(end);
+	sql = strndup(p, (size_t)(end - p));
+	while (moment && (p = strstr(sql, MOMENT)))
+		memcpy(p, moment, strlen(MOMENT));
+	return sql;
+}
+
+/* The recording's run id, as the runs table has it. */
+static char *run_id_of(int server, int k)
+{
+	char *id = query(&srv[server], fmt("SELECT run_id FROM leanprofiler.runs WHERE "
+					    "start_unix_ns = %lld",
+					    (long long)get_i(get(rec_sum[k], "recording"),
+							     "start_unix_ns")));
+
+	id[strcspn(id, "\n")] = '\0';
+	assert_int_equal(strlen(id), 64);
+	return id;
+}
+
+/* The durations (ns) of the trace's spans named name, sorted. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static size_t durations(int k, const char *name, uint64_t *out, size_t max)
+{
+	json_object *ev = get(rec_trace[k], "traceEvents");
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		json_object *e = json_object_array_get_idx(ev, i);
+		const char *d;
+
+		if (strcmp(get_s(e, "ph"), "X") || strcmp(get_s(e, "name"), name))
+			continue;
+		d = json_object_get_string(get(e, "dur")); /* "US.NNN": exact ns */
+		assert_true(n < max);
+		out[n++] = (uint64_t)strtoull(d, NULL, 10) * 1000 + (uint64_t)atoi(strchr(d, '.') + 1);
+	}
+	return n;
+}
+
+/* Nearest rank, as the summary's P95: the ceil(0.95 n)-th smallest. */
+static uint64_t p95_of(uint64_t *d, size_t n)
+{
+	size_t rank = (95 * n + 99) / 100;
+
+	qsort(d, n, sizeof(*d), cmp_u64);
+	return n ? d[rank - 1] : 0;
+}
+
+static json_object *row_named(int k, const char *name)
+{
+	json_object *rows = get(rec_sum[k], "rows");
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		if (!strcmp(get_s(json_object_array_get_idx(rows, i), "name"), name))
+			return json_object_array_get_idx(rows, i);
+	fail_msg("no row %s", name);
+	return NULL;
+}
+
+/* ---- tests ---- */
+
+/* Two hosts' recordings: what SQL answers is what the summaries and traces say. */
+static void test_two_hosts_answer_the_summaries(void **state)
+{
+	static const char *const names[] = { "model.forward", "input.load",
+					     "example.nested-spans" };
+	uint64_t d[64], n;
+	char *ans, *want;
+
+	(void)state;
+	export_ok(0, ALPHA);
+	export_ok(0, BETA1);
+	export_ok(0, BETA2);
+	for (size_t i = 0; i < 3; i++) {
+		for (int k = ALPHA; k <= BETA2; k++) {
+			json_object *row = row_named(k, names[i]);
+			char *id = run_id_of(0, k);
+
+			/* The groups row: the summary's figures. */
+			ans = query(&srv[0], fmt("SELECT calls, p95_ns, total_ns, self_ns FROM "
+						 "leanprofiler.groups WHERE run_id = '%s' AND "
+						 "name = '%s'", id, names[i]));
+			want = fmt("%lld\t%lld\t%lld\t%lld\n", (long long)get_i(row, "calls"),
+				   (long long)get_i(row, "p95_ns"), (long long)get_i(row, "total_ns"),
+				   (long long)get_i(row, "self_ns"));
+			assert_string_equal(ans, want);
+			/* The spans: as many as calls, the same P95 by nearest rank. */
+			n = durations(k, names[i], d, 64);
+			assert_int_equal(n, get_i(row, "calls"));
+			ans = query(&srv[0], fmt("SELECT count(), arrayElement(arraySort(groupArray("
+						 "dur_ns)), toUInt64(ceil(0.95 * count()))) FROM "
+						 "leanprofiler.spans WHERE run_id = '%s' AND name = '%s'",
+						 id, names[i]));
+			assert_string_equal(ans, fmt("%llu\t%lld\n", (unsigned long long)n,
+						     (long long)get_i(row, "p95_ns")));
+		}
+	}
+	/* docs/fleet.md: P95 of model.forward per host this week. */
+	{
+		uint64_t a[64], b[128];
+		size_t na = durations(ALPHA, "model.forward", a, 64);
+		size_t nb = durations(BETA1, "model.forward", b, 128);
+
+		nb += durations(BETA2, "model.forward", b + nb, 128 - nb);
+		ans = query(&srv[0], example("p95-per-host", NULL));
+		want = fmt("alpha\t%zu\t%llu\nbeta\t%zu\t%llu\n", na,
+			   (unsigned long long)p95_of(a, na), nb, (unsigned long long)p95_of(b, nb));
+		assert_string_equal(ans, want);
+		assert_int_equal(p95_of(a, na), get_i(row_named(ALPHA, "model.forward"), "p95_ns"));
+	}
+	/* Every span of the run has a parent that is a span of the run, and depth = its depth + 1. */
+	ans = query(&srv[0], fmt("SELECT countIf(c.depth != p.depth + 1) FROM leanprofiler.spans AS c "
+				 "ANY INNER JOIN (SELECT toInt64(span) AS parent, depth FROM leanprofiler.spans "
+				 "WHERE run_id = '%s') AS p USING parent WHERE c.run_id = '%s'",
+				 run_id_of(0, ALPHA), run_id_of(0, ALPHA)));
+	assert_string_equal(ans, "0\n");
+	assert_int_equal(query_u64(&srv[0], fmt("SELECT countIf(parent = -1) FROM leanprofiler.spans "
+						"WHERE run_id = '%s'", run_id_of(0, ALPHA))),
+			 1);
+}
+
+/* docs/fleet.md's regression query: BETA1 before the moment, BETA2 after. */
+static void test_regression_between_two_dates(void **state)
+{
+	char *moment = query(&srv[0], fmt("SELECT toString(start_time) FROM leanprofiler.runs WHERE "
+					   "run_id = '%s'", run_id_of(0, BETA2)));
+	char *ans, *line;
+
+	(void)state;
+	moment[strcspn(moment, "\n")] = '\0';
+	assert_int_equal(strlen(moment), strlen(MOMENT));
+	ans = query(&srv[0], example("regression", moment));
+	/* host, name, p95_before, p95_after, ratio: one line per name of beta. */
+	assert_int_equal(lines_of(ans), json_object_array_length(get(rec_sum[BETA1], "rows")));
+	for (line = ans; *line; line = strchr(line, '\n') + 1) {
+		char host[64], name[64];
+		unsigned long long before, after;
+
+		assert_int_equal(sscanf(line, "%63[^\t]\t%63[^\t]\t%llu\t%llu", host, name, &before,
+					&after), 4);
+		assert_string_equal(host, "beta");
+		assert_int_equal(before, get_i(row_named(BETA1, name), "p95_ns"));
+		assert_int_equal(after, get_i(row_named(BETA2, name), "p95_ns"));
+	}
+	/* docs/fleet.md: beta's runs, oldest first. */
+	ans = query(&srv[0], example("runs-of-host", NULL));
+	assert_int_equal(lines_of(ans), 2);
+	assert_non_null(strstr(ans, run_id_of(0, BETA1)));
+	assert_true(strstr(ans, run_id_of(0, BETA1)) < strstr(ans, run_id_of(0, BETA2)));
+}
+
+static uint64_t total_rows(int server)
+{
+	return query_u64(&srv[server], "SELECT (SELECT count() FROM leanprofiler.runs) * 1000000 + "
+				       "(SELECT count() FROM leanprofiler.groups) * 1000 + "
+				       "(SELECT count() FROM leanprofiler.spans)");
+}
+
+/* A second export of the same recording stores nothing more, and says so. */
+static void test_second_export_duplicates_nothing(void **state)
+{
+	uint64_t before, after;
+	struct run r;
+
+	(void)state;
+	export_ok(0, ALPHA);
+	before = total_rows(0);
+	r = export_as(srv[0].url, "another-name", rec_dir[ALPHA], NULL);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "already"));
+	assert_int_equal(lines_of(r.err), 1);
+	after = total_rows(0);
+	/* Without FINAL: nothing was inserted, not merely folded later. */
+	assert_int_equal(after, before);
+	assert_int_equal(query_u64(&srv[0], example("exactly-once", NULL)),
+			 query_u64(&srv[0], "SELECT count() FROM leanprofiler.spans"));
+}
+
+/* Cut short before its runs row: the next export completes it without a second copy. */
+static void test_cut_short_export_is_completed(void **state)
+{
+	const char *db = "cutshort";
+	char *id;
+	struct run r;
+	char *argv[] = { fmt("%s/leanprofiler", build), "export", "--clickhouse", srv[1].url,
+			 "--database", (char *)db, "-q", rec_dir[BETA1], NULL };
+	uint64_t spans, groups;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	spans = query_u64(&srv[1], "SELECT count() FROM cutshort.spans");
+	groups = query_u64(&srv[1], "SELECT count() FROM cutshort.groups");
+	/* What a crash between the spans and the runs row leaves. */
+	query(&srv[1], "DROP TABLE cutshort.runs");
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM cutshort.spans"), spans);
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM cutshort.groups"), groups);
+	id = query(&srv[1], "SELECT run_id, groups_rows, spans_rows FROM cutshort.runs");
+	assert_non_null(strstr(id, fmt("\t%llu\t%llu\n", (unsigned long long)groups,
+				       (unsigned long long)spans)));
+	query(&srv[1], "DROP DATABASE cutshort");
+}
+
+/* A Distributed table over the two servers (two shards) answers across both. */
+static void test_distributed_over_two_shards(void **state)
+{
+	char *create = example("distributed", NULL), *stmt, *save = NULL, *ans;
+	uint64_t a, b;
+
+	(void)state;
+	export_ok(1, GAMMA);
+	export_ok(0, ALPHA);
+	for (stmt = strtok_r(create, ";", &save); stmt; stmt = strtok_r(NULL, ";", &save))
+		if (strspn(stmt, " \n") < strlen(stmt))
+			query(&srv[0], stmt);
+	a = query_u64(&srv[0], "SELECT count() FROM leanprofiler.spans");
+	b = query_u64(&srv[1], "SELECT count() FROM leanprofiler.spans");
+	assert_true(a > 0 && b > 0);
+	ans = query(&srv[0], example("across-shards", NULL));
+	/* gamma is only on the second server, alpha only on the first. */
+	assert_non_null(strstr(ans, fmt("gamma\t%lld\n", (long long)get_i(get(rec_sum[GAMMA],
+									      "events_received"),
+								  "enter"))));
+	assert_non_null(strstr(ans, "alpha\t"));
+	assert_int_equal(query_u64(&srv[0], "SELECT count() FROM leanprofiler.spans_all"), a + b);
+}
+
+/* The recording's files, byte for byte. */
+static char *files_of(int k)
+{
+	char *s = slurp(fmt("%s/leanprofiler-summary.json", rec_dir[k]), NULL);
+	char *t = slurp(fmt("%s/leanprofiler-trace.json", rec_dir[k]), NULL);
+
+	assert_non_null(s);
+	return fmt("%s\n--\n%s", s, t ? t : "");
+}
+
+static void expect_failure(struct run *r, int status, const char *says, const char *files_before,
+			   int k)
+{
+	if (r->status != status)
+		fail_msg("exit %d, not %d; stderr:\n%s", r->status, status, r->err);
+	assert_int_equal(lines_of(r->err), 1);
+	assert_true(says_error(r->err));
+	if (!strstr(r->err, says))
+		fail_msg("stderr does not say '%s':\n%s", says, r->err);
+	assert_string_equal(files_of(k), files_before);
+	run_free(r);
+}
+
+static void test_unreachable_server(void **state)
+{
+	char *before = files_of(BETA1);
+	int closed = free_port(); /* nothing listens there */
+	struct run r = export_as(fmt("http://127.0.0.1:%d/", closed), "x", rec_dir[BETA1], NULL);
+
+	(void)state;
+	expect_failure(&r, 1, "cannot reach", before, BETA1);
+}
+
+/* Not a recording, or one whose trace is missing: one line, 125, nothing stored. */
+static void test_bad_recording(void **state)
+{
+	char *empty = fmt("%s/empty", tmpdir), *half = fmt("%s/half", tmpdir);
+	uint64_t before = total_rows(0);
+	struct run r;
+
+	(void)state;
+	assert_int_equal(mkdir(empty, 0700), 0);
+	r = export_as(srv[0].url, "x", empty, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_of(r.err), 1);
+	assert_non_null(strstr(r.err, "no recording here"));
+	run_free(&r);
+	/* The summary alone, of a recording that has a trace. */
+	assert_int_equal(mkdir(half, 0700), 0);
+	write_file(fmt("%s/leanprofiler-summary.json", half),
+		   slurp(fmt("%s/leanprofiler-summary.json", rec_dir[GAMMA]), NULL));
+	r = export_as(srv[0].url, "x", half, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_of(r.err), 1);
+	assert_non_null(strstr(r.err, "copy the recording's directory whole"));
+	run_free(&r);
+	/* A summary that is not one. */
+	write_file(fmt("%s/leanprofiler-summary.json", half), "{\"schema\":\"nope\"}\n");
+	r = export_as(srv[0].url, "x", half, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_of(r.err), 1);
+	run_free(&r);
+	assert_int_equal(total_rows(0), before);
+}
+
+static void test_credentials(void **state)
+{
+	char *before = files_of(BETA1), *cred = fmt("%s/creds", tmpdir);
+	struct run r;
+
+	(void)state;
+	/* A wrong password from the environment. */
+	setenv("LEANPROFILER_CLICKHOUSE_USER", "lp", 1);
+	setenv("LEANPROFILER_CLICKHOUSE_PASSWORD", "wrong", 1);
+	r = export_as(srv[0].url, "x", rec_dir[BETA1], NULL);
+	expect_failure(&r, 2, "credentials refused", before, BETA1);
+	/* The right one works. */
+	setenv("LEANPROFILER_CLICKHOUSE_PASSWORD", PASSWORD, 1);
+	r = export_as(srv[0].url, "beta", rec_dir[BETA1], NULL);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	unsetenv("LEANPROFILER_CLICKHOUSE_USER");
+	unsetenv("LEANPROFILER_CLICKHOUSE_PASSWORD");
+	/* A file: refused while others can read it, used once it is the owner's alone. */
+	write_file(cred, "lp:" PASSWORD "\n");
+	assert_int_equal(chmod(cred, 0644), 0);
+	r = export_as(srv[0].url, "beta", rec_dir[BETA1], fmt("--credentials=%s", cred));
+	expect_failure(&r, 125, "chmod 600", before, BETA1);
+	assert_int_equal(chmod(cred, 0600), 0);
+	r = export_as(srv[0].url, "beta", rec_dir[BETA1], fmt("--credentials=%s", cred));
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	write_file(cred, "lp:nope\n");
+	r = export_as(srv[0].url, "beta", rec_dir[BETA1], fmt("--credentials=%s", cred));
+	expect_failure(&r, 2, "credentials refused", before, BETA1);
+	/* In the URL, where ps shows them: refused before anything is sent. */
+	r = export_as(fmt("http://lp:pw@127.0.0.1:%d/", srv[0].http), "x", rec_dir[BETA1], NULL);
+	expect_failure(&r, 125, "ps shows", before, BETA1);
+}
+
+/* TLS by the URL's scheme: the server's certificate is verified (here against --ca-file). */
+static void test_tls(void **state)
+{
+	char *before = files_of(BETA1), *url = fmt("https://127.0.0.1:%d/", srv[0].https);
+	struct run r;
+
+	(void)state;
+	/* Self-signed: not trusted by the system's CAs. */
+	r = export_as(url, "beta", rec_dir[BETA1], NULL);
+	expect_failure(&r, 1, "certificate", before, BETA1);
+	/* Plain HTTP to the TLS port gets no answer it can read. */
+	r = export_as(fmt("http://127.0.0.1:%d/", srv[0].https), "beta", rec_dir[BETA1], NULL);
+	assert_int_not_equal(r.status, 0);
+	run_free(&r);
+	r = export_as(url, "gamma", rec_dir[GAMMA], fmt("--ca-file=%s/server.crt", srv[0].dir));
+	if (r.status != 0)
+		fail_msg("export over TLS exited %d:\n%s", r.status, r.err);
+	run_free(&r);
+	assert_int_equal(query_u64(&srv[0], fmt("SELECT count() FROM leanprofiler.runs WHERE "
+						"host = 'gamma'")), 1);
+}
+
+/* The server answers an error (a readonly user cannot create tables): its text, one line. */
+static void test_http_error(void **state)
+{
+	char *before = files_of(BETA1);
+	struct run r;
+
+	(void)state;
+	setenv("LEANPROFILER_CLICKHOUSE_USER", "reader", 1);
+	r = export_as(srv[0].url, "x", rec_dir[BETA1], "--database=readonly_db");
+	unsetenv("LEANPROFILER_CLICKHOUSE_USER");
+	expect_failure(&r, 3, "answered HTTP 500", before, BETA1);
+}
+
+/* A growing text (the test links no core code). */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void add(struct text *t, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (t->len + n + 1 > t->cap) {
+		t->cap = (t->len + n + 1) * 2;
+		t->p = realloc(t->p, t->cap);
+		assert_non_null(t->p);
+	}
+	memcpy(t->p + t->len, s, n + 1);
+	t->len += n;
+}
+
+/* The bytes of s as ClickHouse's hex() writes them. */
+static char *hex(const char *s, size_t len)
+{
+	char *h = malloc(2 * len + 1);
+
+	assert_non_null(h);
+	for (size_t i = 0; i < len; i++)
+		sprintf(h + 2 * i, "%02X", (unsigned char)s[i]);
+	h[2 * len] = '\0';
+	return h;
+}
+
+static char *hex_str(json_object *v)
+{
+	return v ? hex(json_object_get_string(v), (size_t)json_object_get_string_len(v)) : "";
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The hostile names and metadata, byte for byte, in groups and in spans. */
+static void test_hostile_round_trip(void **state)
+{
+	json_object *rows = get(rec_sum[HOSTILE], "rows"), *ev = get(rec_trace[HOSTILE], "traceEvents");
+	struct text want = { 0 };
+	char *id, *ans, **lines;
+	size_t n = 0, cap = json_object_array_length(ev);
+
+	(void)state;
+	export_ok(0, HOSTILE);
+	id = run_id_of(0, HOSTILE);
+	/* The host name too. */
+	assert_string_equal(query(&srv[0], fmt("SELECT hex(host) FROM leanprofiler.runs WHERE "
+					       "run_id = '%s'", id)),
+			    fmt("%s\n", hex(rec_host[HOSTILE], strlen(rec_host[HOSTILE]))));
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i);
+		char *line = fmt("%zu\t%s\t%s\t%lld\n", i, hex_str(get(r, "name")), hex_str(get(r, "meta_text")),
+			   (long long)get_i(r, "calls"));
+		add(&want, line);
+	}
+	ans = query(&srv[0], fmt("SELECT row, hex(name), hex(meta_text), calls FROM leanprofiler.groups "
+				 "WHERE run_id = '%s' ORDER BY row", id));
+	assert_string_equal(ans, want.p);
+	/* Metadata keys and values of every row, as the summary's meta objects. */
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *meta = get(r, "meta");
+		char *keys = "", *vals = "";
+		int nk = 0;
+
+		if (!meta)
+			meta = json_object_new_object();
+		json_object_object_foreach(meta, key, val)
+			{
+				keys = fmt("%s%s%s", keys, nk ? "," : "", hex(key, strlen(key)));
+				vals = fmt("%s%s%s", vals, nk++ ? "," : "", hex_str(val));
+			}
+		ans = query(&srv[0], fmt("SELECT arrayStringConcat(arrayMap(x -> hex(x), meta_keys), ','), "
+					 "arrayStringConcat(arrayMap(x -> hex(x), meta_values), ',') "
+					 "FROM leanprofiler.groups WHERE run_id = '%s' AND row = %zu",
+					 id, i));
+		assert_string_equal(ans, fmt("%s\t%s\n", keys, vals));
+	}
+	/* Spans: each name with its string metadata, as a sorted list of lines. */
+	lines = calloc(cap + 1, sizeof(*lines));
+	assert_non_null(lines);
+	for (size_t i = 0; i < cap; i++) {
+		json_object *e = json_object_array_get_idx(ev, i), *args;
+		char *keys = "", *vals = "";
+		int nk = 0;
+
+		if (strcmp(get_s(e, "ph"), "X"))
+			continue;
+		args = NULL;
+		json_object_object_get_ex(e, "args", &args);
+		if (!args)
+			args = json_object_new_object();
+		json_object_object_foreach(args, key, val)
+			{
+				if (!json_object_is_type(val, json_type_string))
+					continue;
+				keys = fmt("%s%s%s", keys, nk ? "," : "", hex(key, strlen(key)));
+				vals = fmt("%s%s%s", vals, nk++ ? "," : "", hex_str(val));
+			}
+		lines[n++] = fmt("%s\t%s\t%s", hex_str(get(e, "name")), keys, vals);
+	}
+	qsort(lines, n, sizeof(*lines), cmp_str);
+	want.len = 0;
+	for (size_t i = 0; i < n; i++) {
+		add(&want, lines[i]);
+		add(&want, "\n");
+	}
+	ans = query(&srv[0], fmt("SELECT hex(name), arrayStringConcat(arrayMap(x -> hex(x), meta_keys), ','), "
+				 "arrayStringConcat(arrayMap(x -> hex(x), meta_values), ',') AS l "
+				 "FROM leanprofiler.spans WHERE run_id = '%s'", id));
+	{
+		/* Sorted here too: ClickHouse's ORDER BY of hex text is not strcmp's order of these lines. */
+		char **got = calloc(n + 1, sizeof(*got)), *save = NULL, *l;
+		size_t m = 0;
+		struct text g = { 0 };
+
+		for (l = strtok_r(ans, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+			assert_true(m < n + 1);
+			got[m++] = l;
+		}
+		assert_int_equal(m, n);
+		qsort(got, m, sizeof(*got), cmp_str);
+		for (size_t i = 0; i < m; i++) {
+			add(&g, got[i]);
+			add(&g, "\n");
+		}
+		assert_string_equal(g.p, want.p);
+	}
+}
+
+static void test_summary_only(void **state)
+{
+	char *id;
+
+	(void)state;
+	export_ok(0, SUMONLY);
+	id = run_id_of(0, SUMONLY);
+	assert_int_equal(query_u64(&srv[0], fmt("SELECT count() FROM leanprofiler.spans WHERE "
+						"run_id = '%s'", id)), 0);
+	assert_int_equal(query_u64(&srv[0], fmt("SELECT count() FROM leanprofiler.groups WHERE "
+						"run_id = '%s'", id)),
+			 json_object_array_length(get(rec_sum[SUMONLY], "rows")));
+	assert_string_equal(query(&srv[0], fmt("SELECT summary_only, spans_rows FROM "
+					       "leanprofiler.runs WHERE run_id = '%s'", id)),
+			    "1\t0\n");
+}
+
+/* record --export: one command; a failed export keeps the recording, and says so by 124. */
+static void test_record_export(void **state)
+{
+	char *dir = fmt("%s/rec-export", tmpdir), *bad = fmt("%s/rec-export-bad", tmpdir);
+	char *ok[] = { fmt("%s/leanprofiler", build), "record", "-o", dir, "--export", srv[1].url,
+		       "--", fmt("%s/examples/nested", build), NULL };
+	char *fail[] = { fmt("%s/leanprofiler", build), "record", "-o", bad, "--export",
+			 fmt("http://127.0.0.1:%d/", free_port()), "--",
+			 fmt("%s/examples/nested", build), NULL };
+	char *report[] = { fmt("%s/leanprofiler", build), "report", bad, NULL };
+	uint64_t runs = query_u64(&srv[1], "SELECT count() FROM leanprofiler.runs");
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, ok), 0);
+	if (r.status != 0)
+		fail_msg("record --export exited %d:\n%s", r.status, r.err);
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM leanprofiler.runs"), runs + 1);
+	assert_int_equal(query_u64(&srv[1], fmt("SELECT count() FROM leanprofiler.spans WHERE "
+						"run_id IN (SELECT run_id FROM leanprofiler.runs "
+						"WHERE start_unix_ns = %lld)",
+						(long long)get_i(get(summary_of(dir), "recording"),
+								 "start_unix_ns"))),
+			 get_i(get(summary_of(dir), "events_received"), "enter"));
+	run_free(&r);
+
+	assert_int_equal(run(&r, fail), 0);
+	if (r.status != 124)
+		fail_msg("record --export to a closed port exited %d, not 124:\n%s", r.status, r.err);
+	assert_int_equal(lines_of(r.err), 1);
+	assert_non_null(strstr(r.err, "cannot reach"));
+	run_free(&r);
+	/* Nothing lost: the recording reads back whole, and exports later. */
+	assert_int_equal(run(&r, report), 0);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	r = export_as(srv[1].url, "later", bad, "-q");
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_two_hosts_answer_the_summaries),
+		cmocka_unit_test(test_regression_between_two_dates),
+		cmocka_unit_test(test_second_export_duplicates_nothing),
+		cmocka_unit_test(test_cut_short_export_is_completed),
+		cmocka_unit_test(test_distributed_over_two_shards),
+		cmocka_unit_test(test_unreachable_server),
+		cmocka_unit_test(test_bad_recording),
+		cmocka_unit_test(test_credentials),
+		cmocka_unit_test(test_http_error),
+		cmocka_unit_test(test_tls),
+		cmocka_unit_test(test_hostile_round_trip),
+		cmocka_unit_test(test_summary_only),
+		cmocka_unit_test(test_record_export),
+	};
+
+	if (argc > 1)
+		build = argv[1];
+	if (!itest_as_root("export tests"))
+		return 0;
+	if (access(SERVER_BIN, X_OK) || access(CLIENT_BIN, X_OK)) {
+		printf("FAILED: %s and %s are needed (scripts/deps.sh test installs them)\n",
+		       SERVER_BIN, CLIENT_BIN);
+		return 1;
+	}
+	if (!mkdtemp(tmpdir))
+		return 1;
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+#define _GNU_SOURCE /* asprintf */
+#include "clickhouse.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct lp_ch {
+	CURL *curl;
+	char *base;          /* the URL, ending in '/' or '?'-free path */
+	struct lp_buf answer; /* the first LP_CH_ANSWER_MAX bytes of the last answer */
+	char problem[512];
+	unsigned long long sent;
+};
+
+static size_t on_answer(char *p, size_t size, size_t n, void *ctx)
+{
+	struct lp_buf *b = ctx;
+	size_t len = size * n, room = b->len < LP_CH_ANSWER_MAX ? LP_CH_ANSWER_MAX - b->len : 0;
+
+	/* The rest is read and dropped: an answer is bounded, whatever the server sends. */
+	if (room && lp_buf_put(b, p, len < room ? len : room))
+		return 0;
+	return len;
+}
+
+/* text, cut at its first line and made safe for a terminal, into out. */
+static void one_line(char *out, size_t size, const char *text, size_t len)
+{
+	struct lp_buf b = { 0 };
+	const char *nl = memchr(text, '\n', len);
+
+	if (nl)
+		len = (size_t)(nl - text);
+	if (len > 300)
+		len = 300;
+	if (lp_text_display(&b, text, len) || !b.p)
+		snprintf(out, size, "(unreadable)");
+	else
+		snprintf(out, size, "%.*s", (int)b.len, b.p);
+	lp_buf_free(&b);
+}
+
+struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password,
+			 const char *ca_file, char *problem, size_t size)
+{
+	struct lp_ch *ch = NULL;
+	CURLU *u = curl_url();
+	char *scheme = NULL, *userinfo = NULL, *query = NULL;
+	static bool inited;
+
+	if (!inited) {
+		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+			snprintf(problem, size, "cannot start libcurl");
+			errno = ENOMEM;
+			return NULL;
+		}
+		inited = true;
+	}
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0)) {
+		snprintf(problem, size, "'%s' is not a URL (e.g. http://127.0.0.1:8123/)", url);
+		errno = EINVAL;
+		goto cleanup;
+	}
+	if (strcmp(scheme, "http") && strcmp(scheme, "https")) {
+		snprintf(problem, size, "'%s': the URL's scheme is http or https", url);
+		errno = EINVAL;
+		goto cleanup;
+	}
+	if (!curl_url_get(u, CURLUPART_USER, &userinfo, 0) ||
+	    !curl_url_get(u, CURLUPART_PASSWORD, &userinfo, 0)) {
+		snprintf(problem, size, "the URL holds credentials, which ps shows to every user: "
+					"give them in LEANPROFILER_CLICKHOUSE_USER and _PASSWORD or "
+					"--credentials FILE");
+		errno = EINVAL;
+		goto cleanup;
+	}
+	if (!curl_url_get(u, CURLUPART_QUERY, &query, 0)) {
+		snprintf(problem, size, "'%s': the URL has a query part; give the server's address "
+					"only", url);
+		errno = EINVAL;
+		goto cleanup;
+	}
+	ch = calloc(1, sizeof(*ch));
+	if (!ch || !(ch->base = strdup(url)) || !(ch->curl = curl_easy_init())) {
+		snprintf(problem, size, "out of memory");
+		lp_ch_close(ch);
+		ch = NULL;
+		errno = ENOMEM;
+		goto cleanup;
+	}
+	curl_easy_setopt(ch->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(ch->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(ch->curl, CURLOPT_CONNECTTIMEOUT, (long)LP_CH_CONNECT_TIMEOUT);
+	/* A server that stops answering ends the export, not a hung timer. */
+	curl_easy_setopt(ch->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(ch->curl, CURLOPT_LOW_SPEED_TIME, (long)LP_CH_STALL_TIMEOUT);
+	curl_easy_setopt(ch->curl, CURLOPT_WRITEFUNCTION, on_answer);
+	curl_easy_setopt(ch->curl, CURLOPT_WRITEDATA, &ch->answer);
+	curl_easy_setopt(ch->curl, CURLOPT_POST, 1L);
+	if (ca_file)
+		curl_easy_setopt(ch->curl, CURLOPT_CAINFO, ca_file);
+	if (user) {
+		curl_easy_setopt(ch->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(ch->curl, CURLOPT_USERNAME, user);
+		curl_easy_setopt(ch->curl, CURLOPT_PASSWORD, password ? password : "");
+	}
+cleanup:
+	curl_free(scheme);
+	curl_free(userinfo);
+	curl_free(query);
+	curl_url_cleanup(u);
+	return ch;
+}
+
+int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
+	       enum lp_ch_failure *failure, const struct lp_buf **answer)
+{
+	char *q = curl_easy_escape(ch->curl, sql, 0), *url = NULL, line[400];
+	long code = 0;
+	CURLcode rc;
+	int err = 0;
+
+	*failure = LP_CH_OK;
+	ch->answer.len = 0;
+	/* The statement in the URL, so that the body is its data alone. */
+	if (!q || asprintf(&url, "%s%squery=%s", ch->base, strchr(ch->base, '?') ? "&" : "?", q) < 0) {
+		url = NULL;
+		snprintf(ch->problem, sizeof(ch->problem), "out of memory");
+		*failure = LP_CH_HTTP;
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	curl_easy_setopt(ch->curl, CURLOPT_URL, url);
+	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDS, body ? body : "");
+	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
+	rc = curl_easy_perform(ch->curl);
+	if (rc != CURLE_OK) {
+		snprintf(ch->problem, sizeof(ch->problem), "cannot reach %s: %s", ch->base,
+			 curl_easy_strerror(rc));
+		*failure = LP_CH_UNREACHABLE;
+		err = -EIO;
+		goto cleanup;
+	}
+	ch->sent += body ? len : 0;
+	curl_easy_getinfo(ch->curl, CURLINFO_RESPONSE_CODE, &code);
+	if (code == 200)
+		goto cleanup;
+	one_line(line, sizeof(line), ch->answer.p ? ch->answer.p : "", ch->answer.len);
+	/* 516: ClickHouse's "authentication failed", 401 and 403 from it or a proxy. */
+	*failure = code == 401 || code == 403 || code == 516 ? LP_CH_AUTH : LP_CH_HTTP;
+	snprintf(ch->problem, sizeof(ch->problem), "%s answered HTTP %ld%s: %s", ch->base, code,
+		 *failure == LP_CH_AUTH ? " (credentials refused)" : "", line);
+	err = -EIO;
+cleanup:
+	if (answer)
+		*answer = &ch->answer;
+	curl_free(q);
+	free(url);
+	return err;
+}
+
+const char *lp_ch_problem(const struct lp_ch *ch)
+{
+	return ch->problem;
+}
+
+unsigned long long lp_ch_sent(const struct lp_ch *ch)
+{
+	return ch->sent;
+}
+
+void lp_ch_close(struct lp_ch *ch)
+{
+	if (!ch)
+		return;
+	if (ch->curl)
+		curl_easy_cleanup(ch->curl);
+	lp_buf_free(&ch->answer);
+	free(ch->base);
+	free(ch);
+}

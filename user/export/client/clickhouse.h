@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ClickHouse's HTTP interface through libcurl: one statement per request,
+ * its data (INSERT ... FORMAT JSONEachRow rows) as the POST body. TLS by the
+ * URL's scheme (https:// verifies the server's certificate, as libcurl does
+ * by default); credentials as HTTP basic auth, never in the URL.
+ */
+#ifndef LP_CLICKHOUSE_H
+#define LP_CLICKHOUSE_H
+
+#include <stddef.h>
+
+#include "text.h"
+
+/* Bytes of the server's answer kept (an error's text, a count). */
+#define LP_CH_ANSWER_MAX 4096
+/* Seconds to connect, and to wait for a stalled transfer before giving up. */
+#define LP_CH_CONNECT_TIMEOUT 10
+#define LP_CH_STALL_TIMEOUT 60
+
+struct lp_ch;
+
+/* How a request failed: what main turns into the exit status. */
+enum lp_ch_failure {
+	LP_CH_OK = 0,
+	LP_CH_UNREACHABLE, /* no answer: cannot resolve, connect, TLS, timeout */
+	LP_CH_AUTH,        /* the server refused the credentials (401, 403, 516) */
+	LP_CH_HTTP,        /* the server answered an error */
+};
+
+/*
+ * A client of the server at url (http:// or https://, no user:password@).
+ * user and password may be NULL (the server's default user); ca_file NULL
+ * for the system's CAs. NULL with errno and a line in problem on failure.
+ */
+struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password,
+			 const char *ca_file, char *problem, size_t size);
+/*
+ * Runs sql, with body (may be NULL) as its data. 0, or -EIO with failure set
+ * and one line in ch's problem (lp_ch_problem). The answer's first
+ * LP_CH_ANSWER_MAX bytes are in *answer when it is not NULL (valid until the
+ * next call).
+ */
+int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
+	       enum lp_ch_failure *failure, const struct lp_buf **answer);
+/* What the last failed request said, one line, escaped for a terminal. */
+const char *lp_ch_problem(const struct lp_ch *ch);
+/* Request bytes sent so far (bodies). */
+unsigned long long lp_ch_sent(const struct lp_ch *ch);
+void lp_ch_close(struct lp_ch *ch);
+
+#endif

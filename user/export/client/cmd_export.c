@@ -1,0 +1,648 @@
+// SPDX-License-Identifier: MIT
+/*
+ * export: each recording's summary and trace into the runs, groups and spans
+ * tables of a ClickHouse database (docs/fleet.md). The trace is streamed in
+ * batches (lp_trace_read reads it from its end with a bounded buffer), so
+ * memory stays the same whatever its size.
+ *
+ * Idempotent by the run id, the SHA-256 of the summary's bytes: a run whose
+ * runs row exists is not sent again; the runs row goes last, so a run without
+ * one was cut short, and its groups and spans rows already there (a prefix:
+ * batches are sent one after the other, each stored whole or not at all) are
+ * skipped, not sent twice. Two exporters racing past that check both insert;
+ * the ReplacingMergeTree tables fold the copies (FINAL at once, merges later).
+ */
+#define _GNU_SOURCE /* asprintf */
+#include "cmd_export.h"
+
+#include <argp.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clickhouse.h"
+#include "common.h"
+#include "rows.h"
+#include "summary_read.h"
+#include "trace_read.h"
+
+/* A batch is sent once it holds this many rows or bytes (below ClickHouse's
+ * max_insert_block_size of 1048576 rows, so that each is stored as one block). */
+#define LP_EX_BATCH_ROWS 100000
+#define LP_EX_BATCH_BYTES (16u << 20)
+#define LP_EX_CREDENTIALS_MAX 4096
+
+struct export_opts {
+	const char *url, *database, *host, *credentials, *ca_file;
+	const char *label_keys[LP_EX_LABELS_MAX], *label_values[LP_EX_LABELS_MAX];
+	size_t nlabels;
+	char **paths;
+	int npaths;
+	bool quiet;
+	const char *after; /* appended to a failure's line (record --export: what was kept) */
+};
+
+/* ---- credentials: a file, or the environment; never argv ---- */
+
+struct creds {
+	char *user, *password;
+};
+
+static void creds_free(struct creds *c)
+{
+	if (c->password)
+		explicit_bzero(c->password, strlen(c->password));
+	free(c->user);
+	free(c->password);
+	c->user = c->password = NULL;
+}
+
+/* "USER:PASSWORD" on the file's first line; a file others can read is refused. */
+static int creds_from_file(const char *path, struct creds *c)
+{
+	char buf[LP_EX_CREDENTIALS_MAX + 1];
+	FILE *f = fopen(path, "re");
+	struct stat st;
+	size_t n;
+	char *colon, *nl;
+	int err = 0;
+
+	if (!f) {
+		err = -errno;
+		lp_err("cannot open the credentials file %s: %s", path, strerror(errno));
+		return err;
+	}
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) {
+		lp_err("the credentials file %s is not a file", path);
+		fclose(f);
+		return -EINVAL;
+	}
+	if (st.st_mode & 077) {
+		lp_err("the credentials file %s can be read by others (mode %03o): chmod 600 it",
+		       path, (unsigned)(st.st_mode & 0777));
+		fclose(f);
+		return -EPERM;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	nl = strpbrk(buf, "\r\n");
+	if (nl)
+		*nl = '\0';
+	colon = strchr(buf, ':');
+	if (!colon || colon == buf) {
+		lp_err("the credentials file %s: its first line is USER:PASSWORD", path);
+		err = -EINVAL;
+	} else {
+		*colon = '\0';
+		c->user = strdup(buf);
+		c->password = strdup(colon + 1);
+		if (!c->user || !c->password) {
+			lp_err("out of memory");
+			err = -ENOMEM;
+		}
+	}
+	explicit_bzero(buf, sizeof(buf));
+	return err;
+}
+
+static int creds_get(const char *file, struct creds *c)
+{
+	const char *user = getenv(LP_EXPORT_ENV_USER), *pw = getenv(LP_EXPORT_ENV_PASSWORD);
+
+	memset(c, 0, sizeof(*c));
+	if (!file)
+		file = getenv(LP_EXPORT_ENV_CREDENTIALS);
+	if (file && *file)
+		return creds_from_file(file, c);
+	if (!user || !*user)
+		return 0; /* the server's default user */
+	c->user = strdup(user);
+	c->password = strdup(pw ? pw : "");
+	if (!c->user || !c->password) {
+		lp_err("out of memory");
+		creds_free(c);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- one recording ---- */
+
+struct exporter {
+	const struct export_opts *o;
+	struct lp_ch *ch;
+	int status; /* the exit status so far */
+	struct lp_buf batch;
+	size_t batch_rows;
+	enum lp_ex_table table;
+	uint64_t spans_expected, spans_done, spans_skip, groups_skip;
+	struct lp_ex_spans spans;
+	const char *what; /* the recording, for messages */
+	struct timespec started, said;
+};
+
+static int status_of(enum lp_ch_failure f)
+{
+	switch (f) {
+	case LP_CH_OK: return 0;
+	case LP_CH_UNREACHABLE: return LP_EXPORT_EXIT_UNREACHABLE;
+	case LP_CH_AUTH: return LP_EXPORT_EXIT_AUTH;
+	case LP_CH_HTTP: return LP_EXPORT_EXIT_SERVER;
+	}
+	return LP_EXPORT_EXIT_SERVER;
+}
+
+/* Runs sql (with body); on failure says so in one line and sets ex->status. */
+static int exec(struct exporter *ex, const char *sql, const char *body, size_t len,
+		const struct lp_buf **answer)
+{
+	enum lp_ch_failure f;
+	int err = lp_ch_exec(ex->ch, sql, body, len, &f, answer);
+
+	if (err) {
+		lp_err("cannot export %s: %s%s", ex->what, lp_ch_problem(ex->ch), ex->o->after);
+		ex->status = status_of(f);
+	}
+	return err;
+}
+
+/* SELECT count() ... as a number. */
+static int count(struct exporter *ex, const char *sql, uint64_t *out)
+{
+	const struct lp_buf *a;
+	char text[32];
+	int err = exec(ex, sql, NULL, 0, &a);
+
+	if (err)
+		return err;
+	snprintf(text, sizeof(text), "%.*s", (int)(a->len < 31 ? a->len : 31), a->p ? a->p : "");
+	text[strcspn(text, "\r\n")] = '\0';
+	if (lp_parse_count(text, 0, UINT64_MAX, out)) {
+		lp_err("cannot export %s: the server answered '%s' to a count", ex->what, text);
+		ex->status = LP_EXPORT_EXIT_SERVER;
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static double since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static int flush(struct exporter *ex)
+{
+	char *sql = NULL;
+	int err;
+
+	if (!ex->batch_rows)
+		return 0;
+	if (asprintf(&sql, "INSERT INTO %s.%s FORMAT JSONEachRow", ex->o->database,
+		     lp_ex_table_name(ex->table)) < 0) {
+		lp_err("out of memory");
+		return -ENOMEM;
+	}
+	err = exec(ex, sql, ex->batch.p, ex->batch.len, NULL);
+	free(sql);
+	ex->batch.len = 0;
+	ex->batch_rows = 0;
+	if (!err && ex->table == LP_EX_SPANS && !ex->o->quiet && since(&ex->said) >= 1.0) {
+		clock_gettime(CLOCK_MONOTONIC, &ex->said);
+		lp_note("exported %" PRIu64 " of ~%" PRIu64 " spans of %s (%.1f MB sent)",
+			ex->spans_done, ex->spans_expected, ex->what,
+			(double)lp_ch_sent(ex->ch) / 1e6);
+	}
+	return err;
+}
+
+static int row_added(struct exporter *ex)
+{
+	ex->batch_rows++;
+	if (ex->batch_rows >= LP_EX_BATCH_ROWS || ex->batch.len >= LP_EX_BATCH_BYTES)
+		return flush(ex);
+	return 0;
+}
+
+static int on_span(void *ctx, const struct lp_tr_span *s)
+{
+	struct exporter *ex = ctx;
+	bool skip = ex->spans.next_id < ex->spans_skip;
+	int err = lp_ex_span_row(&ex->spans, &ex->batch, s, skip);
+
+	if (err) {
+		lp_err("cannot export %s: out of memory", ex->what);
+		return err;
+	}
+	if (skip)
+		return 0;
+	ex->spans_done++;
+	return row_added(ex);
+}
+
+/* The recording's start by the wall clock: the summary's, else its file's time less the window. */
+static uint64_t start_unix_of(json_object *summary, const char *path)
+{
+	json_object *rec = NULL, *v = NULL;
+	struct stat st;
+	uint64_t start = 0, end = 0, mtime;
+
+	if (json_object_object_get_ex(summary, "recording", &rec) &&
+	    json_object_object_get_ex(rec, "start_unix_ns", &v) && json_object_get_int64(v) > 0)
+		return json_object_get_uint64(v);
+	if (json_object_object_get_ex(rec, "start_ns", &v))
+		start = json_object_get_uint64(v);
+	if (json_object_object_get_ex(rec, "end_ns", &v))
+		end = json_object_get_uint64(v);
+	if (stat(path, &st))
+		return 0;
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+	return end > start && mtime > end - start ? mtime - (end - start) : mtime;
+}
+
+static int sha256_hex(const char *data, size_t len, char out[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+
+	if (!EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) || n != 32)
+		return -EIO;
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", md[i]);
+	return 0;
+}
+
+/* The trace next to the summary, when the summary says one was written. NULL: none. */
+static char *trace_of(json_object *summary, const char *summary_path, int *err)
+{
+	json_object *files = NULL, *trace = NULL;
+	const char *slash = strrchr(summary_path, '/');
+	char *p = NULL;
+
+	*err = 0;
+	if (!json_object_object_get_ex(summary, "files", &files) ||
+	    !json_object_object_get_ex(files, "trace", &trace))
+		return NULL; /* --summary-only */
+	/* Next to the summary, where record wrote it: the recording may have been moved. */
+	if (asprintf(&p, "%.*s%s", slash ? (int)(slash - summary_path + 1) : 0, summary_path,
+		     LP_TRACE_FILE) < 0) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (access(p, R_OK)) {
+		*err = -errno;
+		lp_err("%s: the summary says a trace was written, but %s cannot be read (%s): "
+		       "copy the recording's directory whole", summary_path, p, strerror(errno));
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int create_tables(struct exporter *ex)
+{
+	char *sql = NULL;
+	int err;
+
+	if (asprintf(&sql, "CREATE DATABASE IF NOT EXISTS %s", ex->o->database) < 0)
+		return -ENOMEM;
+	err = exec(ex, sql, NULL, 0, NULL);
+	free(sql);
+	for (enum lp_ex_table t = 0; !err && t < LP_EX_NTABLES; t++) {
+		struct lp_buf b = { 0 };
+
+		err = lp_ex_create_sql(&b, ex->o->database, t);
+		if (!err)
+			err = lp_buf_putc(&b, '\0') ? -ENOMEM : 0;
+		if (!err)
+			err = exec(ex, b.p, NULL, 0, NULL);
+		lp_buf_free(&b);
+	}
+	return err;
+}
+
+/* The rows of run id already in table t. */
+static int rows_of(struct exporter *ex, enum lp_ex_table t, const char *id, uint64_t *n)
+{
+	char *sql = NULL;
+	int err;
+
+	if (asprintf(&sql, "SELECT count() FROM %s.%s WHERE run_id = '%s'", ex->o->database,
+		     lp_ex_table_name(t), id) < 0)
+		return -ENOMEM;
+	err = count(ex, sql, n);
+	free(sql);
+	return err;
+}
+
+static int export_one(struct exporter *ex, const char *arg)
+{
+	const struct export_opts *o = ex->o;
+	struct lp_ex_run run = { .host = o->host, .label_keys = o->label_keys,
+				 .label_values = o->label_values, .nlabels = o->nlabels };
+	char *path = NULL, *text = NULL, *trace = NULL, problem[LP_SUMMARY_PROBLEM_MAX];
+	json_object *root = NULL, *rows = NULL;
+	struct lp_summary s;
+	struct lp_tr_stats stats;
+	uint64_t already = 0;
+	size_t len, nrows;
+	int err;
+
+	ex->what = arg;
+	err = lp_summary_text(arg, &path, &text, &len);
+	if (err) {
+		ex->status = LP_EXPORT_EXIT_RECORDING;
+		return err;
+	}
+	err = lp_summary_parse_json(text, len, path, &s, problem, sizeof(problem), &root);
+	if (err) {
+		lp_err("%s: %s", path, problem);
+		ex->status = LP_EXPORT_EXIT_RECORDING;
+		goto cleanup;
+	}
+	lp_summary_free(&s);
+	if (sha256_hex(text, len, run.run_id)) {
+		lp_err("cannot export %s: SHA-256 failed (libcrypto)", arg);
+		ex->status = LP_EXPORT_EXIT_RECORDING;
+		err = -EIO;
+		goto cleanup;
+	}
+	trace = trace_of(root, path, &err);
+	if (err) {
+		ex->status = LP_EXPORT_EXIT_RECORDING;
+		goto cleanup;
+	}
+	run.start_unix_ns = start_unix_of(root, path);
+	run.exported_unix = (uint64_t)time(NULL);
+	json_object_object_get_ex(root, "rows", &rows);
+	nrows = rows ? json_object_array_length(rows) : 0;
+	for (size_t i = 0; i < nrows; i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *calls = NULL;
+
+		json_object_object_get_ex(r, "calls", &calls);
+		ex->spans_expected += trace ? json_object_get_uint64(calls) : 0;
+	}
+
+	err = create_tables(ex);
+	if (!err)
+		err = rows_of(ex, LP_EX_RUNS, run.run_id, &already);
+	if (err)
+		goto cleanup;
+	if (already) {
+		if (!o->quiet)
+			lp_note("%s is already in %s (run %s): not sent again", arg, o->database,
+				run.run_id);
+		goto cleanup;
+	}
+	/* Cut short before: what is there is a prefix of what is sent (see the top). */
+	err = rows_of(ex, LP_EX_GROUPS, run.run_id, &ex->groups_skip);
+	if (!err && trace)
+		err = rows_of(ex, LP_EX_SPANS, run.run_id, &ex->spans_skip);
+	if (err)
+		goto cleanup;
+
+	ex->table = LP_EX_GROUPS;
+	for (size_t i = (size_t)ex->groups_skip; !err && i < nrows; i++) {
+		err = lp_ex_group_row(&ex->batch, json_object_array_get_idx(rows, i), i, &run);
+		if (err)
+			lp_err("cannot export %s: out of memory", arg);
+		else
+			err = row_added(ex);
+	}
+	if (!err)
+		err = flush(ex);
+	if (err)
+		goto cleanup;
+	run.groups_rows = nrows;
+
+	if (trace) {
+		struct lp_tr_sink sink = { .span = on_span, .ctx = ex };
+
+		ex->table = LP_EX_SPANS;
+		err = lp_ex_spans_init(&ex->spans, &run);
+		if (err) {
+			lp_err("cannot export %s: out of memory", arg);
+			goto cleanup;
+		}
+		err = lp_trace_read(trace, &sink, &stats);
+		if (err && !ex->status) {
+			if (err == -E2BIG)
+				lp_err("%s: a line longer than %u bytes (LP_TRACE_LINE_MAX): not a "
+				       "trace record writes", trace, LP_TRACE_LINE_MAX);
+			else
+				lp_err("cannot read the trace %s: %s", trace, strerror(-err));
+			ex->status = LP_EXPORT_EXIT_RECORDING;
+		}
+		if (!err)
+			err = flush(ex);
+		run.spans_rows = ex->spans.next_id;
+		lp_ex_spans_free(&ex->spans);
+		if (err)
+			goto cleanup;
+		if (stats.skipped)
+			lp_warn("%s: %" PRIu64 " lines are not events as record writes them: left out",
+				trace, stats.skipped);
+	}
+
+	/* Last: its presence says the run is complete. */
+	ex->table = LP_EX_RUNS;
+	err = lp_ex_run_row(&ex->batch, root, &run);
+	if (err)
+		lp_err("cannot export %s: out of memory", arg);
+	else
+		err = row_added(ex);
+	if (!err)
+		err = flush(ex);
+	if (!err && !o->quiet)
+		lp_note("exported %s as run %s to database %s: %zu groups, %" PRIu64 " spans, "
+			"%.1f MB in %.1f s", arg, run.run_id, o->database, nrows, run.spans_rows,
+			(double)lp_ch_sent(ex->ch) / 1e6, since(&ex->started));
+cleanup:
+	if (err && !ex->status)
+		ex->status = LP_EXPORT_EXIT_RECORDING;
+	ex->batch.len = ex->batch_rows = 0;
+	ex->spans_expected = ex->spans_done = ex->spans_skip = ex->groups_skip = 0;
+	json_object_put(root);
+	free(trace);
+	free(text);
+	free(path);
+	return err;
+}
+
+static int export_all(const struct export_opts *o)
+{
+	struct exporter ex = { .o = o };
+	struct creds c;
+	char problem[512];
+	int worst = 0;
+
+	if (creds_get(o->credentials, &c))
+		return LP_EXPORT_EXIT_RECORDING;
+	ex.ch = lp_ch_open(o->url, c.user, c.password, o->ca_file, problem, sizeof(problem));
+	creds_free(&c);
+	if (!ex.ch) {
+		lp_err("%s", problem);
+		return LP_EXPORT_EXIT_RECORDING;
+	}
+	for (int i = 0; i < o->npaths; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ex.started);
+		ex.said = ex.started;
+		ex.status = 0;
+		export_one(&ex, o->paths[i]);
+		if (ex.status && !worst)
+			worst = ex.status;
+		/* The server is gone or refuses us: the next recordings would fail the same way. */
+		if (ex.status == LP_EXPORT_EXIT_UNREACHABLE || ex.status == LP_EXPORT_EXIT_AUTH)
+			break;
+	}
+	lp_buf_free(&ex.batch);
+	lp_ch_close(ex.ch);
+	return worst;
+}
+
+static char hostname_buf[256];
+
+static const char *this_host(void)
+{
+	if (gethostname(hostname_buf, sizeof(hostname_buf) - 1) || !hostname_buf[0])
+		snprintf(hostname_buf, sizeof(hostname_buf), "unknown");
+	return hostname_buf;
+}
+
+int lp_export_recording(const char *url, const char *dir, const char *after)
+{
+	char *paths[] = { (char *)dir };
+	struct export_opts o = { .url = url, .database = LP_EX_DATABASE_DEFAULT,
+				 .host = this_host(), .paths = paths, .npaths = 1, .after = after };
+
+	return export_all(&o);
+}
+
+/* ---- the command line ---- */
+
+static const char export_doc[] =
+	"Send recordings (directories, or either of their files) to a ClickHouse server over "
+	"its HTTP interface: one row per recording in the table runs, one per summary row in "
+	"groups, one per trace span in spans, in database leanprofiler (created when missing; "
+	"schema " LP_EX_SCHEMA ", docs/fleet.md). A recording already there is not sent again. "
+	"The trace is sent in batches: memory stays bounded, and progress is said on stderr "
+	"about once a second.\n\n"
+	"Credentials: the first line USER:PASSWORD of --credentials FILE or of the file in "
+	"$" LP_EXPORT_ENV_CREDENTIALS " (readable by its owner only), else $" LP_EXPORT_ENV_USER
+	" and $" LP_EXPORT_ENV_PASSWORD "; never in the URL, which ps shows. https:// URLs "
+	"verify the server's certificate.\n\n"
+	"Exit status: 0 when every recording is stored (or already was); 1 when the server "
+	"cannot be reached (nothing is stored, the files stay as they are); 2 when it refuses "
+	"the credentials; 3 when it answers an error; 125 for a bad option or a recording that "
+	"cannot be read. The first failure sets it; one line says each."
+	"\vExamples:\n"
+	"  leanprofiler export --clickhouse http://127.0.0.1:8123/ build\n"
+	"  leanprofiler export --clickhouse https://ch.example:8443/ --host db-07 \\\n"
+	"      --label role=primary --credentials /etc/leanprofiler/clickhouse /var/lib/prof/*\n"
+	"  sudo leanprofiler record --export http://ch:8123/ -o /var/lib/prof/run1 -- ./job\n";
+
+enum { OPT_CLICKHOUSE = 1300, OPT_DATABASE, OPT_HOST, OPT_LABEL, OPT_CREDENTIALS, OPT_CA_FILE };
+
+static const struct argp_option export_options[] = {
+	{ "clickhouse", OPT_CLICKHOUSE, "URL", 0,
+	  "The server's HTTP interface, http:// or https:// (required)", 0 },
+	{ "database", OPT_DATABASE, "DB", 0,
+	  "The database of the tables, letters, digits and _ (default: leanprofiler)", 0 },
+	{ "host", OPT_HOST, "NAME", 0, "The host the runs are stored under (default: this "
+				      "machine's hostname)", 0 },
+	{ "label", OPT_LABEL, "K=V", 0, "A label of the runs, e.g. role=primary; repeatable", 0 },
+	{ "credentials", OPT_CREDENTIALS, "FILE", 0,
+	  "Read USER:PASSWORD from the first line of FILE (mode 600)", 0 },
+	{ "ca-file", OPT_CA_FILE, "FILE", 0,
+	  "Verify an https:// server with the CA certificates in FILE (PEM)", 0 },
+	{ "quiet", 'q', NULL, 0, "Say only failures, no progress", 0 },
+	{ 0 },
+};
+
+#define export_usage_error(state, fmt, ...)                                             \
+	argp_failure(state, LP_EXPORT_EXIT_RECORDING, 0,                                 \
+		     fmt "; see 'leanprofiler export --help'", ##__VA_ARGS__)
+
+static error_t export_parse(int key, char *arg, struct argp_state *state)
+{
+	struct export_opts *o = state->input;
+	char *eq;
+
+	switch (key) {
+	case OPT_CLICKHOUSE:
+		o->url = arg;
+		break;
+	case OPT_DATABASE:
+		if (!lp_ex_database_valid(arg))
+			export_usage_error(state, "invalid --database '%s': letters, digits and _, "
+						  "at most %d, not a digit first", arg,
+					   LP_EX_DATABASE_MAX);
+		o->database = arg;
+		break;
+	case OPT_HOST:
+		if (!*arg)
+			export_usage_error(state, "--host needs a name");
+		o->host = arg;
+		break;
+	case OPT_LABEL:
+		eq = strchr(arg, '=');
+		if (!eq || eq == arg)
+			export_usage_error(state, "invalid --label '%s': KEY=VALUE", arg);
+		if (o->nlabels == LP_EX_LABELS_MAX)
+			export_usage_error(state, "more than %d labels", LP_EX_LABELS_MAX);
+		*eq = '\0';
+		o->label_keys[o->nlabels] = arg;
+		o->label_values[o->nlabels++] = eq + 1;
+		break;
+	case OPT_CREDENTIALS:
+		o->credentials = arg;
+		break;
+	case OPT_CA_FILE:
+		o->ca_file = arg;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case ARGP_KEY_ARGS:
+		o->paths = state->argv + state->next;
+		o->npaths = state->argc - state->next;
+		break;
+	case ARGP_KEY_END:
+		if (!o->url)
+			export_usage_error(state, "no --clickhouse URL");
+		if (!o->npaths)
+			export_usage_error(state, "no recording to export (PATH...)");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct argp argp = { export_options, export_parse,
+					  "--clickhouse URL [OPTION...] PATH...", export_doc, NULL,
+					  NULL, NULL };
+	struct export_opts o = { .database = LP_EX_DATABASE_DEFAULT, .after = "" };
+	error_t err;
+
+	argv[0] = "leanprofiler export";
+	err = argp_parse(&argp, argc, argv, 0, NULL, &o);
+	if (err) {
+		lp_err("cannot read the command line: %s", strerror(err));
+		return LP_EXPORT_EXIT_RECORDING;
+	}
+	if (!o.host)
+		o.host = this_host();
+	return export_all(&o);
+}
