@@ -150,17 +150,22 @@ static void burn_ns(uint64_t ns)
 /*
  * Asleep for ns of CLOCK_MONOTONIC (an absolute deadline: EINTR cannot shorten it).
  * The wall clock is read last before the call and first after it, so the CPU time
- * and run_delay read around it cover at least the call.
+ * and run_delay read around it cover at least the call; the deadline is taken from
+ * that last reading, or a preemption during the others could make it past before
+ * the call.
  */
 static void sleep_ns(uint64_t ns)
 {
-	uint64_t end = now_ns() + ns, w0, w1, c0, c1;
-	struct timespec d = { (time_t)(end / 1000000000ULL), (long)(end % 1000000000ULL) };
+	uint64_t end, w0, w1, c0, c1;
+	struct timespec d;
 	int64_t d0, d1;
 
 	d0 = run_delay_ns();
 	c0 = thread_cpu_ns();
 	w0 = now_ns();
+	end = w0 + ns;
+	d.tv_sec = (time_t)(end / 1000000000ULL);
+	d.tv_nsec = (long)(end % 1000000000ULL);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
 		;
 	w1 = now_ns();
