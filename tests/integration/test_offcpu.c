@@ -40,11 +40,10 @@
  *   - blocked >= what of the nanosleep calls inside was neither CPU time nor a wait
  *     for a CPU (their wall time less the thread's CPU time and run_delay in them,
  *     read right around each call), less 100 us; and >= 1 voluntary switch then
- *     (under load a thread can be preempted in the call before it is asleep, or
- *     wait for a CPU after its timer fired: a 3 ms nanosleep is then asleep for
- *     less than 3 ms, runnable for the rest); blocked > 0
- *     exactly when there was a voluntary switch (a blocked interval begins with
- *     one); in spans that only burn CPU, runq > 0 exactly when there was an
+ *     (under load a thread can be preempted in the call before it is asleep: a
+ *     3 ms nanosleep is then asleep for less than 3 ms, runnable for the rest);
+ *     blocked > 0 exactly when there was a voluntary switch (a blocked interval
+ *     begins with one); in spans that only burn CPU, runq > 0 exactly when there was an
  *     involuntary switch (a spinning thread only waits for a CPU after being
  *     preempted), and blocked <= 500 us + 10% of dur;
  *   - 4 threads burning on 2 CPUs: runq >= 25% of their summed span time.
@@ -455,13 +454,17 @@ static int64_t switch_allowance(const struct lspan *l)
 
 /*
  * What the thread surely slept of its span: the time of its nanosleep calls that
- * was neither its CPU time nor a wait for a CPU, less SLEEP_SLACK_NS. A call
- * begins on a CPU and ends on one, and the thread can be preempted in it before
- * it is asleep or wait for a CPU once its timer fired (a loaded host: hundreds of
- * us), so it is asleep for less than the sleep it asked for, never for less than
- * this. The kernel's CPU time and run_delay can trade time at a switch (see
- * check_span()), not lose it: their sum is what counts. Without run_delay, no
- * bound (0).
+ * was neither its CPU time nor a wait for a CPU, less SLEEP_SLACK_NS. The
+ * deadline runs from the call on, and the thread can be preempted in the call
+ * before it is asleep (on a loaded host, hundreds of us): it is then asleep for
+ * less than the sleep it asked for, never for less than this (a wait for a CPU
+ * after its timer fired is in the call's wall time and run_delay alike). The
+ * kernel's CPU time and run_delay can trade time at a switch (see check_span()),
+ * not lose it: their sum is what counts. One thing it does lose: time a
+ * hypervisor took the virtual CPU while the thread ran in the call (steal is left
+ * out of its CPU clock, not out of the recording's cpu: docs/internals.md), which
+ * shows as cpu above the thread's CPU time, a check of its own. Without
+ * run_delay, no bound (0).
  */
 static int64_t sleep_min(const struct lspan *l)
 {
