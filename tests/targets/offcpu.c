@@ -27,9 +27,12 @@
  *
  * The log (O_APPEND, one write(2) per line) has one line per span, written when it
  * is over:
- *   S pid tid depth name sleep_ns loop_ns gap_ns R0 R1 R2 R3
+ *   S pid tid depth name sleep_ns loop_ns gap_ns N R0 R1 R2 R3
  * sleep_ns: the nanosleep inside the span (0: none; for a parent, its children's
- * too); loop_ns: the CLOCK_MONOTONIC time of its CPU burning loops, gap_ns: the part
+ * too); N: "wall cpu run_delay" of the clock_nanosleep calls inside (summed), read
+ * right before and after each call (as R0..R3; run_delay -1: not known): under
+ * load the thread can wait for a CPU or run inside the call, so it is asleep for
+ * less than sleep_ns, but for no less than wall - cpu - run_delay; loop_ns: the CLOCK_MONOTONIC time of its CPU burning loops, gap_ns: the part
  * of it the thread was surely off its CPU (10 us or more between two readings of the
  * clock in the loop, whose iterations take 1-3 us: it waited for a CPU, or served an
  * interrupt); R0..R3: what the thread had before the enter marker, after it, before the
@@ -99,6 +102,34 @@ static uint64_t thread_cpu_ns(void)
  */
 static __thread uint64_t loop_total, gap_total;
 
+/*
+ * The thread's clock_nanosleep calls so far: their CLOCK_MONOTONIC time, the CPU
+ * time and the run_delay (-1 once unknown) it had in them.
+ */
+static __thread uint64_t nap_wall, nap_cpu;
+static __thread int64_t nap_delay;
+
+/*
+ * The scheduler's own count of the thread's time waiting for a CPU (sched_info's
+ * run_delay, the second figure of /proc/thread-self/schedstat), ns; -1 if unknown
+ * (a kernel without CONFIG_SCHED_INFO).
+ */
+static int64_t run_delay_ns(void)
+{
+	static __thread int fd = -1;
+	unsigned long long exec, delay;
+	char buf[96];
+	ssize_t n;
+
+	if (fd < 0)
+		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return sscanf(buf, "%llu %llu", &exec, &delay) == 2 ? (int64_t)delay : -1;
+}
+
 /* Runs until the thread has had ns more of CPU time, however long that takes. */
 static void burn_ns(uint64_t ns)
 {
@@ -116,14 +147,33 @@ static void burn_ns(uint64_t ns)
 	loop_total += prev - start;
 }
 
-/* Asleep for ns of CLOCK_MONOTONIC (an absolute deadline: EINTR cannot shorten it). */
+/*
+ * Asleep for ns of CLOCK_MONOTONIC (an absolute deadline: EINTR cannot shorten it).
+ * The wall clock is read last before the call and first after it, so the CPU time
+ * and run_delay read around it cover at least the call; the deadline is taken from
+ * that last reading, or a preemption during the others could make it past before
+ * the call.
+ */
 static void sleep_ns(uint64_t ns)
 {
-	uint64_t end = now_ns() + ns;
-	struct timespec d = { (time_t)(end / 1000000000ULL), (long)(end % 1000000000ULL) };
+	uint64_t end, w0, w1, c0, c1;
+	struct timespec d;
+	int64_t d0, d1;
 
+	d0 = run_delay_ns();
+	c0 = thread_cpu_ns();
+	w0 = now_ns();
+	end = w0 + ns;
+	d.tv_sec = (time_t)(end / 1000000000ULL);
+	d.tv_nsec = (long)(end % 1000000000ULL);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL) == EINTR)
 		;
+	w1 = now_ns();
+	c1 = thread_cpu_ns();
+	d1 = run_delay_ns();
+	nap_wall += w1 - w0;
+	nap_cpu += c1 - c0;
+	nap_delay = d0 < 0 || d1 < 0 || nap_delay < 0 ? -1 : nap_delay + (d1 - d0);
 }
 
 /* --- spans with their readings ------------------------------------------------ */
@@ -146,6 +196,8 @@ struct span {
 	int depth;
 	uint64_t sleep;
 	uint64_t loop, gap; /* loop_total and gap_total at the beginning */
+	uint64_t nwall, ncpu; /* nap_wall, nap_cpu and nap_delay at the beginning */
+	int64_t ndelay;
 	struct reading r[4];
 };
 
@@ -156,27 +208,6 @@ static void thr_init(struct thr *t, const char *comm)
 	t->depth = 0;
 	if (comm)
 		prctl(PR_SET_NAME, comm);
-}
-
-/*
- * The scheduler's own count of the thread's time waiting for a CPU (sched_info's
- * run_delay, the second figure of /proc/thread-self/schedstat), ns; -1 if unknown
- * (a kernel without CONFIG_SCHED_INFO).
- */
-static int64_t run_delay_ns(void)
-{
-	static __thread int fd = -1;
-	unsigned long long exec, delay;
-	char buf[96];
-	ssize_t n;
-
-	if (fd < 0)
-		fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	n = fd < 0 ? -1 : pread(fd, buf, sizeof(buf) - 1, 0);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	return sscanf(buf, "%llu %llu", &exec, &delay) == 2 ? (int64_t)delay : -1;
 }
 
 /*
@@ -215,6 +246,9 @@ static void read_after(struct reading *r)
 		(s)->sleep = 0;                                                           \
 		(s)->loop = loop_total;                                                   \
 		(s)->gap = gap_total;                                                     \
+		(s)->nwall = nap_wall;                                                    \
+		(s)->ncpu = nap_cpu;                                                      \
+		(s)->ndelay = nap_delay;                                                  \
 		read_before(&(s)->r[0]);                                                  \
 		LP_SPAN_ENTER(NAME, NULL);                                                \
 		read_after(&(s)->r[1]);                                                   \
@@ -230,11 +264,14 @@ static void read_after(struct reading *r)
 
 static void span_log(struct thr *t, struct span *s)
 {
-	char buf[400];
-	int n = snprintf(buf, sizeof(buf), "S %d %d %d %s %llu %llu %llu", t->pid, t->tid, s->depth,
-			 s->name, (unsigned long long)s->sleep,
+	char buf[480];
+	int64_t ndelay = s->ndelay < 0 || nap_delay < 0 ? -1 : nap_delay - s->ndelay;
+	int n = snprintf(buf, sizeof(buf), "S %d %d %d %s %llu %llu %llu %llu %llu %lld", t->pid,
+			 t->tid, s->depth, s->name, (unsigned long long)s->sleep,
 			 (unsigned long long)(loop_total - s->loop),
-			 (unsigned long long)(gap_total - s->gap));
+			 (unsigned long long)(gap_total - s->gap),
+			 (unsigned long long)(nap_wall - s->nwall),
+			 (unsigned long long)(nap_cpu - s->ncpu), (long long)ndelay);
 
 	t->depth--;
 	for (int i = 0; i < 4; i++)
