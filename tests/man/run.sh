@@ -29,7 +29,7 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-cd "$root"
+cd "$root" || exit 1
 build=${1:-build}
 lp=$build/leanprofiler
 tmp=$(mktemp -d)
@@ -159,7 +159,7 @@ for page in man/leanprofiler-*.1; do
 
 	begin
 	grep -qx -- "$cmd" <<<"$commands" ||
-		complain "'$cmd' is not a command of 'leanprofiler --help' ($(echo $commands))"
+		complain "'$cmd' is not a command of 'leanprofiler --help' ($(tr '\n' ' ' <<<"$commands"))"
 	"$lp" "$cmd" --help >/dev/null 2>"$tmp/stderr"
 	rc=$?
 	[[ $rc -eq 0 ]] || complain "'leanprofiler $cmd --help' exited $rc: $(head -1 "$tmp/stderr")"
@@ -226,7 +226,7 @@ text=$(sed 's/\\f\(\[[A-Za-z]*\]\|.\)//g' "$page")
 for m in $macros; do
 	grep -qw -- "$m" <<<"$text" || complain "$m (include/leanprofiler.h) is not in the page"
 done
-end "$page names every public macro of include/leanprofiler.h ($(echo $macros | wc -w))"
+end "$page names every public macro of include/leanprofiler.h ($(wc -w <<<"$macros"))"
 
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
