@@ -6,7 +6,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev pkg-config make gcc)
 test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.11-minimal
 	postgresql-15 postgresql-client-15 libpq-dev openjdk-17-jdk-headless chromium libxml2-utils librsvg2-bin
-	groff-base man-db)
+	groff-base)
 bench=(jq time)
 case "${1:-build}" in
 build) "$here/apt-ensure.sh" "${build[@]}" ;;

@@ -10,8 +10,7 @@
 #  1. groff renders it without a single warning (-ww), for the PostScript and
 #     the UTF-8 terminal devices, and its source is ASCII (roff escapes for the rest).
 #  2. It has NAME, SYNOPSIS and DESCRIPTION, and its .TH names the file's page and
-#     section and the version 'leanprofiler --version' prints; man-db's lexgrog reads
-#     its whatis entry "NAME - ..." from the NAME section.
+#     section and the version 'leanprofiler --version' prints.
 # For every man/leanprofiler-CMD.1, against 'leanprofiler CMD --help' (so that a
 # page cannot go stale when an option is added, renamed or removed):
 #  3. CMD is a command of 'leanprofiler --help', and --help exits 0.
@@ -140,14 +139,6 @@ for page in "${pages[@]}"; do
 	[[ ${BASH_REMATCH[3]:-} == "$version" ]] ||
 		complain ".TH version '${BASH_REMATCH[3]:-}', but leanprofiler --version says $version"
 	end "$page has NAME, SYNOPSIS, DESCRIPTION and a .TH of its name, section and version"
-
-	# What man-db's mandb puts in the whatis database, for apropos and whatis.
-	begin
-	whatis=$(lexgrog "$page" 2>&1)
-	rc=$?
-	[[ $rc -eq 0 ]] || complain "lexgrog exited $rc: $whatis"
-	grep -qF -- "\"$name - " <<<"$whatis" || complain "lexgrog reads no '$name - ...' entry: $whatis"
-	end "$page: its NAME line gives the whatis entry '$name - ...'"
 done
 
 # --- leanprofiler-CMD.1 against 'leanprofiler CMD --help' -------------------------
