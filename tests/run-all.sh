@@ -39,6 +39,7 @@ for t in "$build"/san/tests/unit/*; do
 	[ -x "$t" ] && suite "unit under ASan+UBSan: $(basename "$t")" "$t"
 done
 suite "header: compiles as C99/C11/GNU11/C2x/C++, notes, semaphore" tests/header/run.sh
+suite "man: pages render cleanly and document exactly the options of --help" tests/man/run.sh "$build"
 suite "consumer: install speedscope's importer" tests/consumer/setup.sh
 suite "consumer: selftest (good and bad traces)" tests/consumer/selftest.sh
 suite "integration: real BPF recording" "$build/tests/integration/test_record" "$build"
