@@ -58,7 +58,9 @@ enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_RO
        OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU };
 
 static const struct argp_option record_options[] = {
-	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
+	{ "output", 'o', "DIR", 0,
+	  "Write the trace and summary into DIR, made with its parents when missing (default: "
+	  "the current directory); the previous pair there is kept as *.json.old", 0 },
 	{ "buffer-size", OPT_BUFFER, "SIZE", 0,
 	  "Ring buffer size, a power of two from 64K to 1G; suffixes K, M, G (default: 16M)", 0 },
 	{ "counter-name", OPT_COUNTER_NAME, "TEXT", 0,
@@ -329,7 +331,7 @@ static int cmd_record(int argc, char **argv)
 					  "[--] COMMAND [ARG...]\n-p PID\n--all-processes BINARY",
 					  record_doc, NULL, NULL, NULL };
 	struct lp_record_opts o = {
-		.out_dir = "build",
+		.out_dir = ".",
 		.buffer_bytes = LP_BUFFER_DEFAULT,
 		.counter_name = "Lean heartbeats",
 		.max_groups = LP_GROUPS_MAX,
