@@ -49,7 +49,8 @@ static const char record_doc[] =
 	"  record --all-processes BIN  every process running BIN, now or started later\n\n"
 	"Every mode records all threads, the libraries' markers (dlopen'ed ones too) and the "
 	"child processes the targets fork. -p and --all-processes record until --duration "
-	"ends, the targets exit, or Ctrl-C; the targets run on, unharmed."
+	"ends, the targets exit, or Ctrl-C; the targets run on, unharmed. More in "
+	"leanprofiler-record(1)."
 	"\vExamples:\n"
 	"  sudo leanprofiler record -- ./build/examples/nested\n"
 	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- \\\n"
@@ -86,7 +87,7 @@ static const struct argp_option record_options[] = {
 	  0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Split every span's time into on a CPU, waiting for a CPU (runq) and blocked, from "
-	  "the scheduler's switches; adds columns to the table (README: Why a span is slow)", 0 },
+	  "the scheduler's switches; adds columns to the table (see leanprofiler-record(1))", 0 },
 	{ "max-groups", OPT_MAX_GROUPS, "N", 0,
 	  "Rows of their own (a span name with its metadata) at most; the spans of later ones "
 	  "are folded into overflow rows, per name (default: 10000)", 0 },
@@ -94,8 +95,8 @@ static const struct argp_option record_options[] = {
 	  "Rows the table shows, the first by self time (default: 40); the summary has all", 0 },
 	{ "span", OPT_SPAN, "SPEC", 0,
 	  "Also make spans from a pair of USDT probes: 'PROVIDER:ENTRY,PROVIDER:EXIT' and "
-	  "optionally ',name=..' ',meta=..' ',key=argN' (README: Spans from any USDT "
-	  "probes); repeatable", 0 },
+	  "optionally ',name=..' ',meta=..' ',key=argN' (see leanprofiler-record(1)); "
+	  "repeatable", 0 },
 	{ "preset", OPT_PRESET, "NAME", 0,
 	  "Ready span-pair specs for a runtime: postgresql, jvm, libstdcxx, cpython "
 	  "('leanprofiler list --presets'); repeatable", 0 },
@@ -360,7 +361,8 @@ static const char list_doc[] =
 	"presets of 'record --preset' that use the probe, unsupported=ARG an argument spec "
 	"libbpf cannot decode (such probes cannot be recorded). Needs no privileges beyond "
 	"reading the files (and, with -p, the process's /proc/PID/maps).\n\n"
-	"--presets lists the presets and the span-pair specs they are made of."
+	"--presets lists the presets and the span-pair specs they are made of. More in "
+	"leanprofiler-list(1)."
 	"\vExamples:\n"
 	"  leanprofiler list /usr/bin/python3.11\n"
 	"  leanprofiler list -p \"$(pidof postgres | cut -d' ' -f1)\"\n"
@@ -444,7 +446,7 @@ static const char report_doc[] =
 	"timeline.svg and rows.svg for a document or a wiki, --html one self-contained page "
 	"(nothing fetched from the network) to explore it in a browser. PATH is a recording's "
 	"directory or either of its files (default: the current directory). Needs no "
-	"privileges."
+	"privileges. More in leanprofiler-report(1)."
 	"\vExamples:\n"
 	"  leanprofiler report build\n"
 	"  leanprofiler report --sort total --top 10 /tmp/prof\n"
@@ -607,7 +609,8 @@ static const char diff_doc[] =
 	"or removed. Then one line per regression: a row whose self time or P95 grew by more "
 	"than the threshold, with at least " LP_STR(LP_DIFF_MIN_CALLS) " calls on each side, "
 	"and whose calls are slower by a one-sided Mann-Whitney rank test on their histograms "
-	"(z >= " LP_STR(LP_DIFF_Z) "; self times for self time, durations for P95)."
+	"(z >= " LP_STR(LP_DIFF_Z) "; self times for self time, durations for P95). More in "
+	"leanprofiler-diff(1)."
 	"\vExamples:\n"
 	"  leanprofiler diff /tmp/before /tmp/after\n"
 	"  leanprofiler diff --threshold 5 --json base/leanprofiler-summary.json new\n\n"
@@ -710,8 +713,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\n'leanprofiler help COMMAND' or 'leanprofiler COMMAND --help' describes\n"
-		   "each. Exit status: 125 for a bad command line; each command's --help lists\n"
-		   "its own.\n");
+		   "each (leanprofiler-COMMAND(1) in full). Exit status: 125 for a bad command\n"
+		   "line; each command's --help lists its own.\n");
 }
 
 static bool is_help(const char *arg)

@@ -706,6 +706,10 @@ static void test_help_texts(void **state)
 				if (r.status != 0 || strcmp(r.err, ""))
 					fail_msg("%s: exit %d, stderr %s", what, r.status, r.err);
 				check_help(what, r.out);
+				/* The man pages are where the help sends the user, not README. */
+				if (strstr(r.out, "README") ||
+				    !strstr(r.out, fmt("leanprofiler-%s(1)", cmd)))
+					fail_msg("%s: README, or no leanprofiler-%s(1)", what, cmd);
 				if (!first)
 					first = strdup(r.out);
 				assert_string_equal(r.out, first);
