@@ -273,6 +273,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 
 		if (parse_pid(arg, &pid))
 			return lp_usage_error(state, "invalid PID '%s'", arg);
+		if (o->mode == LP_MODE_ATTACH)
+			return lp_usage_error(state, "-p given twice: one process per recording "
+						     "(every process of a binary: --all-processes)");
 		if (o->mode != LP_MODE_LAUNCH)
 			return lp_usage_error(state, "-p and --all-processes exclude each other");
 		o->mode = LP_MODE_ATTACH;
@@ -280,6 +283,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	}
 	case OPT_ALL:
+		if (o->mode == LP_MODE_ALL)
+			return lp_usage_error(state, "--all-processes given twice: one binary per "
+						     "recording");
 		if (o->mode != LP_MODE_LAUNCH)
 			return lp_usage_error(state, "-p and --all-processes exclude each other");
 		if (!*arg)
@@ -391,6 +397,8 @@ static error_t list_parse(int key, char *arg, struct argp_state *state)
 
 		if (parse_pid(arg, &pid))
 			return lp_usage_error(state, "invalid PID '%s'", arg);
+		if (o->pid)
+			return lp_usage_error(state, "-p given twice: one process at a time");
 		o->pid = pid;
 		break;
 	}

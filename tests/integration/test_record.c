@@ -411,6 +411,9 @@ static void test_failures(void **state)
 		{ 125, "invalid --max-groups '0': a number from 1 to 10000000" },
 		{ 125, "invalid --max-groups '1e3'" },
 		{ 125, "invalid --rows '-1': a number from 1, or all" },
+		{ 125, "leanprofiler record: -p given twice: one process per recording" },
+		{ 125, "leanprofiler record: --all-processes given twice: one binary per recording" },
+		{ 125, "leanprofiler record: -p and --all-processes exclude each other" },
 	};
 	char *cases[][10] = {
 		{ lp, "record", "-o", out, "--", "/nonexistent/command", NULL },
@@ -428,6 +431,9 @@ static void test_failures(void **state)
 		{ lp, "record", "--max-groups", "0", "--", "/bin/true", NULL },
 		{ lp, "record", "--max-groups", "1e3", "--", "/bin/true", NULL },
 		{ lp, "record", "--rows", "-1", "--", "/bin/true", NULL },
+		{ lp, "record", "-p", "1", "-p", "2", NULL },
+		{ lp, "record", "--all-processes", "/bin/a", "--all-processes", "/bin/b", NULL },
+		{ lp, "record", "-p", "1", "--all-processes", "/bin/a", NULL },
 	};
 	struct run r;
 
