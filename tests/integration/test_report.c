@@ -57,12 +57,18 @@ static struct run record(const char *dir, char *const opts[], char *const cmd[])
 }
 
 /*
- * The table in record's stdout: from "Lean profile:" (a target may print
- * before it) to the blank line before "Trace:" and "Summary:".
+ * The table in record's stdout: from "Lean profile:" (a recording whose
+ * markers pass a counter) or "Profile:" at the start of a line (one without;
+ * a target may print before it) to the blank line before "Trace:" and "Summary:".
  */
 static char *table_part(const char *out)
 {
 	const char *start = strstr(out, "Lean profile:");
+
+	if (!start)
+		start = !strncmp(out, "Profile: ", 9) ? out : strstr(out, "\nProfile: ");
+	if (start && *start == '\n')
+		start++;
 	const char *end = strstr(out, "\n\nTrace: ");
 
 	assert_non_null(start);
