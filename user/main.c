@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/types.h>
 
+#include "cli.h"
 #include "cmd_export.h"
 #include "cmd_report.h"
 #include "common.h"
@@ -23,10 +24,6 @@
 #include "session.h"
 #include "stats.h"
 
-/* Exit codes of leanprofiler's own failures, as env(1) and timeout(1) use them. */
-#define LP_EXIT_FAILURE 125  /* leanprofiler itself failed (options, BPF, output) */
-#define LP_EXIT_CANNOT_RUN 126 /* COMMAND was found but could not be executed */
-#define LP_EXIT_NOT_FOUND 127  /* COMMAND was not found */
 /* record --export: the recording succeeded (its files are written), its export failed. */
 #define LP_EXIT_EXPORT 124
 
@@ -35,35 +32,50 @@
 const char *argp_program_version = "leanprofiler " LP_VERSION;
 const char *argp_program_bug_address = NULL;
 
+/*
+ * The help texts: argp breaks a line longer than 79 columns at column 0, so
+ * every indented line here (the modes, the examples) fits in 79 columns, a
+ * long example continues with a backslash, and only prose paragraphs wrap.
+ */
+#define LP_STATUS_USAGE "125 for a bad command line"
+
 static const char record_doc[] =
 	"Record the spans of a program marked with leanprofiler.h, then print the summary table "
-	"and write DIR/leanprofiler-trace.json (Chrome Trace Event format: open it in Perfetto) "
-	"and DIR/leanprofiler-summary.json.\n\n"
-	"  record -- COMMAND          launch COMMAND and record it from its first instruction\n"
-	"                             until it exits\n"
-	"  record -p PID              attach to a running process, without restarting it\n"
-	"  record --all-processes BIN every process running BIN, now or started later\n\n"
+	"and write leanprofiler-trace.json (Chrome Trace Event format: open it in Perfetto) "
+	"and leanprofiler-summary.json into the current directory, or DIR with -o. The "
+	"previous recording's pair there is kept as leanprofiler-trace.json.old and "
+	"leanprofiler-summary.json.old, replacing older ones.\n\n"
+	"  record -- COMMAND           launch COMMAND and record it from its first\n"
+	"                              instruction until it exits\n"
+	"  record -p PID               attach to a running process, without\n"
+	"                              restarting it\n"
+	"  record --all-processes BIN  every process running BIN, now or started later\n\n"
 	"Every mode records all threads, the libraries' markers (dlopen'ed ones too) and the "
 	"child processes the targets fork. -p and --all-processes record until --duration "
-	"ends, the targets exit, or Ctrl-C; the targets run on, unharmed.\n\n"
-	"Exit status: COMMAND's (128+N when killed by signal N), or 0 for -p and "
-	"--all-processes; 125 when leanprofiler fails, 126 when COMMAND cannot be executed, "
-	"127 when it is not found; 124 when --export failed (the recording is kept; the "
-	"command's status is said on stderr)."
+	"ends, the targets exit, or Ctrl-C; the targets run on, unharmed. More in "
+	"leanprofiler-record(1)."
 	"\vExamples:\n"
 	"  sudo leanprofiler record -- ./build/examples/nested\n"
-	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- ./server --port 8080\n"
+	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- \\\n"
+	"      ./server --port 8080\n"
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
 	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n"
 	"  sudo leanprofiler record --preset cpython -- /usr/bin/python3.11 script.py\n"
-	"  sudo leanprofiler record --span 'python:gc__start,gc__done,meta=gen={arg0}' -p 1234\n";
+	"  sudo leanprofiler record -p 1234 \\\n"
+	"      --span 'python:gc__start,gc__done,meta=gen={arg0}'\n\n"
+	"Exit status: COMMAND's (128+N when signal N killed it), 0 for -p and "
+	"--all-processes; " LP_STATUS_USAGE " or when leanprofiler fails, 126 when COMMAND "
+	"cannot be executed, 127 when it is not found; 124 when --export failed (the "
+	"recording is kept; the command's status is said on stderr).\n";
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
        OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU,
        OPT_EXPORT };
 
 static const struct argp_option record_options[] = {
-	{ "output", 'o', "DIR", 0, "Write the trace and summary into DIR (default: build)", 0 },
+	{ "output", 'o', "DIR", 0,
+	  "Write the trace and summary into DIR, made with its parents when missing (default: "
+	  "the current directory); the previous pair there is kept as *.json.old", 0 },
 	{ "buffer-size", OPT_BUFFER, "SIZE", 0,
 	  "Ring buffer size, a power of two from 64K to 1G; suffixes K, M, G (default: 16M)", 0 },
 	{ "counter-name", OPT_COUNTER_NAME, "TEXT", 0,
@@ -80,15 +92,16 @@ static const struct argp_option record_options[] = {
 	  0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Split every span's time into on a CPU, waiting for a CPU (runq) and blocked, from "
-	  "the scheduler's switches; adds columns to the table (README: Why a span is slow)", 0 },
+	  "the scheduler's switches; adds columns to the table (see leanprofiler-record(1))", 0 },
 	{ "max-groups", OPT_MAX_GROUPS, "N", 0,
 	  "Rows of their own (a span name with its metadata) at most; the spans of later ones "
 	  "are folded into overflow rows, per name (default: 10000)", 0 },
 	{ "rows", OPT_ROWS, "N|all", 0,
 	  "Rows the table shows, the first by self time (default: 40); the summary has all", 0 },
 	{ "span", OPT_SPAN, "SPEC", 0,
-	  "Also make spans from a pair of USDT probes: 'PROVIDER:ENTRY,PROVIDER:EXIT[,name=..]"
-	  "[,meta=..][,key=argN]' (README: Spans from any USDT probes); repeatable", 0 },
+	  "Also make spans from a pair of USDT probes: 'PROVIDER:ENTRY,PROVIDER:EXIT' and "
+	  "optionally ',name=..' ',meta=..' ',key=argN' (see leanprofiler-record(1)); "
+	  "repeatable", 0 },
 	{ "preset", OPT_PRESET, "NAME", 0,
 	  "Ready span-pair specs for a runtime: postgresql, jvm, libstdcxx, cpython "
 	  "('leanprofiler list --presets'); repeatable", 0 },
@@ -119,20 +132,6 @@ static int parse_size(const char *s, size_t *out)
 		return -EINVAL;
 	*out = (size_t)v;
 	return 0;
-}
-
-/*
- * argp_parse() says a bad command line itself and ends the process; what it
- * returns is its own failure (out of memory), which it does not say.
- */
-static int parse_args(const struct argp *argp, int argc, char **argv, unsigned flags,
-		      void *input)
-{
-	error_t err = argp_parse(argp, argc, argv, flags, NULL, input);
-
-	if (err)
-		lp_err("cannot read the command line: %s", strerror(err));
-	return err;
 }
 
 /* A process ID: a decimal number from 1 to INT32_MAX. 0 or -EINVAL. */
@@ -199,27 +198,19 @@ static int parse_pid(const char *arg, pid_t *out)
 	return 0;
 }
 
-/*
- * A bad command line: one line that says what is wrong and where to look, and
- * the exit code of leanprofiler's own failures (argp ends the process, as it
- * does for --help).
- */
-#define usage_error(state, fmt, ...)                                                     \
-	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler record --help'",  \
-		     ##__VA_ARGS__)
-
 /* Adds a span-pair spec to o (specs has room for LP_SPEC_MAX). */
-static void add_spec(struct argp_state *state, struct lp_record_opts *o, struct lp_spec *specs,
+static error_t add_spec(struct argp_state *state, struct lp_record_opts *o, struct lp_spec *specs,
 		     const char *text, const char *preset)
 {
 	char err[256];
 
 	if (o->nspecs == LP_SPEC_MAX)
-		usage_error(state, "more than %d span-pair specs (LP_SPEC_MAX)", LP_SPEC_MAX);
+		return lp_usage_error(state, "more than %d span-pair specs (LP_SPEC_MAX)", LP_SPEC_MAX);
 	if (lp_spec_parse(text, &specs[o->nspecs], err, sizeof(err)))
-		usage_error(state, "invalid --span '%s': %s", text, err);
+		return lp_usage_error(state, "invalid --span '%s': %s", text, err);
 	specs[o->nspecs].preset = preset;
 	o->nspecs++;
+	return 0;
 }
 
 static error_t record_parse(int key, char *arg, struct argp_state *state)
@@ -231,7 +222,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'o':
 		if (!*arg)
-			usage_error(state, "--output needs a directory");
+			return lp_usage_error(state, "--output needs a directory");
 		o->out_dir = arg;
 		break;
 	case 'v':
@@ -240,7 +231,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_BUFFER:
 		if (parse_size(arg, &size) || size < LP_BUFFER_MIN || size > LP_BUFFER_MAX ||
 		    (size & (size - 1)))
-			usage_error(state,
+			return lp_usage_error(state,
 				   "invalid --buffer-size '%s': a power of two from 64K to 1G, "
 				   "e.g. 16M",
 				   arg);
@@ -260,12 +251,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_EXPORT:
 		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
-			usage_error(state, "invalid --export '%s': an http:// or https:// URL", arg);
+			return lp_usage_error(state, "invalid --export '%s': an http:// or https:// URL", arg);
 		record_export_url = arg;
 		break;
 	case OPT_MAX_GROUPS:
 		if (lp_parse_count(arg, 1, LP_GROUPS_MAX_LIMIT, &count))
-			usage_error(state, "invalid --max-groups '%s': a number from 1 to %d", arg,
+			return lp_usage_error(state, "invalid --max-groups '%s': a number from 1 to %d", arg,
 				    LP_GROUPS_MAX_LIMIT);
 		o->max_groups = (size_t)count;
 		break;
@@ -273,38 +264,47 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (!strcmp(arg, "all"))
 			o->table_rows = 0;
 		else if (lp_parse_count(arg, 1, SIZE_MAX, &count))
-			usage_error(state, "invalid --rows '%s': a number from 1, or all", arg);
+			return lp_usage_error(state, "invalid --rows '%s': a number from 1, or all", arg);
 		else
 			o->table_rows = (size_t)count;
 		break;
 	case OPT_SPAN:
-		add_spec(state, o, (struct lp_spec *)o->specs, arg, NULL);
-		break;
+		return add_spec(state, o, (struct lp_spec *)o->specs, arg, NULL);
 	case OPT_PRESET: {
 		const struct lp_preset *p = lp_preset_find(arg);
 
 		if (!p)
-			usage_error(state, "unknown preset '%s' (presets: %s)", arg, lp_preset_names());
-		for (const char *const *sp = p->specs; *sp; sp++)
-			add_spec(state, o, (struct lp_spec *)o->specs, *sp, p->name);
+			return lp_usage_error(state, "unknown preset '%s' (presets: %s)", arg, lp_preset_names());
+		for (const char *const *sp = p->specs; *sp; sp++) {
+			error_t err = add_spec(state, o, (struct lp_spec *)o->specs, *sp, p->name);
+
+			if (err)
+				return err;
+		}
 		break;
 	}
 	case 'p': {
 		pid_t pid;
 
 		if (parse_pid(arg, &pid))
-			usage_error(state, "invalid PID '%s'", arg);
+			return lp_usage_error(state, "invalid PID '%s'", arg);
+		if (o->mode == LP_MODE_ATTACH)
+			return lp_usage_error(state, "-p given twice: one process per recording "
+						     "(every process of a binary: --all-processes)");
 		if (o->mode != LP_MODE_LAUNCH)
-			usage_error(state, "-p and --all-processes exclude each other");
+			return lp_usage_error(state, "-p and --all-processes exclude each other");
 		o->mode = LP_MODE_ATTACH;
 		o->pid = pid;
 		break;
 	}
 	case OPT_ALL:
+		if (o->mode == LP_MODE_ALL)
+			return lp_usage_error(state, "--all-processes given twice: one binary per "
+						     "recording");
 		if (o->mode != LP_MODE_LAUNCH)
-			usage_error(state, "-p and --all-processes exclude each other");
+			return lp_usage_error(state, "-p and --all-processes exclude each other");
 		if (!*arg)
-			usage_error(state, "--all-processes needs a binary");
+			return lp_usage_error(state, "--all-processes needs a binary");
 		o->mode = LP_MODE_ALL;
 		o->binary = arg;
 		break;
@@ -315,22 +315,22 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		errno = 0;
 		sec = strtod(arg, &end);
 		if (errno || *end || end == arg || !(sec > 0) || sec > 1e7)
-			usage_error(state, "invalid --duration '%s': seconds, more than 0", arg);
+			return lp_usage_error(state, "invalid --duration '%s': seconds, more than 0", arg);
 		o->duration_ns = (uint64_t)(sec * 1e9);
 		break;
 	}
 	case ARGP_KEY_ARG:
 		if (o->mode != LP_MODE_LAUNCH)
-			usage_error(state, "a COMMAND cannot go with -p or --all-processes");
+			return lp_usage_error(state, "a COMMAND cannot go with -p or --all-processes");
 		/* The command starts here; its own options are not ours. */
 		o->argv = &state->argv[state->next - 1];
 		state->next = state->argc;
 		break;
 	case ARGP_KEY_END:
 		if (o->mode == LP_MODE_LAUNCH && !o->argv)
-			usage_error(state, "no COMMAND to record (or -p PID, or --all-processes BINARY)");
+			return lp_usage_error(state, "no COMMAND to record (or -p PID, or --all-processes BINARY)");
 		if (o->mode == LP_MODE_LAUNCH && o->duration_ns)
-			usage_error(state, "--duration goes with -p or --all-processes");
+			return lp_usage_error(state, "--duration goes with -p or --all-processes");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -340,11 +340,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 
 static int cmd_record(int argc, char **argv)
 {
+	static const struct argp_child children[] = { LP_CLI_STD_CHILD, { 0 } };
 	static const struct argp argp = { record_options, record_parse,
 					  "[--] COMMAND [ARG...]\n-p PID\n--all-processes BINARY",
-					  record_doc, NULL, NULL, NULL };
+					  record_doc, children, NULL, NULL };
 	struct lp_record_opts o = {
-		.out_dir = "build",
+		.out_dir = ".",
 		.buffer_bytes = LP_BUFFER_DEFAULT,
 		.counter_name = "Lean heartbeats",
 		.max_groups = LP_GROUPS_MAX,
@@ -352,7 +353,7 @@ static int cmd_record(int argc, char **argv)
 	};
 	struct lp_record_result res;
 	struct lp_spec *specs = calloc(LP_SPEC_MAX, sizeof(*specs));
-	int err, code;
+	int err, status, code;
 
 	if (!specs) {
 		lp_err("out of memory");
@@ -360,9 +361,9 @@ static int cmd_record(int argc, char **argv)
 	}
 	o.specs = specs;
 	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
-	if (parse_args(&argp, argc, argv, ARGP_IN_ORDER, &o)) {
+	if (!lp_cli_parse(&argp, argc, argv, ARGP_IN_ORDER, &o, &status)) {
 		free(specs);
-		return LP_EXIT_FAILURE;
+		return status;
 	}
 	if (o.mode == LP_MODE_ATTACH)
 		o.pid = process_of(o.pid);
@@ -389,11 +390,13 @@ static const char list_doc[] =
 	"presets of 'record --preset' that use the probe, unsupported=ARG an argument spec "
 	"libbpf cannot decode (such probes cannot be recorded). Needs no privileges beyond "
 	"reading the files (and, with -p, the process's /proc/PID/maps).\n\n"
-	"--presets lists the presets and the span-pair specs they are made of."
+	"--presets lists the presets and the span-pair specs they are made of. More in "
+	"leanprofiler-list(1)."
 	"\vExamples:\n"
 	"  leanprofiler list /usr/bin/python3.11\n"
 	"  leanprofiler list -p \"$(pidof postgres | cut -d' ' -f1)\"\n"
-	"  leanprofiler list --presets\n";
+	"  leanprofiler list --presets\n\n"
+	"Exit status: 0; " LP_STATUS_USAGE " or when the probes cannot be listed.\n";
 
 struct list_opts {
 	const char *path;
@@ -407,10 +410,6 @@ static const struct argp_option list_options[] = {
 	{ 0 },
 };
 
-#define list_usage_error(state, fmt, ...)                                               \
-	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler list --help'",     \
-		     ##__VA_ARGS__)
-
 static error_t list_parse(int key, char *arg, struct argp_state *state)
 {
 	struct list_opts *o = state->input;
@@ -420,7 +419,9 @@ static error_t list_parse(int key, char *arg, struct argp_state *state)
 		pid_t pid;
 
 		if (parse_pid(arg, &pid))
-			list_usage_error(state, "invalid PID '%s'", arg);
+			return lp_usage_error(state, "invalid PID '%s'", arg);
+		if (o->pid)
+			return lp_usage_error(state, "-p given twice: one process at a time");
 		o->pid = pid;
 		break;
 	}
@@ -429,12 +430,12 @@ static error_t list_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (o->path)
-			list_usage_error(state, "one BINARY at a time");
+			return lp_usage_error(state, "one BINARY at a time");
 		o->path = arg;
 		break;
 	case ARGP_KEY_END:
 		if ((o->path != NULL) + (o->pid != 0) + o->presets != 1)
-			list_usage_error(state, "give one of BINARY, -p PID or --presets");
+			return lp_usage_error(state, "give one of BINARY, -p PID or --presets");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -444,14 +445,15 @@ static error_t list_parse(int key, char *arg, struct argp_state *state)
 
 static int cmd_list(int argc, char **argv)
 {
+	static const struct argp_child children[] = { LP_CLI_STD_CHILD, { 0 } };
 	static const struct argp argp = { list_options, list_parse, "BINARY\n-p PID\n--presets",
-					  list_doc, NULL, NULL, NULL };
+					  list_doc, children, NULL, NULL };
 	struct list_opts o = { 0 };
-	int err;
+	int err, status;
 
 	argv[0] = "leanprofiler list";
-	if (parse_args(&argp, argc, argv, 0, &o))
-		return LP_EXIT_FAILURE;
+	if (!lp_cli_parse(&argp, argc, argv, 0, &o, &status))
+		return status;
 	if (o.presets) {
 		for (size_t i = 0; i < lp_npresets; i++) {
 			printf("%s: %s\n", lp_presets[i].name, lp_presets[i].what);
@@ -475,15 +477,16 @@ static const char report_doc[] =
 	"timeline.svg and rows.svg for a document or a wiki, --html one self-contained page "
 	"(nothing fetched from the network) to explore it in a browser. PATH is a recording's "
 	"directory or either of its files (default: the current directory). Needs no "
-	"privileges.\n\n"
-	"Exit status: 0, or 125 when the recording cannot be read (one line says why)."
+	"privileges. More in leanprofiler-report(1)."
 	"\vExamples:\n"
 	"  leanprofiler report build\n"
 	"  leanprofiler report --sort total --top 10 /tmp/prof\n"
 	"  leanprofiler report --tree --min-total 1ms /tmp/prof\n"
 	"  leanprofiler report --folded /tmp/prof | flamegraph.pl > profile.svg\n"
 	"  leanprofiler report --svg docs/pictures build\n"
-	"  leanprofiler report --html /tmp/prof.html /tmp/prof\n";
+	"  leanprofiler report --html /tmp/prof.html /tmp/prof\n\n"
+	"Exit status: 0; " LP_STATUS_USAGE " or when the recording cannot be read or "
+	"drawn (one line says why).\n";
 
 enum { OPT_SORT = 1100, OPT_TOP, OPT_MIN_TOTAL, OPT_THREADS, OPT_TREE, OPT_FOLDED };
 
@@ -513,20 +516,17 @@ struct report_args {
 	bool min_total; /* --min-total was given (0 too) */
 };
 
-#define report_usage_error(state, fmt, ...)                                             \
-	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler report --help'",   \
-		     ##__VA_ARGS__)
-
-static void report_view(struct argp_state *state, struct report_args *a, enum lp_view v)
+static error_t report_view(struct argp_state *state, struct report_args *a, enum lp_view v)
 {
 	if (a->views)
-		report_usage_error(state, "--threads, --tree and --folded exclude each other");
+		return lp_usage_error(state, "--threads, --tree and --folded exclude each other");
 	a->views = true;
 	a->v.view = v;
+	return 0;
 }
 
 /* Which options each view takes: the folded stacks are every path, for other tools. */
-static void report_check(struct argp_state *state, const struct report_args *a)
+static error_t report_check(struct argp_state *state, const struct report_args *a)
 {
 	bool min_total = a->min_total;
 
@@ -534,16 +534,17 @@ static void report_check(struct argp_state *state, const struct report_args *a)
 	enum lp_sort k = a->v.sort;
 
 	if (v == LP_VIEW_FOLDED && (k != LP_SORT_RECORDED || a->v.top || min_total))
-		report_usage_error(state, "--folded prints every path: no --sort, --top or "
+		return lp_usage_error(state, "--folded prints every path: no --sort, --top or "
 					  "--min-total");
 	if (v == LP_VIEW_TREE && k != LP_SORT_RECORDED)
-		report_usage_error(state, "--tree orders children by total time: no --sort");
+		return lp_usage_error(state, "--tree orders children by total time: no --sort");
 	if (v == LP_VIEW_THREADS && k != LP_SORT_RECORDED && k != LP_SORT_CALLS &&
 	    k != LP_SORT_NAME)
-		report_usage_error(state, "--threads sorts by recorded time (the default), calls "
+		return lp_usage_error(state, "--threads sorts by recorded time (the default), calls "
 					  "or name");
 	if (v == LP_VIEW_THREADS && min_total)
-		report_usage_error(state, "--threads has no --min-total");
+		return lp_usage_error(state, "--threads has no --min-total");
+	return 0;
 }
 
 static error_t report_parse(int key, char *arg, struct argp_state *state)
@@ -558,44 +559,40 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_SORT:
 		if (lp_sort_parse(arg, &a->v.sort))
-			report_usage_error(state, "invalid --sort '%s': self, total, calls, mean, "
+			return lp_usage_error(state, "invalid --sort '%s': self, total, calls, mean, "
 						  "p95 or name", arg);
 		break;
 	case OPT_TOP:
 		errno = 0;
 		n = strtoull(arg, &end, 10);
 		if (errno || *end || end == arg || n == 0 || n > SIZE_MAX || arg[0] == '-')
-			report_usage_error(state, "invalid --top '%s': a number of rows, 1 or more",
+			return lp_usage_error(state, "invalid --top '%s': a number of rows, 1 or more",
 					   arg);
 		a->v.top = (size_t)n;
 		break;
 	case OPT_MIN_TOTAL:
 		if (lp_duration_parse(arg, &a->v.min_total_ns))
-			report_usage_error(state, "invalid --min-total '%s': a duration with its "
+			return lp_usage_error(state, "invalid --min-total '%s': a duration with its "
 						  "unit, e.g. 5ms, 200us, 1.5s", arg);
 		a->min_total = true;
 		break;
 	case OPT_THREADS:
-		report_view(state, a, LP_VIEW_THREADS);
-		break;
+		return report_view(state, a, LP_VIEW_THREADS);
 	case OPT_TREE:
-		report_view(state, a, LP_VIEW_TREE);
-		break;
+		return report_view(state, a, LP_VIEW_TREE);
 	case OPT_FOLDED:
-		report_view(state, a, LP_VIEW_FOLDED);
-		break;
+		return report_view(state, a, LP_VIEW_FOLDED);
 	case 'v':
 		a->v.verbose = true;
 		break;
 	case ARGP_KEY_ARG:
 		if (a->path)
-			report_usage_error(state, "one recording at a time (to compare two: "
+			return lp_usage_error(state, "one recording at a time (to compare two: "
 						  "'leanprofiler diff BASE NEW')");
 		a->path = arg;
 		break;
 	case ARGP_KEY_END:
-		report_check(state, a);
-		break;
+		return report_check(state, a);
 	default:
 		return ARGP_ERR_UNKNOWN;
 	}
@@ -605,17 +602,18 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 /* Exit status: 0, or 125 when the recording cannot be read or printed. */
 static int cmd_report(int argc, char **argv)
 {
-	static const struct argp_child children[] = { { &lp_pictures_argp, 0, NULL, 0 }, { 0 } };
+	static const struct argp_child children[] = { { &lp_pictures_argp, 0, NULL, 0 },
+						      LP_CLI_STD_CHILD, { 0 } };
 	static const struct argp argp = { report_options, report_parse,
 					  "[PATH]\n--svg DIR [PATH]\n--html FILE [PATH]", report_doc,
 					  children, NULL, NULL };
 	struct report_args a = { 0 };
 	struct lp_summary s;
-	int err;
+	int err, status;
 
 	argv[0] = "leanprofiler report";
-	if (parse_args(&argp, argc, argv, 0, &a))
-		return LP_EXIT_FAILURE;
+	if (!lp_cli_parse(&argp, argc, argv, 0, &a, &status))
+		return status;
 	if (lp_pictures_wanted(&a.pictures))
 		return lp_pictures_run(&a.pictures, a.path ? a.path : ".") ? LP_EXIT_FAILURE : 0;
 	if (lp_summary_read(a.path ? a.path : ".", &s))
@@ -642,12 +640,13 @@ static const char diff_doc[] =
 	"or removed. Then one line per regression: a row whose self time or P95 grew by more "
 	"than the threshold, with at least " LP_STR(LP_DIFF_MIN_CALLS) " calls on each side, "
 	"and whose calls are slower by a one-sided Mann-Whitney rank test on their histograms "
-	"(z >= " LP_STR(LP_DIFF_Z) "; self times for self time, durations for P95).\n\n"
-	"Exit status: 0 without regression, 1 with one or more, 125 when a recording cannot be "
-	"read."
+	"(z >= " LP_STR(LP_DIFF_Z) "; self times for self time, durations for P95). More in "
+	"leanprofiler-diff(1)."
 	"\vExamples:\n"
 	"  leanprofiler diff /tmp/before /tmp/after\n"
-	"  leanprofiler diff --threshold 5 --json base/leanprofiler-summary.json new\n";
+	"  leanprofiler diff --threshold 5 --json base/leanprofiler-summary.json new\n\n"
+	"Exit status: 0 without regression, 1 with one or more; " LP_STATUS_USAGE " or "
+	"when a recording cannot be read.\n";
 
 enum { OPT_THRESHOLD = 1200, OPT_JSON };
 
@@ -665,10 +664,6 @@ struct diff_args {
 	int n;
 };
 
-#define diff_usage_error(state, fmt, ...)                                               \
-	argp_failure(state, LP_EXIT_FAILURE, 0, fmt "; see 'leanprofiler diff --help'",     \
-		     ##__VA_ARGS__)
-
 static error_t diff_parse(int key, char *arg, struct argp_state *state)
 {
 	struct diff_args *a = state->input;
@@ -680,7 +675,7 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 		a->o.threshold = strtod(arg, &end);
 		if (errno || *end || end == arg || !(a->o.threshold >= 0) ||
 		    a->o.threshold > 1e6)
-			diff_usage_error(state, "invalid --threshold '%s': a percentage, 0 or more",
+			return lp_usage_error(state, "invalid --threshold '%s': a percentage, 0 or more",
 					 arg);
 		break;
 	case OPT_JSON:
@@ -688,12 +683,12 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_ARG:
 		if (a->n == 2)
-			diff_usage_error(state, "two recordings: BASE and NEW");
+			return lp_usage_error(state, "two recordings: BASE and NEW");
 		a->paths[a->n++] = arg;
 		break;
 	case ARGP_KEY_END:
 		if (a->n != 2)
-			diff_usage_error(state, "two recordings: BASE and NEW");
+			return lp_usage_error(state, "two recordings: BASE and NEW");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -703,16 +698,17 @@ static error_t diff_parse(int key, char *arg, struct argp_state *state)
 
 static int cmd_diff(int argc, char **argv)
 {
-	static const struct argp argp = { diff_options, diff_parse, "BASE NEW", diff_doc, NULL,
+	static const struct argp_child children[] = { LP_CLI_STD_CHILD, { 0 } };
+	static const struct argp argp = { diff_options, diff_parse, "BASE NEW", diff_doc, children,
 					  NULL, NULL };
 	struct diff_args a = { .o = { .threshold = LP_DIFF_THRESHOLD } };
 	struct lp_summary base, now;
 	size_t regressions = 0;
-	int err;
+	int err, status;
 
 	argv[0] = "leanprofiler diff";
-	if (parse_args(&argp, argc, argv, 0, &a))
-		return LP_EXIT_FAILURE;
+	if (!lp_cli_parse(&argp, argc, argv, 0, &a, &status))
+		return status;
 	if (lp_summary_read(a.paths[0], &base))
 		return LP_EXIT_FAILURE; /* said */
 	if (lp_summary_read(a.paths[1], &now)) {
@@ -736,10 +732,10 @@ static const struct {
 	int (*fn)(int argc, char **argv);
 	const char *help;
 } commands[] = {
-	{ "record", cmd_record, "record spans: of a command it launches, a running process, or a binary" },
-	{ "report", cmd_report, "a recording again: its table, threads, call tree, folded stacks, pictures" },
+	{ "record", cmd_record, "record the spans of a command, a process or a binary" },
+	{ "report", cmd_report, "a recording again: table, threads, tree, folded, pictures" },
 	{ "diff", cmd_diff, "compare two recordings; exit 1 when a row became slower" },
-	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root needed)" },
+	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root)" },
 	{ "export", cmd_export, "send recordings to ClickHouse: runs, summary rows, spans" },
 };
 
@@ -748,18 +744,32 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: leanprofiler COMMAND [OPTIONS]\n\nCommands:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
-	fprintf(f, "\n'leanprofiler COMMAND --help' describes each. Exit status: see "
-		   "'leanprofiler record --help'.\n");
+	fprintf(f, "\n'leanprofiler help COMMAND' or 'leanprofiler COMMAND --help' describes\n"
+		   "each (leanprofiler-COMMAND(1) in full). Exit status: 125 for a bad command\n"
+		   "line; each command's --help lists its own.\n");
+}
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "--help") || !strcmp(arg, "-h") || !strcmp(arg, "-?") ||
+	       !strcmp(arg, "help");
 }
 
 int main(int argc, char **argv)
 {
-	argp_err_exit_status = LP_EXIT_FAILURE;
 	if (argc < 2) {
 		usage(stderr);
-		return LP_EXIT_FAILURE;
+		return LP_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+	/* leanprofiler help CMD: CMD's --help, as git help and perf help. */
+	if (!strcmp(argv[1], "help") && argc == 3) {
+		char *help_argv[] = { argv[2], "--help", NULL };
+
+		for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+			if (!strcmp(argv[2], commands[i].name))
+				return commands[i].fn(2, help_argv);
+	}
+	if (is_help(argv[1]) && (argc == 2 || strcmp(argv[1], "help"))) {
 		usage(stdout);
 		return 0;
 	}
@@ -770,6 +780,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
-	lp_err("unknown command '%s' (try 'leanprofiler --help')", argv[1]);
-	return LP_EXIT_FAILURE;
+	if (!strcmp(argv[1], "help"))
+		lp_err("help takes one command: record, report, diff or list");
+	else
+		lp_err("unknown command '%s' (try 'leanprofiler --help')", argv[1]);
+	return LP_EXIT_USAGE;
 }

@@ -148,6 +148,18 @@ static void test_errors(void **state)
 	assert_int_equal(r.status, 125);
 	assert_non_null(strstr(r.err, "give one of BINARY, -p PID or --presets"));
 	run_free(&r);
+	/* Two -p: refused as record refuses them, not the last one taken. */
+	{
+		char *argv[] = { fmt("%s/leanprofiler", build), "list", "-p", "1", "-p",
+				 fmt("%d", (int)getpid()), NULL };
+
+		assert_int_equal(run(&r, argv), 0);
+		assert_int_equal(r.status, 125);
+		assert_string_equal(r.out, "");
+		assert_string_equal(r.err, "leanprofiler list: -p given twice: one process at a "
+					   "time; see 'leanprofiler list --help'\n");
+		run_free(&r);
+	}
 }
 
 int main(int argc, char **argv)

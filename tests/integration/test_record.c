@@ -411,6 +411,9 @@ static void test_failures(void **state)
 		{ 125, "invalid --max-groups '0': a number from 1 to 10000000" },
 		{ 125, "invalid --max-groups '1e3'" },
 		{ 125, "invalid --rows '-1': a number from 1, or all" },
+		{ 125, "leanprofiler record: -p given twice: one process per recording" },
+		{ 125, "leanprofiler record: --all-processes given twice: one binary per recording" },
+		{ 125, "leanprofiler record: -p and --all-processes exclude each other" },
 	};
 	char *cases[][10] = {
 		{ lp, "record", "-o", out, "--", "/nonexistent/command", NULL },
@@ -428,6 +431,9 @@ static void test_failures(void **state)
 		{ lp, "record", "--max-groups", "0", "--", "/bin/true", NULL },
 		{ lp, "record", "--max-groups", "1e3", "--", "/bin/true", NULL },
 		{ lp, "record", "--rows", "-1", "--", "/bin/true", NULL },
+		{ lp, "record", "-p", "1", "-p", "2", NULL },
+		{ lp, "record", "--all-processes", "/bin/a", "--all-processes", "/bin/b", NULL },
+		{ lp, "record", "-p", "1", "--all-processes", "/bin/a", NULL },
 	};
 	struct run r;
 
@@ -942,6 +948,159 @@ static void test_second_signal_stops_recording(void **state)
 	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 }
 
+/* The entries of dir but . and .., sorted, one per line ("" when empty). */
+static char *entries(const char *dir)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+	char *list = fmt("");
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+			list = fmt("%s%s\n", list, names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	return list;
+}
+
+/* record in dir (as its working directory), with the arguments after "record" in args. */
+static void record_in(struct run *r, const char *dir, char *const args[])
+{
+	char *argv[16] = { "/usr/bin/env", "-C", (char *)dir,
+			   realpath(fmt("%s/leanprofiler", build), NULL), "record" };
+	size_t n = 5;
+
+	for (size_t i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	assert_true(n < 16);
+	assert_int_equal(run(r, argv), 0);
+}
+
+/*
+ * As perf and uftrace: the outputs go into the working directory, and the
+ * previous recording's pair stays as *.old (-o DIR likewise) rather than lost.
+ */
+static void test_default_output_keeps_old(void **state)
+{
+	char *dir = fmt("%s/cwd", tmpdir), *nested = realpath(fmt("%s/examples/nested", build), NULL);
+	char *trace = fmt("%s/leanprofiler-trace.json", dir);
+	char *summary = fmt("%s/leanprofiler-summary.json", dir);
+	char *first_trace, *first_summary, *second_summary;
+	char *plain[] = { "--", nested, NULL };
+	char *only[] = { "--summary-only", "--", nested, NULL };
+	char *into[] = { "-o", "sub", "--", nested, NULL };
+	struct run r;
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0755), 0);
+	record_in(&r, dir, plain);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\nTrace: ./leanprofiler-trace.json\n"
+				      "Summary: ./leanprofiler-summary.json\n"));
+	run_free(&r);
+	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-trace.json\n");
+	first_trace = slurp(trace, NULL);
+	first_summary = slurp(summary, NULL);
+
+	/* The second run: the first one's pair is kept whole, byte for byte. */
+	record_in(&r, dir, plain);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+					  "leanprofiler-trace.json\nleanprofiler-trace.json.old\n");
+	assert_string_equal(slurp(fmt("%s.old", trace), NULL), first_trace);
+	assert_string_equal(slurp(fmt("%s.old", summary), NULL), first_summary);
+	assert_string_not_equal(slurp(summary, NULL), first_summary);
+	second_summary = slurp(summary, NULL);
+
+	/* No new trace: the previous one goes to .old with its summary, none stays stale. */
+	record_in(&r, dir, only);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+					  "leanprofiler-trace.json.old\n");
+	assert_string_equal(slurp(fmt("%s.old", summary), NULL), second_summary);
+	/* The next: the .old pair is that summary-only recording's, without a trace. */
+	second_summary = slurp(summary, NULL);
+	record_in(&r, dir, plain);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+					  "leanprofiler-trace.json\n");
+	assert_string_equal(slurp(fmt("%s.old", summary), NULL), second_summary);
+
+	/* -o DIR keeps the previous pair the same way. */
+	assert_int_equal(mkdir(fmt("%s/sub", dir), 0755), 0);
+	record_in(&r, dir, into);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	first_trace = slurp(fmt("%s/sub/leanprofiler-trace.json", dir), NULL);
+	record_in(&r, dir, into);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.out, "\nTrace: sub/leanprofiler-trace.json\n"));
+	run_free(&r);
+	assert_string_equal(slurp(fmt("%s/sub/leanprofiler-trace.json.old", dir), NULL),
+			    first_trace);
+
+	/* A link in place of the previous file is moved as a link: its target is untouched. */
+	write_file(fmt("%s/target", tmpdir), "not ours\n");
+	assert_int_equal(unlink(fmt("%s/sub/leanprofiler-trace.json", dir)), 0);
+	assert_int_equal(symlink(fmt("%s/target", tmpdir), fmt("%s/sub/leanprofiler-trace.json", dir)), 0);
+	record_in(&r, dir, into);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	{
+		struct stat st;
+
+		assert_int_equal(lstat(fmt("%s/sub/leanprofiler-trace.json.old", dir), &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+		assert_int_equal(lstat(fmt("%s/sub/leanprofiler-trace.json", dir), &st), 0);
+		assert_true(S_ISREG(st.st_mode));
+	}
+	assert_string_equal(slurp(fmt("%s/target", tmpdir), NULL), "not ours\n");
+}
+
+/*
+ * A recording that fails before it starts leaves nothing behind: no file, and
+ * none of the directories it made for them; a directory's missing parents are made.
+ */
+static void test_failed_run_leaves_nothing(void **state)
+{
+	char *dir = fmt("%s/empty", tmpdir), *nested = realpath(fmt("%s/examples/nested", build), NULL);
+	char *gone[] = { "-p", "999999999", NULL };
+	char *gone_deep[] = { "-o", "a/b/c", "-p", "999999999", NULL };
+	char *deep[] = { "-o", "a/b/c", "--", nested, NULL };
+	struct run r;
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0755), 0);
+	record_in(&r, dir, gone);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "cannot attach to PID 999999999: no such process"));
+	run_free(&r);
+	assert_string_equal(entries(dir), "");
+	record_in(&r, dir, gone_deep);
+	assert_int_equal(r.status, 125);
+	run_free(&r);
+	assert_string_equal(entries(dir), "");
+	/* An existing directory stays, with what is in it. */
+	assert_int_equal(mkdir(fmt("%s/a", dir), 0755), 0);
+	record_in(&r, dir, gone_deep);
+	assert_int_equal(r.status, 125);
+	run_free(&r);
+	assert_string_equal(entries(dir), "a\n");
+	assert_string_equal(entries(fmt("%s/a", dir)), "");
+
+	record_in(&r, dir, deep);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	assert_string_equal(entries(fmt("%s/a/b/c", dir)),
+			    "leanprofiler-summary.json\nleanprofiler-trace.json\n");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -957,6 +1116,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_second_signal_stops_recording),
+		cmocka_unit_test(test_default_output_keeps_old),
+		cmocka_unit_test(test_failed_run_leaves_nothing),
 	};
 
 	if (argc > 1)

@@ -57,12 +57,18 @@ static struct run record(const char *dir, char *const opts[], char *const cmd[])
 }
 
 /*
- * The table in record's stdout: from "Lean profile:" (a target may print
- * before it) to the blank line before "Trace:" and "Summary:".
+ * The table in record's stdout: from "Lean profile:" (a recording whose
+ * markers pass a counter) or "Profile:" at the start of a line (one without;
+ * a target may print before it) to the blank line before "Trace:" and "Summary:".
  */
 static char *table_part(const char *out)
 {
 	const char *start = strstr(out, "Lean profile:");
+
+	if (!start)
+		start = !strncmp(out, "Profile: ", 9) ? out : strstr(out, "\nProfile: ");
+	if (start && *start == '\n')
+		start++;
 	const char *end = strstr(out, "\n\nTrace: ");
 
 	assert_non_null(start);
@@ -621,6 +627,174 @@ static void test_untrusted_text(void **state)
 	free(good);
 }
 
+/* leanprofiler ARGS... with COLUMNS=80, or (columns NULL) without COLUMNS. */
+static struct run lp_env(const char *columns, char *const args[])
+{
+	char *argv[16] = { "/usr/bin/env" };
+	int n = 1;
+	struct run r;
+
+	if (columns) {
+		argv[n++] = fmt("COLUMNS=%s", columns);
+	} else {
+		argv[n++] = "-u";
+		argv[n++] = "COLUMNS";
+	}
+	argv[n++] = lp();
+	for (int i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	assert_true(n < 16);
+	assert_int_equal(run(&r, argv), 0);
+	return r;
+}
+
+/*
+ * A help text nothing broke: every line fits in 79 columns; no line at column
+ * 0 continues an indented line (an option's text, a mode, an example) but the
+ * usage lines' successor; every example is a command line of its own or a
+ * backslash continuation of one; the text ends with the exit statuses.
+ */
+static void check_help(const char *what, const char *text)
+{
+	const char *prev = NULL, *tail;
+	bool examples = false, continued = false;
+	char *copy = strdup(text), *save = NULL;
+
+	assert_non_null(strstr(text, "Usage: "));
+	for (char *l = strtok_r(copy, "\n", &save); l; prev = l, l = strtok_r(NULL, "\n", &save)) {
+		if (strlen(l) > 79)
+			fail_msg("%s: a line of %zu columns: %s", what, strlen(l), l);
+		if (prev && prev[0] == ' ' && l[0] != ' ' && strncmp(prev, "  or:  ", 7) &&
+		    prev + strlen(prev) + 1 == l) /* not after a blank line */
+			fail_msg("%s: '%s' continues '%s' at column 0", what, l, prev);
+		if (!strcmp(l, "Examples:")) {
+			examples = true;
+			continue;
+		}
+		if (examples && prev + strlen(prev) + 1 != l)
+			examples = false; /* a blank line ends them */
+		if (examples) {
+			bool command = !strncmp(l, "  leanprofiler ", 15) ||
+				       !strncmp(l, "  sudo leanprofiler ", 20);
+
+			if (!(continued ? !strncmp(l, "      ", 6) : command))
+				fail_msg("%s: a broken example line: '%s'", what, l);
+			continued = l[strlen(l) - 1] == '\\';
+		}
+	}
+	free(copy);
+	tail = strstr(text, "\nExit status: ");
+	if (!tail || strchr(tail + 1, '\n') == NULL || strstr(tail + 1, "\n\n") ||
+	    !strstr(tail, "125 for a bad command"))
+		fail_msg("%s: does not end with the exit statuses", what);
+}
+
+/* Every command's help, however asked for, at 80 columns and without COLUMNS. */
+static void test_help_texts(void **state)
+{
+	static const char *const commands[] = { "record", "report", "diff", "list", "export" };
+	static const char *const columns[] = { "80", NULL };
+
+	(void)state;
+	for (size_t c = 0; c < 2; c++) {
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+			char *cmd = (char *)commands[i];
+			char *ways[][4] = { { cmd, "--help", NULL }, { cmd, "-h", NULL },
+					    { cmd, "-?", NULL }, { "help", cmd, NULL } };
+			char *first = NULL;
+
+			for (size_t w = 0; w < 4; w++) {
+				struct run r = lp_env(columns[c], ways[w]);
+				char *what = fmt("%s %s (COLUMNS=%s)", ways[w][0], ways[w][1],
+						 columns[c] ? columns[c] : "unset");
+
+				if (r.status != 0 || strcmp(r.err, ""))
+					fail_msg("%s: exit %d, stderr %s", what, r.status, r.err);
+				check_help(what, r.out);
+				/* The man pages are where the help sends the user, not README. */
+				if (strstr(r.out, "README") ||
+				    !strstr(r.out, fmt("leanprofiler-%s(1)", cmd)))
+					fail_msg("%s: README, or no leanprofiler-%s(1)", what, cmd);
+				if (!first)
+					first = strdup(r.out);
+				assert_string_equal(r.out, first);
+				run_free(&r);
+			}
+			free(first);
+		}
+		/* leanprofiler's own: -h, --help, -?, help, all the same. */
+		{
+			char *ways[][3] = { { "--help", NULL }, { "-h", NULL }, { "-?", NULL },
+					    { "help", NULL } };
+			char *first = NULL;
+
+			for (size_t w = 0; w < 4; w++) {
+				struct run r = lp_env(columns[c], ways[w]);
+
+				assert_int_equal(r.status, 0);
+				assert_non_null(strstr(r.out, "Usage: leanprofiler COMMAND"));
+				for (const char *l = r.out; *l; l = strchr(l, '\n') + 1)
+					assert_true(strchr(l, '\n') - l <= 79);
+				if (!first)
+					first = strdup(r.out);
+				assert_string_equal(r.out, first);
+				run_free(&r);
+			}
+			free(first);
+		}
+	}
+}
+
+/* A bad command line, in every command: one line on stderr, nothing on stdout, exit 125. */
+static void test_usage_errors(void **state)
+{
+	static const struct {
+		char *args[6];
+		const char *says;
+	} cases[] = {
+		{ { "record", "--no-such-option", NULL },
+		  "leanprofiler record: unknown option '--no-such-option'; see 'leanprofiler "
+		  "record --help'\n" },
+		{ { "record", "-x", NULL }, "leanprofiler record: unknown option '-x'; see" },
+		{ { "record", "--output", NULL }, "leanprofiler record: --output needs a value (DIR)" },
+		{ { "record", "-vo", NULL }, "leanprofiler record: -o needs a value (DIR)" },
+		{ { "record", "--verbose=1", "--", "/bin/true", NULL },
+		  "leanprofiler record: --verbose takes no value" },
+		{ { "record", "--s", "x", NULL },
+		  "leanprofiler record: ambiguous option '--s' (--summary-only, --span)" },
+		{ { "report", "--bogus", NULL }, "leanprofiler report: unknown option '--bogus'" },
+		{ { "report", "--svg", NULL }, "leanprofiler report: --svg needs a value (DIR)" },
+		{ { "report", "--top", "0", NULL }, "leanprofiler report: invalid --top '0'" },
+		{ { "diff", "--bogus", NULL }, "leanprofiler diff: unknown option '--bogus'" },
+		{ { "diff", "a", NULL }, "leanprofiler diff: two recordings: BASE and NEW; see "
+					 "'leanprofiler diff --help'\n" },
+		{ { "list", "--bogus", NULL }, "leanprofiler list: unknown option '--bogus'" },
+		{ { "list", NULL }, "leanprofiler list: give one of BINARY, -p PID or --presets" },
+		{ { "export", "--bogus", NULL }, "leanprofiler export: unknown option '--bogus'" },
+		{ { "export", "build", NULL }, "leanprofiler export: no --clickhouse URL; see "
+					       "'leanprofiler export --help'\n" },
+		{ { "export", "--clickhouse", "http://127.0.0.1:1/", NULL },
+		  "leanprofiler export: no recording to export (PATH...)" },
+		{ { "export", "--database", "1x", NULL }, "leanprofiler export: invalid --database" },
+		{ { "bogus", NULL }, "leanprofiler: unknown command 'bogus'" },
+		{ { "help", "bogus", NULL }, "leanprofiler: help takes one command" },
+		{ { NULL }, "Usage: leanprofiler COMMAND" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run r = lp_env("80", (char **)cases[i].args);
+		char *nl = strchr(r.err, '\n');
+
+		if (r.status != 125 || !strstr(r.err, cases[i].says) || strcmp(r.out, "") ||
+		    (i + 1 < sizeof(cases) / sizeof(cases[0]) && (!nl || nl[1])))
+			fail_msg("case %zu: exit %d, stdout '%s', stderr '%s'", i, r.status, r.out,
+				 r.err);
+		run_free(&r);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -633,6 +807,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_short_of_memory),
 		cmocka_unit_test(test_untrusted_text),
+		cmocka_unit_test(test_help_texts),
+		cmocka_unit_test(test_usage_errors),
 	};
 
 	if (argc > 1)

@@ -20,6 +20,9 @@
 
 static const char header_line[] = "Name                                      Self       Total  Calls"
 				  "      Mean       P95  Self HB      %";
+/* No row with a counter: no counter column, every header over its figures. */
+static const char header_no_counter[] = "Name                                          Self      Total"
+					"  Calls      Mean       P95      %";
 
 struct fx {
 	struct strtab *st;
@@ -183,8 +186,8 @@ static void test_table_row_layout(void **state)
 	for (line = strtok_r(fx->out, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		size_t len = strlen(line), i = 0, cols = 0;
 
-		if (strncmp(line, header_line, sizeof(header_line) - 1) == 0) {
-			assert_string_equal(line, header_line);
+		if (strncmp(line, "Name ", 5) == 0) {
+			assert_string_equal(line, header_no_counter);
 			rows = 1;
 			continue;
 		}
@@ -199,18 +202,18 @@ static void test_table_row_layout(void **state)
 			cols++;
 		}
 		assert_int_equal(cols, 40);
-		/* then 10+11+7+10+10+9+7 = 64 columns of ASCII, and maybe the note */
+		/* then 10+11+7+10+10+7 = 55 columns of ASCII (no counter), and maybe the note */
 		const char *rest = line + i;
 		size_t rl = strlen(rest);
 
-		if (rl > 64) {
+		if (rl > 55) {
 			if (strncmp(line, "failed ", 7))
-				assert_string_equal(rest + 64, "  (uncertain)");
+				assert_string_equal(rest + 55, "  (uncertain)");
 			else
-				assert_string_equal(rest + 64, "  (2 unterminated)");
-			rl = 64;
+				assert_string_equal(rest + 55, "  (2 unterminated)");
+			rl = 55;
 		}
-		assert_int_equal(rl, 64);
+		assert_int_equal(rl, 55);
 		for (size_t k = 0; k < rl; k++)
 			assert_true(rest[k] >= 0x20 && rest[k] < 0x7f);
 	}
@@ -230,7 +233,11 @@ static void test_table_optional_lines(void **state)
 	fx->r.abi_mismatch = 3;
 	fx->r.unknown_literal = 2;
 	render_table(fx);
-	assert_non_null(strstr(fx->out, "Lean profile: 0 events, 0 threads, window 0.00 ns,\n"));
+	/* No counter anywhere: the header says nothing of Lean or heartbeats. */
+	assert_non_null(strstr(fx->out, "Profile: 0 events, 0 threads, window 0.00 ns,\n"
+					"recorded thread time 0.00 ns\n"));
+	assert_null(strstr(fx->out, "Lean"));
+	assert_null(strstr(fx->out, "heartbeats"));
 	assert_non_null(strstr(fx->out, "Process resources: not measured for this recording\n"));
 	assert_non_null(strstr(fx->out, "Lost: 11 events (5 entries, 6 exits)"));
 	assert_non_null(strstr(fx->out, "Unterminated spans: 2, started before recording: 0, "
@@ -245,10 +252,10 @@ static void test_table_optional_lines(void **state)
 					"(unknown)\n"));
 	assert_non_null(strstr(fx->out, "\n\n"));
 	/* ends with the header line: no rows */
-	size_t hl = strlen(header_line);
+	size_t hl = strlen(header_no_counter);
 
 	assert_true(fx->out_len > hl + 1);
-	assert_memory_equal(fx->out + fx->out_len - hl - 1, header_line, hl);
+	assert_memory_equal(fx->out + fx->out_len - hl - 1, header_no_counter, hl);
 }
 
 static json_object *summary(struct fx *fx)
@@ -854,7 +861,7 @@ static void test_overflow_rows(void **state)
 	line = strstr(fx->out, "\na [" LP_OVERFLOW_META_TEXT "] ");
 	assert_non_null(line);
 	assert_non_null(
-		strstr(line, "     10 500.00 us 500.00 us        -  66.7%  (folded: ~10 groups)\n"));
+		strstr(line, "     10 500.00 us 500.00 us  66.7%  (folded: ~10 groups)\n"));
 	line = strstr(fx->out, "\n" LP_OVERFLOW_NAME_TEXT "  ");
 	assert_non_null(line);
 	assert_non_null(strstr(line, "  (uncertain)  (folded: ~2 groups)\n"));
@@ -937,6 +944,147 @@ static void test_table_rows_limit(void **state)
 	}
 }
 
+/*
+ * Every figure of every row ends where its column's header ends, and the
+ * column before it ends at least one space earlier: no two cells touch.
+ * Names are ASCII here but for "…" (made one byte), so the Name cell is 40 bytes.
+ */
+static void check_columns(const char *out, int ncols)
+{
+	char *copy = strdup(out), *save = NULL, *line, *header = NULL, *e;
+	int ends[16], n = 0, rows = 0;
+
+	while ((e = strstr(copy, ELLIPSIS)))
+		memmove(e + 1, e + 3, strlen(e + 3) + 1), *e = '.';
+
+	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!header) {
+			if (strncmp(line, "Name ", 5))
+				continue;
+			header = line;
+			/* the right edge of each header after Name */
+			for (int i = 40; header[i]; i++)
+				if (header[i] != ' ' && (header[i + 1] == ' ' || !header[i + 1]) &&
+				    !(header[i + 1] == ' ' && header[i + 2] && header[i + 2] != ' ' &&
+				      !strncmp(header + i - 3, "Self", 4)))
+					ends[n++] = i + 1;
+			assert_int_equal(n, ncols);
+			continue;
+		}
+		rows++;
+		assert_true(strlen(line) >= (size_t)ends[n - 1]);
+		for (int c = 0; c < n; c++) {
+			int before = c ? ends[c - 1] : 40;
+
+			if (line[ends[c] - 1] == ' ' || line[before] != ' ' ||
+			    (line[ends[c]] != ' ' && line[ends[c]]))
+				fail_msg("column %d of '%s' is not under its header '%s'", c, line, header);
+		}
+	}
+	assert_non_null(header);
+	assert_true(rows > 0);
+	free(copy);
+}
+
+/* Millions to tens of billions of calls, hours of time, a counter past its column. */
+static void test_table_wide_values(void **state)
+{
+	struct fx *fx = *state;
+	static const uint64_t calls[] = { 1000000, 10000000, 10000000000ULL, 5999999 };
+	static const uint64_t hours_ns = 3600ULL * 1000000000ULL;
+	char *row;
+
+	add(fx, ut_id(fx->st, "a"), 0, 2000, 1000, true, 5, 5, 0);
+	add(fx, ut_id(fx->st, "b"), 0, 2000, 1000, true, 5, 5, 0);
+	add(fx, ut_id(fx->st, "c"), 0, 2000, 1000, true, 5, 5, 0);
+	add(fx, ut_id(fx->st, "rate.span"), ut_id(fx->st, "a=1"), 2300, 2300, false, 0, 0, 0);
+	finish_groups(fx);
+	for (size_t i = 0; i < fx->r.ngroups; i++) {
+		struct lp_group *g = fx->r.groups[i];
+		size_t k = g->counter_calls ? (size_t)(g->min_ns == 2000 ? i % 3 : 0) : 3;
+
+		g->calls = calls[k];
+		if (k < 3) {
+			/* 2, 20 and 200 hours of self time, 30 h more in total */
+			g->self_ns = 2 * hours_ns * (k == 0 ? 1 : k == 1 ? 10 : 100);
+			g->total_ns = g->self_ns + 30 * hours_ns;
+			g->counter_self = 1234567890123ULL * (k + 1);
+		} else {
+			g->total_ns = g->self_ns = 13820000000ULL; /* the 13.82 s of the report */
+		}
+	}
+	fx->totals.spans = 4;
+	fx->totals.threads = 1;
+	fx->totals.recorded_ns = 300 * hours_ns;
+	render_table(fx);
+	/* The columns widen for every row alike; the header stays above the figures. */
+	check_columns(fx->out, 7);
+	row = strstr(fx->out, "\nrate.span [a=1] ");
+	assert_non_null(row);
+	assert_non_null(strstr(row, "     13.82 s     13.82 s     5999999   2.30 us   2.30 us"));
+	assert_non_null(strstr(fx->out, " 10000000000 "));
+	assert_non_null(strstr(fx->out, " 720000.00 s "));
+	assert_non_null(strstr(fx->out, " 3703703670369 "));
+	assert_null(strstr(fx->out, "s5999999"));
+
+	/* Small figures, the seed's columns and header: unchanged. */
+	free(fx->out);
+	fx->out = NULL;
+	lp_stats_free(fx->stats);
+	fx->stats = lp_stats_new();
+	seed_run(fx);
+	render_table(fx);
+	assert_non_null(strstr(fx->out, header_line));
+	assert_non_null(strstr(fx->out, "\nexample.nested-spans                      89.89 us   "
+					"18.44 ms      1  18.44 ms  18.44 ms      278   0.5%\n"));
+}
+
+/*
+ * The header's first word and the counter's column follow --counter-name;
+ * without a counter in any row neither is shown (a PostgreSQL recording).
+ */
+static void test_table_counter_words(void **state)
+{
+	struct fx *fx = *state;
+
+	seed_run(fx);
+	fx->r.counter_name = "GC cycles";
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "GC profile: 7 events, 1 threads, window 18.44 ms,\n"
+					"recorded thread time 18.44 ms, 290 GC cycles\n"));
+	assert_non_null(strstr(fx->out, "\nName                                          Self      Total"
+					"  Calls      Mean       P95  Self cycles      %\n"));
+	assert_non_null(strstr(fx->out, "  18.44 ms          278   0.5%\n"));
+	check_columns(fx->out, 7);
+	assert_null(strstr(fx->out, "Lean"));
+	assert_null(strstr(fx->out, " HB"));
+
+	free(fx->out);
+	fx->out = NULL;
+	fx->r.counter_name = "allocations";
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "Profile: 7 events, 1 threads, window 18.44 ms,\n"
+					"recorded thread time 18.44 ms, 290 allocations\n"));
+	assert_non_null(strstr(fx->out, "  Self allocations      %\n"));
+	check_columns(fx->out, 7);
+
+	/* No row with a counter: Lean's name (the default) is not shown either. */
+	free(fx->out);
+	fx->out = NULL;
+	fx->r.counter_name = "Lean heartbeats";
+	for (size_t i = 0; i < fx->r.ngroups; i++)
+		fx->r.groups[i]->counter_calls = 0;
+	fx->totals.counter_total = 0;
+	render_table(fx);
+	assert_non_null(strstr(fx->out, "Profile: 7 events, 1 threads, window 18.44 ms,\n"
+					"recorded thread time 18.44 ms\n"));
+	assert_non_null(strstr(fx->out, header_no_counter));
+	assert_null(strstr(fx->out, "Lean"));
+	assert_null(strstr(fx->out, "heartbeats"));
+	assert_null(strstr(fx->out, " HB"));
+	check_columns(fx->out, 6);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -954,6 +1102,8 @@ int main(void)
 		T(test_overflow_rows),
 		T(test_started_before_metadata_unknown),
 		T(test_table_rows_limit),
+		T(test_table_wide_values),
+		T(test_table_counter_words),
 #undef T
 	};
 

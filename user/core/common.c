@@ -16,7 +16,7 @@ int lp_verbose;
  * notes, process names): each goes through the display sanitizer, so that
  * none can write escape sequences to the operator's terminal.
  */
-static void vmsg(const char *prefix, const char *fmt, va_list ap)
+static void vmsg_from(const char *who, const char *prefix, const char *fmt, va_list ap)
 {
 	struct lp_buf b = { 0 };
 	char *text = NULL;
@@ -36,13 +36,27 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 		for (unsigned char *c = (unsigned char *)line; *c; c++)
 			if (*c < 0x20 || *c > 0x7e)
 				*c = '?';
-		fprintf(stderr, "leanprofiler: %s%s\n", prefix, line);
+		fprintf(stderr, "%s: %s%s\n", who, prefix, line);
 	} else {
-		fprintf(stderr, "leanprofiler: %s%.*s\n", prefix, (int)b.len, b.p);
+		fprintf(stderr, "%s: %s%.*s\n", who, prefix, (int)b.len, b.p);
 	}
 	va_end(again);
 	free(text);
 	lp_buf_free(&b);
+}
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	vmsg_from("leanprofiler", prefix, fmt, ap);
+}
+
+void lp_err_from(const char *who, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg_from(who, "", fmt, ap);
+	va_end(ap);
 }
 
 void lp_note(const char *fmt, ...)

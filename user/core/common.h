@@ -11,6 +11,8 @@
 /* Messages: "leanprofiler: what failed: why". Warnings go to stderr too. */
 void lp_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void lp_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same as "WHO: what failed" ("leanprofiler record: ..."). */
+void lp_err_from(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Only under -v. */
 void lp_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Said always, without "warning:" (progress the user waits for). */

@@ -177,20 +177,179 @@ static void off_cpu_line(FILE *out, const struct lp_nest_totals *t, const struct
 }
 
 /*
- * --off-cpu's columns: the share of the row's time on a CPU, and its time
- * waiting for one and blocked; "-" for a row nothing of which was split.
+ * The table's columns after Name. Each is at least the seed's width and
+ * widens, for every row alike, when a cell or its header needs more: a
+ * million calls or hours of self time never run into the next column.
  */
-static void split_cells(const struct lp_group *g, char *out, size_t sz)
-{
-	char pct[16] = "-", runq[32] = "-", blocked[32] = "-";
+enum { COL_SELF, COL_TOTAL, COL_CALLS, COL_MEAN, COL_P95, COL_COUNTER, COL_PCT, COL_CPU,
+       COL_RUNQ, COL_BLOCKED, NCOLS };
 
-	if (g->unmeasured_ns < g->total_ns) {
-		snprintf(pct, sizeof(pct), "%.1f%%",
-			 100.0 * (double)g->sched.cpu_ns / (double)g->total_ns);
-		lp_fmt_duration(g->sched.runq_ns, runq, sizeof(runq));
-		lp_fmt_duration(g->sched.blocked_ns, blocked, sizeof(blocked));
+#define LP_CELL_MAX 48
+#define LP_COUNTER_LABEL_COLS 20 /* "Self " and a counter's name at most */
+
+static const struct {
+	const char *head;
+	int width; /* the seed's; a cell keeps a space before it, a header two */
+} cols[NCOLS] = {
+	[COL_SELF] = { "Self", 10 },    [COL_TOTAL] = { "Total", 11 }, [COL_CALLS] = { "Calls", 7 },
+	[COL_MEAN] = { "Mean", 10 },    [COL_P95] = { "P95", 10 },     [COL_COUNTER] = { NULL, 9 },
+	[COL_PCT] = { "%", 7 },         [COL_CPU] = { "CPU%", 7 },     [COL_RUNQ] = { "Runq", 10 },
+	[COL_BLOCKED] = { "Blocked", 10 },
+};
+
+struct table {
+	bool counter;              /* a row has a counter: its column and the header's words */
+	char profile[64];          /* "Lean profile:" */
+	char counter_head[LP_COUNTER_LABEL_COLS * 4 + 8]; /* "Self HB" */
+	int width[NCOLS];          /* 0: the column is left out */
+};
+
+/* Code points of UTF-8 text: the columns a cell takes. */
+static int text_cols(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/*
+ * The table's words for the counter, from --counter-name: the first word of a
+ * name of several heads the header ("Lean heartbeats": "Lean profile:"), the
+ * rest names the column ("Self heartbeats"), the seed's "Self HB" for Lean's.
+ */
+static void counter_words(const char *name, struct table *t)
+{
+	struct lp_buf b = { 0 };
+	const char *text = "", *rest;
+	size_t len = 0, first;
+
+	if (name && !lp_text_display(&b, name, strlen(name)) && b.p) {
+		text = b.p;
+		len = b.len;
 	}
-	snprintf(out, sz, "%7s%10s%10s", pct, runq, blocked);
+	first = strcspn(text, " ");
+	rest = first < len ? text + first + 1 : text;
+	if (first < len && first <= 16)
+		snprintf(t->profile, sizeof(t->profile), "%c%.*s profile:",
+			 text[0] >= 'a' && text[0] <= 'z' ? text[0] - 'a' + 'A' : text[0],
+			 (int)first - 1, text + 1);
+	else
+		snprintf(t->profile, sizeof(t->profile), "Profile:");
+	if (name && !strcmp(name, "Lean heartbeats")) {
+		snprintf(t->counter_head, sizeof(t->counter_head), "Self HB");
+	} else {
+		memcpy(t->counter_head, "Self ", 5);
+		lp_fit_columns(rest, len - (size_t)(rest - text), LP_COUNTER_LABEL_COLS - 5, false,
+			       t->counter_head + 5, sizeof(t->counter_head) - 5);
+	}
+	lp_buf_free(&b);
+}
+
+/* A row's cells, every column's (the left-out ones too). */
+static void row_cells(const struct lp_report *r, struct lp_group *g,
+		      char cell[NCOLS][LP_CELL_MAX])
+{
+	const struct lp_nest_totals *t = r->totals;
+
+	lp_fmt_duration(g->self_ns, cell[COL_SELF], LP_CELL_MAX);
+	lp_fmt_duration(g->total_ns, cell[COL_TOTAL], LP_CELL_MAX);
+	snprintf(cell[COL_CALLS], LP_CELL_MAX, "%" PRIu64, g->calls);
+	lp_fmt_duration(g->calls ? g->total_ns / g->calls : 0, cell[COL_MEAN], LP_CELL_MAX);
+	cell[COL_P95][0] = '~';
+	lp_fmt_duration(lp_group_p95(g), cell[COL_P95] + !lp_group_p95_exact(g), LP_CELL_MAX - 1);
+	if (g->counter_calls)
+		snprintf(cell[COL_COUNTER], LP_CELL_MAX, "%" PRIu64, g->counter_self);
+	else
+		snprintf(cell[COL_COUNTER], LP_CELL_MAX, "-");
+	if (t->recorded_ns)
+		snprintf(cell[COL_PCT], LP_CELL_MAX, "%.1f%%",
+			 100.0 * (double)g->self_ns / (double)t->recorded_ns);
+	else
+		snprintf(cell[COL_PCT], LP_CELL_MAX, "-");
+	/*
+	 * --off-cpu's columns: the share of the row's time on a CPU, and its
+	 * time waiting for one and blocked; "-" for a row nothing of which was split.
+	 */
+	snprintf(cell[COL_CPU], LP_CELL_MAX, "-");
+	snprintf(cell[COL_RUNQ], LP_CELL_MAX, "-");
+	snprintf(cell[COL_BLOCKED], LP_CELL_MAX, "-");
+	if (g->unmeasured_ns < g->total_ns) {
+		snprintf(cell[COL_CPU], LP_CELL_MAX, "%.1f%%",
+			 100.0 * (double)g->sched.cpu_ns / (double)g->total_ns);
+		lp_fmt_duration(g->sched.runq_ns, cell[COL_RUNQ], LP_CELL_MAX);
+		lp_fmt_duration(g->sched.blocked_ns, cell[COL_BLOCKED], LP_CELL_MAX);
+	}
+}
+
+static int max_int(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+/* Which columns, how wide: from the rows shown, their headers, the seed's widths. */
+static void table_layout(const struct lp_report *r, size_t shown, struct table *t)
+{
+	char cell[NCOLS][LP_CELL_MAX];
+
+	memset(t, 0, sizeof(*t));
+	/* A marker passed a counter: in the totals (rows a view left out too), or a row's. */
+	t->counter = r->totals->counter_total != 0;
+	for (size_t i = 0; i < r->ngroups && !t->counter; i++)
+		t->counter = r->groups[i]->counter_calls != 0;
+	counter_words(t->counter ? r->counter_name : NULL, t);
+	for (int c = 0; c < NCOLS; c++) {
+		const char *head = c == COL_COUNTER ? t->counter_head : cols[c].head;
+
+		t->width[c] = max_int(cols[c].width, text_cols(head) + 2);
+	}
+	if (!t->counter)
+		t->width[COL_COUNTER] = 0;
+	if (!r->off_cpu)
+		t->width[COL_CPU] = t->width[COL_RUNQ] = t->width[COL_BLOCKED] = 0;
+	for (size_t i = 0; i < shown; i++) {
+		row_cells(r, r->groups[i], cell);
+		for (int c = 0; c < NCOLS; c++)
+			if (t->width[c])
+				t->width[c] = max_int(t->width[c], (int)strlen(cell[c]) + 1);
+	}
+}
+
+/* Cells right-aligned in their columns from column `from` on (ASCII but a counter's header). */
+static void put_cells(FILE *out, const struct table *t, const char *const cell[NCOLS], int from)
+{
+	for (int c = from; c < NCOLS; c++)
+		if (t->width[c])
+			fprintf(out, "%*s%s", t->width[c] - text_cols(cell[c]), "", cell[c]);
+}
+
+/*
+ * The header row: the seed's own while the columns are the seed's (its
+ * "Self" and "Total" stand 4 and 2 columns left of their figures, which
+ * users' scripts and the reference run know), else every header over its
+ * figures.
+ */
+static void table_header(FILE *out, const struct table *t)
+{
+	static const char seed[] = "Name                                      Self       Total  Calls"
+				   "      Mean       P95  Self HB      %";
+	const char *head[NCOLS];
+	char name[LP_TABLE_NAME_COLS + 1];
+	bool as_seed = t->counter && !strcmp(t->counter_head, "Self HB");
+
+	for (int c = 0; c <= COL_PCT; c++)
+		as_seed = as_seed && t->width[c] == cols[c].width;
+	for (int c = 0; c < NCOLS; c++)
+		head[c] = c == COL_COUNTER ? t->counter_head : cols[c].head;
+	if (as_seed) {
+		fputs(seed, out);
+	} else {
+		snprintf(name, sizeof(name), "%-*s", LP_TABLE_NAME_COLS, "Name");
+		fputs(name, out);
+	}
+	put_cells(out, t, head, as_seed ? COL_PCT + 1 : 0);
+	fputc('\n', out);
 }
 
 void lp_report_table(FILE *out, const struct lp_report *r)
@@ -198,14 +357,19 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	const struct lp_nest_totals *t = r->totals;
 	uint64_t window = t->spans ? t->last_ns - t->first_ns : 0;
 	size_t shown = r->table_rows && r->table_rows < r->ngroups ? r->table_rows : r->ngroups;
-	char a[32], b[32], c[32], d[32], name[LP_TABLE_NAME_COLS * 4 + 8];
+	char a[32], b[32], c[32], name[LP_TABLE_NAME_COLS * 4 + 8];
+	struct table tab;
 
 	lp_fmt_duration(window, a, sizeof(a));
 	lp_fmt_duration(t->recorded_ns, b, sizeof(b));
-	fprintf(out, "Lean profile: %" PRIu64 " events, %" PRIu32 " threads, window %s,\n", t->spans,
-		t->threads, a);
-	fprintf(out, "recorded thread time %s, %" PRIu64 " %s\n", b, t->counter_total,
-		r->counter_name);
+	table_layout(r, shown, &tab);
+	fprintf(out, "%s %" PRIu64 " events, %" PRIu32 " threads, window %s,\n", tab.profile,
+		t->spans, t->threads, a);
+	if (tab.counter)
+		fprintf(out, "recorded thread time %s, %" PRIu64 " %s\n", b, t->counter_total,
+			r->counter_name);
+	else
+		fprintf(out, "recorded thread time %s\n", b);
 	if (r->res.valid) {
 		if (r->res.has_peak_rss)
 			snprintf(c, sizeof(c), "%" PRIu64 " KiB", r->res.peak_rss_kib);
@@ -271,35 +435,21 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	if (r->off_cpu)
 		off_cpu_line(out, t, &r->loss);
 	fputc('\n', out);
-	fputs("Name                                      Self       Total  Calls      Mean       P95"
-	      "  Self HB      %",
-	      out);
-	fputs(r->off_cpu ? "   CPU%      Runq   Blocked\n" : "\n", out);
+	table_header(out, &tab);
 	for (size_t i = 0; i < shown; i++) {
 		struct lp_group *g = r->groups[i];
-		char hb[32], pct[16], notes[128], split[96] = "";
+		char cell[NCOLS][LP_CELL_MAX], notes[128];
+		const char *cells[NCOLS];
 
 		name_cell(r, g, name, sizeof(name));
-		lp_fmt_duration(g->self_ns, a, sizeof(a));
-		lp_fmt_duration(g->total_ns, b, sizeof(b));
-		lp_fmt_duration(g->calls ? g->total_ns / g->calls : 0, c, sizeof(c));
-		d[0] = '~';
-		lp_fmt_duration(lp_group_p95(g), d + !lp_group_p95_exact(g), sizeof(d) - 1);
-		if (g->counter_calls)
-			snprintf(hb, sizeof(hb), "%" PRIu64, g->counter_self);
-		else
-			snprintf(hb, sizeof(hb), "-");
-		if (t->recorded_ns)
-			snprintf(pct, sizeof(pct), "%.1f%%",
-				 100.0 * (double)g->self_ns / (double)t->recorded_ns);
-		else
-			snprintf(pct, sizeof(pct), "-");
+		row_cells(r, g, cell);
+		for (int k = 0; k < NCOLS; k++)
+			cells[k] = cell[k];
 		/* An uncertain row's self time may be wrong: say so on the row. */
 		row_notes(g, notes, sizeof(notes));
-		if (r->off_cpu)
-			split_cells(g, split, sizeof(split));
-		fprintf(out, "%s%10s%11s%7" PRIu64 "%10s%10s%9s%7s%s%s\n", name, a, b, g->calls, c,
-			d, hb, pct, split, notes);
+		fputs(name, out);
+		put_cells(out, &tab, cells, 0);
+		fprintf(out, "%s\n", notes);
 	}
 	table_footer(out, r, shown);
 }

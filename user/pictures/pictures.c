@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "html.h"
 #include "svg.h"
 
@@ -36,14 +37,12 @@ error_t lp_pictures_parse_opt(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case OPT_SVG:
 		if (!*arg)
-			argp_failure(state, argp_err_exit_status, 0,
-				     "--svg needs a directory; see 'leanprofiler report --help'");
+			return lp_usage_error(state, "--svg needs a directory");
 		o->svg_dir = arg;
 		return 0;
 	case OPT_HTML:
 		if (!*arg)
-			argp_failure(state, argp_err_exit_status, 0,
-				     "--html needs a file; see 'leanprofiler report --help'");
+			return lp_usage_error(state, "--html needs a file");
 		o->html_path = arg;
 		return 0;
 	default:

@@ -13,24 +13,73 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* mkdir -p: each missing component, with the mode mkdir(1) gives under the umask. */
-static int make_path(const char *path)
+static void close_fd(struct lp_outdir *d)
 {
-	char *p = strdup(path);
-	int err = 0;
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}
+
+/* Remembers that name was made in the directory parent (a descriptor we keep). */
+static int note_made(struct lp_outdir *d, int parent, const char *name, bool as_owner)
+{
+	struct lp_outdir_made *m = realloc(d->made, (d->nmade + 1) * sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	d->made = m;
+	m[d->nmade].parent = fcntl(parent, F_DUPFD_CLOEXEC, 0);
+	m[d->nmade].name = strdup(name);
+	m[d->nmade].as_owner = as_owner;
+	if (m[d->nmade].parent < 0 || !m[d->nmade].name) {
+		int err = m[d->nmade].parent < 0 ? -errno : -ENOMEM;
+
+		if (m[d->nmade].parent >= 0)
+			close(m[d->nmade].parent);
+		free(m[d->nmade].name);
+		return err;
+	}
+	d->nmade++;
+	return 0;
+}
+
+/*
+ * mkdir -p as whoever we are now (the owner): each missing component, with the
+ * mode mkdir(1) gives under the umask, following the links the user's own path
+ * may hold, as mkdir -p does; what it makes is noted, to be removed again when
+ * nothing gets written (lp_outdir_unmake).
+ */
+static int make_path(struct lp_outdir *d, const char *path)
+{
+	char *p = strdup(path), *save = NULL, *c, *next_c;
+	int cur, err = 0;
 
 	if (!p)
 		return -ENOMEM;
-	for (char *s = p + 1; *s && !err; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0777) && errno != EEXIST)
-			err = -errno;
-		*s = '/';
-	}
-	if (!err && mkdir(p, 0777) && errno != EEXIST)
+	cur = open(path[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0) {
 		err = -errno;
+		free(p);
+		return err;
+	}
+	for (c = strtok_r(p, "/", &save); c && !err; c = next_c) {
+		int next;
+
+		next_c = strtok_r(NULL, "/", &save);
+		if (mkdirat(cur, c, 0777) == 0)
+			err = note_made(d, cur, c, true);
+		else if (errno != EEXIST)
+			err = -errno;
+		if (err || !next_c)
+			break; /* the last one is opened by the caller, not through a link */
+		next = openat(cur, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (next < 0)
+			err = -errno;
+		close(cur);
+		cur = next;
+	}
+	if (cur >= 0)
+		close(cur);
 	free(p);
 	return err;
 }
@@ -82,7 +131,7 @@ static int open_as_owner(struct lp_outdir *d, const char *path, const struct lp_
 
 	if (err)
 		return err;
-	err = make_path(path);
+	err = make_path(d, path);
 	if (!err) {
 		d->fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (d->fd < 0)
@@ -145,8 +194,12 @@ static int open_as_root(struct lp_outdir *d, const char *path, const struct lp_c
 		next = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0 && errno == ENOENT && mkdirat(cur, c, 0777) == 0) {
 			made = true;
-			next = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			err = note_made(d, cur, c, false);
+			next = err ? -1 : openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						 O_CLOEXEC);
 		}
+		if (err)
+			break;
 		if (next < 0) {
 			err = -errno;
 			if (err == -ELOOP || err == -ENOTDIR)
@@ -179,13 +232,13 @@ int lp_outdir_open(struct lp_outdir *d, const char *path, const struct lp_creds 
 	struct stat st;
 	int err;
 
-	d->fd = -1;
+	*d = (struct lp_outdir){ .fd = -1 };
 	err = open_as_owner(d, path, owner, uid, &why);
 	if (!err && !why && fstat(d->fd, &st) == 0 && st.st_uid == uid)
 		return 0; /* the user's own */
 	if (owner->set && (err == -EACCES || (!err && !why))) {
 		/* The user may not write there (a root-owned build/ under sudo make). */
-		lp_outdir_close(d);
+		close_fd(d);
 		why = NULL;
 		err = open_as_root(d, path, owner, &why);
 		if (!err && !why)
@@ -197,6 +250,7 @@ int lp_outdir_open(struct lp_outdir *d, const char *path, const struct lp_creds 
 		lp_err("cannot write to output directory %s: %s", path, why);
 	else
 		lp_err("cannot write to output directory %s: %s", path, strerror(-err));
+	lp_outdir_unmake(d, owner);
 	lp_outdir_close(d);
 	return err ? err : -EPERM;
 }
@@ -223,9 +277,80 @@ int lp_outdir_give(const struct lp_creds *owner, int fd)
 	return fchown(fd, owner->uid, owner->gid) ? -errno : 0;
 }
 
+/*
+ * The new name's predecessor kept as NAME.old, replacing an older .old: the
+ * directory is only its user's and root's (lp_outdir_open), and renameat
+ * moves the entry itself, a link as a link, never what it points to.
+ */
+static int keep_old(int dirfd, const char *name, bool *kept)
+{
+	char old[NAME_MAX + 1];
+	struct stat st;
+
+	*kept = false;
+	if (snprintf(old, sizeof(old), "%s.old", name) >= (int)sizeof(old))
+		return -ENAMETOOLONG;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (renameat(dirfd, name, dirfd, old))
+		return -errno;
+	*kept = true;
+	return 0;
+}
+
+int lp_outdir_keep_old(const struct lp_outdir *d, const char *const names[], size_t n)
+{
+	char old[NAME_MAX + 1];
+	bool any = false, kept[8] = { false };
+	struct stat st;
+	int err = 0;
+
+	if (n > sizeof(kept) / sizeof(kept[0]))
+		return -EINVAL;
+	for (size_t i = 0; i < n && !any; i++)
+		any = fstatat(d->fd, names[i], &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!any)
+		return 0; /* no previous recording: older .old files stay as they are */
+	for (size_t i = 0; i < n && !err; i++)
+		err = keep_old(d->fd, names[i], &kept[i]);
+	/* The .old files are one recording: a name it did not have leaves no older file. */
+	for (size_t i = 0; i < n && !err; i++) {
+		if (kept[i] || snprintf(old, sizeof(old), "%s.old", names[i]) >= (int)sizeof(old))
+			continue;
+		if (unlinkat(d->fd, old, 0) && errno != ENOENT)
+			err = -errno;
+	}
+	return err;
+}
+
+void lp_outdir_unmake(struct lp_outdir *d, const struct lp_creds *owner)
+{
+	/* Newest first: each was made in the one before. rmdir removes only empty ones. */
+	while (d->nmade) {
+		struct lp_outdir_made *m = &d->made[--d->nmade];
+		struct lp_fs_saved saved = { 0 };
+
+		close_fd(d); /* it goes too when it is the last one made */
+		if (!m->as_owner || lp_creds_fs_enter(owner, &saved) == 0) {
+			unlinkat(m->parent, m->name, AT_REMOVEDIR);
+			if (m->as_owner)
+				lp_creds_fs_leave(&saved);
+		}
+		close(m->parent);
+		free(m->name);
+	}
+}
+
 void lp_outdir_close(struct lp_outdir *d)
 {
-	if (d->fd >= 0)
-		close(d->fd);
-	d->fd = -1;
+	close_fd(d);
+	for (size_t i = 0; i < d->nmade; i++) {
+		close(d->made[i].parent);
+		free(d->made[i].name);
+	}
+	free(d->made);
+	d->made = NULL;
+	d->nmade = 0;
 }

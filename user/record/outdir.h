@@ -10,9 +10,20 @@
 
 #include "creds.h"
 
+#include <stddef.h>
+
+/* A directory lp_outdir_open made: its name in its parent, which stays open. */
+struct lp_outdir_made {
+	int parent;
+	char *name;
+	bool as_owner; /* made as the owner (else as root) */
+};
+
 struct lp_outdir {
 	int fd;        /* O_CLOEXEC; -1 when not open */
 	bool as_owner; /* files are created as the owner (else as root, then given to it) */
+	struct lp_outdir_made *made; /* what it made, oldest first */
+	size_t nmade;
 };
 
 /*
@@ -33,6 +44,19 @@ int lp_outdir_enter(const struct lp_outdir *d, const struct lp_creds *owner,
 void lp_outdir_leave(struct lp_fs_saved *s);
 /* Gives a file created in d to owner (fchown on the descriptor only). 0 or -errno. */
 int lp_outdir_give(const struct lp_creds *owner, int fd);
+/*
+ * Before the new files appear under names[]: when any of them exists (the
+ * previous recording), each becomes NAME.old, replacing an older one; a name
+ * the previous recording did not have loses its NAME.old, so that the .old
+ * files are one recording's. As whoever we are (root, once recording ran).
+ * 0 or -errno.
+ */
+int lp_outdir_keep_old(const struct lp_outdir *d, const char *const names[], size_t n);
+/*
+ * Removes the directories lp_outdir_open made, when nothing was written into
+ * them (only empty ones go); d is closed. As they were made: as owner, or root.
+ */
+void lp_outdir_unmake(struct lp_outdir *d, const struct lp_creds *owner);
 void lp_outdir_close(struct lp_outdir *d);
 
 #endif

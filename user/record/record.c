@@ -399,9 +399,23 @@ static void self_usage(struct lp_resources *res)
 	res->scope = "leanprofiler";
 }
 
+/* The previous recording's pair, kept as .old before the new one takes the names. */
+static void keep_previous(struct recorder *r)
+{
+	static const char *const names[] = { "leanprofiler-trace.json",
+					     "leanprofiler-summary.json" };
+	int err = lp_outdir_keep_old(&r->outdir, names, 2);
+
+	if (err)
+		lp_warn("cannot keep the previous recording in %s as *.old: %s; writing over it",
+			r->o->out_dir, strerror(-err));
+}
+
 static int write_outputs(struct recorder *r, struct lp_report *rep)
 {
 	int err = 0, serr;
+
+	keep_previous(r);
 
 	if (r->trace_open) {
 		char *json = lp_report_other_data_json(rep);
@@ -483,6 +497,8 @@ static void recorder_cleanup(struct recorder *r)
 	if (r->sigfd >= 0)
 		close(r->sigfd);
 	lp_session_close(r->s);
+	if (!r->res->report)
+		lp_outdir_unmake(&r->outdir, &r->user); /* nothing was written: nothing is left */
 	lp_outdir_close(&r->outdir);
 	free(r->rescan);
 	if (!r->res->report) {

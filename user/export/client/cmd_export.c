@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "clickhouse.h"
 #include "common.h"
 #include "rows.h"
@@ -533,22 +534,24 @@ static const char export_doc[] =
 	"Send recordings (directories, or either of their files) to a ClickHouse server over "
 	"its HTTP interface: one row per recording in the table runs, one per summary row in "
 	"groups, one per trace span in spans, in database leanprofiler (created when missing; "
-	"schema " LP_EX_SCHEMA ", docs/fleet.md). A recording already there is not sent again. "
+	"schema " LP_EX_SCHEMA "). A recording already there is not sent again. "
 	"The trace is sent in batches: memory stays bounded, and progress is said on stderr "
 	"about once a second.\n\n"
 	"Credentials: the first line USER:PASSWORD of --credentials FILE or of the file in "
 	"$" LP_EXPORT_ENV_CREDENTIALS " (readable by its owner only), else $" LP_EXPORT_ENV_USER
 	" and $" LP_EXPORT_ENV_PASSWORD "; never in the URL, which ps shows. https:// URLs "
-	"verify the server's certificate.\n\n"
-	"Exit status: 0 when every recording is stored (or already was); 1 when the server "
-	"cannot be reached (nothing is stored, the files stay as they are); 2 when it refuses "
-	"the credentials; 3 when it answers an error; 125 for a bad option or a recording that "
-	"cannot be read. The first failure sets it; one line says each."
+	"verify the server's certificate. More in leanprofiler-export(1)."
 	"\vExamples:\n"
 	"  leanprofiler export --clickhouse http://127.0.0.1:8123/ build\n"
 	"  leanprofiler export --clickhouse https://ch.example:8443/ --host db-07 \\\n"
-	"      --label role=primary --credentials /etc/leanprofiler/clickhouse /var/lib/prof/*\n"
-	"  sudo leanprofiler record --export http://ch:8123/ -o /var/lib/prof/run1 -- ./job\n";
+	"      --label role=primary --credentials /etc/leanprofiler/clickhouse \\\n"
+	"      /var/lib/prof/*\n"
+	"  sudo leanprofiler record --export http://ch:8123/ -o /var/lib/prof/run1 \\\n"
+	"      -- ./job\n\n"
+	"Exit status: 125 for a bad command line or a recording that cannot be read; 0 when "
+	"every recording is stored (or already was); 1 when the server cannot be reached "
+	"(nothing is stored, the files stay as they are); 2 when it refuses the credentials; "
+	"3 when it answers an error. The first failure sets it; one line says each.\n";
 
 enum { OPT_CLICKHOUSE = 1300, OPT_DATABASE, OPT_HOST, OPT_LABEL, OPT_CREDENTIALS, OPT_CA_FILE };
 
@@ -568,10 +571,6 @@ static const struct argp_option export_options[] = {
 	{ 0 },
 };
 
-#define export_usage_error(state, fmt, ...)                                             \
-	argp_failure(state, LP_EXPORT_EXIT_RECORDING, 0,                                 \
-		     fmt "; see 'leanprofiler export --help'", ##__VA_ARGS__)
-
 static error_t export_parse(int key, char *arg, struct argp_state *state)
 {
 	struct export_opts *o = state->input;
@@ -583,22 +582,22 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_DATABASE:
 		if (!lp_ex_database_valid(arg))
-			export_usage_error(state, "invalid --database '%s': letters, digits and _, "
+			return lp_usage_error(state, "invalid --database '%s': letters, digits and _, "
 						  "at most %d, not a digit first", arg,
 					   LP_EX_DATABASE_MAX);
 		o->database = arg;
 		break;
 	case OPT_HOST:
 		if (!*arg)
-			export_usage_error(state, "--host needs a name");
+			return lp_usage_error(state, "--host needs a name");
 		o->host = arg;
 		break;
 	case OPT_LABEL:
 		eq = strchr(arg, '=');
 		if (!eq || eq == arg)
-			export_usage_error(state, "invalid --label '%s': KEY=VALUE", arg);
+			return lp_usage_error(state, "invalid --label '%s': KEY=VALUE", arg);
 		if (o->nlabels == LP_EX_LABELS_MAX)
-			export_usage_error(state, "more than %d labels", LP_EX_LABELS_MAX);
+			return lp_usage_error(state, "more than %d labels", LP_EX_LABELS_MAX);
 		*eq = '\0';
 		o->label_keys[o->nlabels] = arg;
 		o->label_values[o->nlabels++] = eq + 1;
@@ -618,9 +617,9 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case ARGP_KEY_END:
 		if (!o->url)
-			export_usage_error(state, "no --clickhouse URL");
+			return lp_usage_error(state, "no --clickhouse URL");
 		if (!o->npaths)
-			export_usage_error(state, "no recording to export (PATH...)");
+			return lp_usage_error(state, "no recording to export (PATH...)");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -630,18 +629,16 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 
 int cmd_export(int argc, char **argv)
 {
+	static const struct argp_child children[] = { LP_CLI_STD_CHILD, { 0 } };
 	static const struct argp argp = { export_options, export_parse,
-					  "--clickhouse URL [OPTION...] PATH...", export_doc, NULL,
+					  "--clickhouse URL [OPTION...] PATH...", export_doc, children,
 					  NULL, NULL };
 	struct export_opts o = { .database = LP_EX_DATABASE_DEFAULT, .after = "" };
-	error_t err;
+	int status;
 
 	argv[0] = "leanprofiler export";
-	err = argp_parse(&argp, argc, argv, 0, NULL, &o);
-	if (err) {
-		lp_err("cannot read the command line: %s", strerror(err));
-		return LP_EXPORT_EXIT_RECORDING;
-	}
+	if (!lp_cli_parse(&argp, argc, argv, 0, &o, &status))
+		return status;
 	if (!o.host)
 		o.host = this_host();
 	return export_all(&o);

@@ -6,11 +6,13 @@
 #ifndef LP_CMD_EXPORT_H
 #define LP_CMD_EXPORT_H
 
+#include "cli.h"
+
 /* export's exit statuses besides 0 and 125 (bad command line, unreadable recording). */
 #define LP_EXPORT_EXIT_UNREACHABLE 1 /* no answer from the server: nothing was stored */
 #define LP_EXPORT_EXIT_AUTH 2        /* the server refused the credentials */
 #define LP_EXPORT_EXIT_SERVER 3      /* the server answered an error */
-#define LP_EXPORT_EXIT_RECORDING 125 /* a recording could not be read (or a bad option) */
+#define LP_EXPORT_EXIT_RECORDING LP_EXIT_FAILURE /* a recording could not be read (or a bad option) */
 
 /* The environment export reads its credentials from (never the command line). */
 #define LP_EXPORT_ENV_USER "LEANPROFILER_CLICKHOUSE_USER"
