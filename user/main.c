@@ -781,7 +781,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help"))
-		lp_err("help takes one command: record, report, diff or list");
+		lp_err("help takes one command: record, report, diff, list or export");
 	else
 		lp_err("unknown command '%s' (try 'leanprofiler --help')", argv[1]);
 	return LP_EXIT_USAGE;
