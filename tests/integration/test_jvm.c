@@ -13,6 +13,8 @@
  *   exception leaves, fires method__return for the caller only. Counts and
  *   nesting stay exact; the thrower's spans whose return never fired close
  *   with their caller, unterminated;
+ * - calls from C2-compiled code (-Xbatch warm-up): exact counts, nested;
+ * - the same throws with thrower() kept out of line: no span closed unwound;
  * - attached with -p to threads inside methods: their rows carry the methods'
  *   names (the return probe has them), no "(unknown)";
  * - lambda rows: no hidden class address, the same name run after run;
@@ -405,6 +407,112 @@ static void test_exceptions_through_c1(void **state)
 	/* No check_with_consumer(): speedscope takes over a minute on these 300k spans. */
 	json_object_put(sum);
 	json_object_put(trace);
+}
+
+/*
+ * loop() and work() are compiled by C2 before the go file is waited for
+ * (-Xbatch: each compilation finishes before the call that asked for it goes
+ * on), so the last loop() runs C2's code. Under -XX:+ExtendedDTraceProbes C2
+ * inlines nothing: each call is a call, and fires both probes.
+ */
+static const char hot_java[] =
+	"import java.io.File;\n"
+	"public class Hot {\n"
+	"  static int work(int i) { return i * 31 + 7; }\n"
+	"  static long loop(int n) { long s = 0; for (int i = 0; i < n; i++) s += work(i); return s; }\n"
+	"  public static void main(String[] a) throws Exception {\n"
+	"    long s = 0;\n"
+	"    for (int i = 0; i < Integer.parseInt(a[1]); i++) s += loop(10);\n"
+	"    System.out.println(\"warm \" + s);\n"
+	"    File go = new File(a[0]);\n"
+	"    while (!go.exists()) Thread.sleep(5);\n"
+	"    System.out.println(loop(Integer.parseInt(a[2])));\n"
+	"  }\n"
+	"}\n";
+
+#define WARM_CALLS 20000
+
+/*
+ * The level -XX:+PrintCompilation gives method's compilation on line (not an
+ * on-stack one), or -1: "    243    7       4       Hot::loop (25 bytes)".
+ */
+static int compile_level(const char *line, const char *method)
+{
+	const char *m = strstr(line, method), *p = m;
+
+	if (!m || strncmp(m + strlen(method), " (", 2))
+		return -1;
+	while (p > line && p[-1] == ' ')
+		p--;
+	if (p - line < 2 || p[-1] < '0' || p[-1] > '4' || p[-2] != ' ')
+		return -1;
+	return p[-1] - '0';
+}
+
+static void test_c2_compiled_calls(void **state)
+{
+	const char *dir = javac("hot", "Hot", hot_java);
+	const char *flags[] = { "-XX:+ExtendedDTraceProbes", "-Xbatch", "-XX:+PrintCompilation",
+				NULL };
+	const char *args[] = { fmt("%d", WARM_CALLS), fmt("%d", CALLS), NULL };
+	static struct span loop[WARM_CALLS + 2], work[WARM_CALLS * 10 + CALLS + 1];
+	bool c2 = false, warm = false;
+	size_t nloop, nwork, in = 0;
+	json_object *sum, *trace;
+	char *out, *save = NULL, *err;
+	const struct span *last;
+
+	(void)state;
+	sum = record_java(dir, flags, "Hot", args, &err);
+	/* C2 (level 4) had compiled loop() before the warm-up ended, and kept it. */
+	out = slurp(fmt("%s/lp.out", dir), NULL);
+	assert_non_null(out);
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "warm ", 5))
+			warm = true;
+		if (compile_level(l, "Hot::loop") != 4)
+			continue;
+		if (strstr(l, "made not entrant"))
+			fail_msg("C2's loop() was thrown away: %s", l);
+		c2 |= !warm;
+	}
+	if (!warm || !c2)
+		fail_msg("no C2 compilation of Hot::loop before the warm-up ended");
+	/* Every call is a span, in the interpreter, C1's and C2's code alike. */
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	assert_int_equal(calls(sum, "Hot.loop", "signature=(I)J"), WARM_CALLS + 1);
+	assert_int_equal(calls(sum, "Hot.work", "signature=(I)I"), WARM_CALLS * 10 + CALLS);
+	trace = load_json(fmt("%s/out/leanprofiler-trace.json", dir));
+	nloop = spans(trace, "Hot.loop", loop, WARM_CALLS + 2);
+	nwork = spans(trace, "Hot.work", work, WARM_CALLS * 10 + CALLS + 1);
+	assert_int_equal(nloop, WARM_CALLS + 1);
+	last = &loop[nloop - 1];
+	for (size_t i = 0; i < nwork; i++) {
+		assert_false(work[i].unterminated);
+		in += work[i].tid == last->tid && work[i].ts >= last->ts && work[i].end <= last->end;
+	}
+	/* The calls C2's loop() made: each inside it. */
+	assert_int_equal(in, CALLS);
+	json_object_put(sum);
+	json_object_put(trace);
+}
+
+/* The same exceptions with thrower() never inlined: every return fires. */
+static void test_exceptions_not_inlined(void **state)
+{
+	const char *dir = javac("throw-noinline", "Throw", throw_java);
+	const char *args[] = { fmt("%d", THROWS), fmt("%s/counts", dir), NULL };
+	const char *flags[] = { "-XX:+ExtendedDTraceProbes", "-XX:CompileCommand=quiet",
+				"-XX:CompileCommand=dontinline,Throw::thrower", NULL };
+	json_object *sum;
+	char *err;
+
+	(void)state;
+	sum = record_java(dir, flags, "Throw", args, &err);
+	assert_int_equal(calls(sum, "Throw.thrower", NULL), THROWS);
+	assert_int_equal(get_i(row(sum, "Throw.thrower"), "unterminated"), 0);
+	assert_int_equal(get_i(get(sum, "span_pairs"), "unwound"), 0);
+	json_object_put(sum);
 }
 
 /*
@@ -823,6 +931,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_methods_and_gc, stop_started),
 		cmocka_unit_test_teardown(test_exceptions_through_c1, stop_started),
+		cmocka_unit_test_teardown(test_exceptions_not_inlined, stop_started),
+		cmocka_unit_test_teardown(test_c2_compiled_calls, stop_started),
 		cmocka_unit_test_teardown(test_attach_inside_methods, stop_started),
 		cmocka_unit_test_teardown(test_lambda_names, stop_started),
 		cmocka_unit_test_teardown(test_gc_against_log, stop_started),
