@@ -6,8 +6,9 @@
  * the preset's probes are found late: a program waits until leanprofiler says
  * it records them (a file appears), then works. Checks, against what the
  * programs did and print:
- * - exact call counts, nesting, collections, a thread still inside a method at
- *   the end closed unterminated;
+ * - exact call counts, nesting, collections, the VM's start-up methods, a
+ *   native method, a thread still inside a method at the end closed
+ *   unterminated;
  * - exceptions thrown through C1-compiled code 20000 times under default
  *   tiered compilation: C1 inlines the thrower into its caller and, when the
  *   exception leaves, fires method__return for the caller only. Counts and
@@ -215,8 +216,8 @@ static void test_methods_and_gc(void **state)
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset", "jvm",
 			 "--", JDK "/bin/java", "-XX:+ExtendedDTraceProbes", "-cp", tmpdir, "Main",
 			 go, fmt("%d", CALLS), fmt("%d", GCS), NULL };
-	static struct span work[CALLS + 1], loop[4], hang[4], gc[256];
-	size_t nwork, nloop, nhang, ngc, in = 0;
+	static struct span work[CALLS + 1], loop[4], hang[4], gc[256], wait[64];
+	size_t nwork, nloop, nhang, ngc, nwait, in = 0, inside_hang = 0;
 	json_object *sum, *trace;
 	struct run r;
 	pid_t lp;
@@ -251,6 +252,12 @@ static void test_methods_and_gc(void **state)
 	assert_int_equal(calls(sum, "Main.work", "signature=(I)I"), CALLS);
 	assert_int_equal(calls(sum, "Main.loop", "signature=(I)J"), 1);
 	assert_true(calls(sum, "gc", NULL) >= GCS);
+	/*
+	 * The JVM's start-up too: the launcher is paused while libjvm.so's probes
+	 * are attached, before the VM runs its first Java code.
+	 */
+	assert_int_equal(calls(sum, "java/lang/String.<clinit>", "signature=()V"), 1);
+	assert_int_equal(calls(sum, "java/lang/System.initPhase1", "signature=()V"), 1);
 	/* Threads still inside methods at the end: closed, unterminated, not errors. */
 	assert_true(json_object_get_int64(get(sum, "unterminated_spans")) >= 1);
 
@@ -278,6 +285,13 @@ static void test_methods_and_gc(void **state)
 	assert_int_equal(nhang, 1);
 	assert_true(hang[0].unterminated);
 	assert_true(hang[0].tid != loop[0].tid);
+	/* A native method is a span too: hang() waits in Object.wait(long), JDK 17's native. */
+	assert_true(calls(sum, "java/lang/Object.wait", "signature=(J)V") >= 1);
+	nwait = spans(trace, "java/lang/Object.wait", wait, 64);
+	for (size_t i = 0; i < nwait; i++)
+		inside_hang += wait[i].tid == hang[0].tid && wait[i].unterminated &&
+			       wait[i].ts >= hang[0].ts;
+	assert_true(inside_hang >= 1);
 	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 	json_object_put(sum);
 	json_object_put(trace);
