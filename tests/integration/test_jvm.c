@@ -597,6 +597,9 @@ static void test_attach_inside_methods(void **state)
 	assert_int_equal(get_i(row(sum, "Hold.waitGo"), "calls"), 2);
 	assert_int_equal(get_i(row(sum, "Hold.waitGo"), "started_before_recording"), 2);
 	assert_int_equal(get_i(row(sum, "Hold.lambda$main$0"), "calls"), 1);
+	/* Their signature is the entry's metadata: not known (null), the row says so. */
+	assert_null(get(row(sum, "Hold.holdA"), "meta_text"));
+	assert_null(get(row(sum, "Hold.waitGo"), "meta_text"));
 	assert_true(get_i(sum, "started_before_recording") >= 6);
 	json_object_put(sum);
 }
@@ -697,6 +700,7 @@ static const char gc_java[] =
 
 struct gc_span {
 	int64_t ts, end; /* CLOCK_MONOTONIC ns, as -Xlog's tn decoration */
+	int64_t tid;
 	bool full;
 	int lines;	 /* log lines written inside it */
 	bool sysgc;	 /* one of them says (System.gc()) */
@@ -726,11 +730,27 @@ static size_t gc_spans(json_object *trace, struct gc_span *out, size_t max)
 		out[n] = (struct gc_span){ 0 };
 		out[n].ts = base + llround(json_object_get_double(get(e, "ts")) * 1000);
 		out[n].end = out[n].ts + llround(json_object_get_double(get(e, "dur")) * 1000);
+		out[n].tid = json_object_get_int64(get(e, "tid"));
 		out[n].full = !strcmp(get_s(get(e, "args"), "full"), "1");
 		n++;
 	}
 	qsort(out, n, sizeof(*out), gc_by_ts);
 	return n;
+}
+
+/* The name thread_list gives tid. */
+static const char *thread_name(json_object *sum, int64_t tid)
+{
+	json_object *threads = get(sum, "thread_list");
+
+	for (size_t i = 0; i < json_object_array_length(threads); i++) {
+		json_object *t = json_object_array_get_idx(threads, i);
+
+		if (get_i(t, "tid") == tid)
+			return get_s(t, "name");
+	}
+	fail_msg("tid %lld not in thread_list", (long long)tid);
+	return NULL;
 }
 
 struct pause {
@@ -823,6 +843,9 @@ static void test_gc_against_log(void **state)
 				 (long long)(s[i].end - s[i].ts), (long long)p[i].dur);
 	}
 	assert_int_equal(sysgc, GCS);
+	/* All on the thread that runs VM operations. */
+	for (size_t i = 0; i < ns; i++)
+		assert_string_equal(thread_name(sum, s[i].tid), "VM Thread");
 	/* The program made each kind happen. */
 	assert_true(young > 0 && remark > 0 && cleanup > 0);
 
