@@ -22,7 +22,8 @@
  * - gc spans against the JVM's own -Xlog:gc and -Xlog:safepoint logs: G1 one
  *   span per logged pause, in order, full= as logged; Parallel and Serial one
  *   span per VM operation, full= as requested;
- * - a JVM started without -XX:+ExtendedDTraceProbes: a one-line warning.
+ * - a JVM started without -XX:+ExtendedDTraceProbes: a one-line warning; with
+ *   it in JAVA_TOOL_OPTIONS, or -XX:+DTraceMethodProbes: none, methods recorded.
  * Needs root.
  */
 #define _GNU_SOURCE
@@ -208,6 +209,8 @@ static int64_t calls(json_object *sum, const char *name, const char *meta)
 	return n;
 }
 
+static json_object *row(json_object *sum, const char *name);
+
 static void test_methods_and_gc(void **state)
 {
 	char *out = fmt("%s/out", tmpdir), *go = fmt("%s/go", tmpdir);
@@ -285,6 +288,9 @@ static void test_methods_and_gc(void **state)
 	assert_int_equal(nhang, 1);
 	assert_true(hang[0].unterminated);
 	assert_true(hang[0].tid != loop[0].tid);
+	/* The JVM's own threads wait in methods too: the Reference Handler's, closed at exit. */
+	assert_true(get_i(row(sum, "java/lang/ref/Reference.waitForReferencePendingList"),
+			  "unterminated") >= 1);
 	/* A native method is a span too: hang() waits in Object.wait(long), JDK 17's native. */
 	assert_true(calls(sum, "java/lang/Object.wait", "signature=(J)V") >= 1);
 	nwait = spans(trace, "java/lang/Object.wait", wait, 64);
@@ -963,6 +969,48 @@ static void test_no_probes_flag(void **state)
 	json_object_put(sum);
 }
 
+/* The lines of err that warn about -XX:+ExtendedDTraceProbes. */
+static int flag_warnings(const char *err)
+{
+	int n = 0;
+
+	for (const char *l = err; l && (l = strstr(l, "runs java without")); l++)
+		n++;
+	return n;
+}
+
+/*
+ * The flag where the warning looks for it besides the command line: in the
+ * launcher's environment, or as -XX:+DTraceMethodProbes (what the extended
+ * flag turns on, of the method probes). Methods recorded, no warning.
+ */
+static void test_flag_elsewhere(void **state)
+{
+	const char *args[] = { "10", NULL };
+	const char *dir = javac("flag-env", "Lam", lam_java);
+	const char *methods_flag[] = { "-XX:+DTraceMethodProbes", NULL };
+	json_object *sum;
+	char *err, *d;
+
+	(void)state;
+	assert_int_equal(setenv("JAVA_TOOL_OPTIONS", "-XX:+ExtendedDTraceProbes", 1), 0);
+	sum = record_java(dir, (const char *const[]){ NULL }, "Lam", args, &err);
+	unsetenv("JAVA_TOOL_OPTIONS");
+	assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), 10);
+	if (flag_warnings(err))
+		fail_msg("warned with JAVA_TOOL_OPTIONS=-XX:+ExtendedDTraceProbes: %s", err);
+	json_object_put(sum);
+
+	d = fmt("%s/methods", dir);
+	assert_int_equal(mkdir(d, 0755), 0);
+	assert_int_equal(symlink(fmt("%s/Lam.class", dir), fmt("%s/Lam.class", d)), 0);
+	sum = record_java(d, methods_flag, "Lam", args, &err);
+	assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), 10);
+	if (flag_warnings(err))
+		fail_msg("warned with -XX:+DTraceMethodProbes: %s", err);
+	json_object_put(sum);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -976,6 +1024,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_gc_parallel, stop_started),
 		cmocka_unit_test_teardown(test_gc_serial, stop_started),
 		cmocka_unit_test_teardown(test_no_probes_flag, stop_started),
+		cmocka_unit_test_teardown(test_flag_elsewhere, stop_started),
 	};
 
 	if (argc > 1)
