@@ -23,7 +23,8 @@
  *   span per logged pause, in order, full= as logged; Parallel and Serial one
  *   span per VM operation, full= as requested;
  * - a JVM started without -XX:+ExtendedDTraceProbes: a one-line warning; with
- *   it in JAVA_TOOL_OPTIONS, or -XX:+DTraceMethodProbes: none, methods recorded.
+ *   it in JDK_JAVA_OPTIONS, JAVA_TOOL_OPTIONS or _JAVA_OPTIONS, or with
+ *   -XX:+DTraceMethodProbes: none, methods recorded.
  * Needs root.
  */
 #define _GNU_SOURCE
@@ -989,17 +990,24 @@ static void test_flag_elsewhere(void **state)
 	const char *args[] = { "10", NULL };
 	const char *dir = javac("flag-env", "Lam", lam_java);
 	const char *methods_flag[] = { "-XX:+DTraceMethodProbes", NULL };
+	/* Read by the java launcher, the VM at its start, the VM after the command line. */
+	const char *vars[] = { "JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS" };
 	json_object *sum;
 	char *err, *d;
 
 	(void)state;
-	assert_int_equal(setenv("JAVA_TOOL_OPTIONS", "-XX:+ExtendedDTraceProbes", 1), 0);
-	sum = record_java(dir, (const char *const[]){ NULL }, "Lam", args, &err);
-	unsetenv("JAVA_TOOL_OPTIONS");
-	assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), 10);
-	if (flag_warnings(err))
-		fail_msg("warned with JAVA_TOOL_OPTIONS=-XX:+ExtendedDTraceProbes: %s", err);
-	json_object_put(sum);
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		d = fmt("%s/%s", dir, vars[i]);
+		assert_int_equal(mkdir(d, 0755), 0);
+		assert_int_equal(symlink(fmt("%s/Lam.class", dir), fmt("%s/Lam.class", d)), 0);
+		assert_int_equal(setenv(vars[i], "-XX:+ExtendedDTraceProbes", 1), 0);
+		sum = record_java(d, (const char *const[]){ NULL }, "Lam", args, &err);
+		unsetenv(vars[i]);
+		assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), 10);
+		if (flag_warnings(err))
+			fail_msg("warned with %s=-XX:+ExtendedDTraceProbes: %s", vars[i], err);
+		json_object_put(sum);
+	}
 
 	d = fmt("%s/methods", dir);
 	assert_int_equal(mkdir(d, 0755), 0);
