@@ -6,17 +6,25 @@
  * the preset's probes are found late: a program waits until leanprofiler says
  * it records them (a file appears), then works. Checks, against what the
  * programs did and print:
- * - exact call counts, nesting, collections, a thread still inside a method at
- *   the end closed unterminated;
+ * - exact call counts, nesting, collections, the VM's start-up methods, a
+ *   native method, a thread still inside a method at the end closed
+ *   unterminated;
  * - exceptions thrown through C1-compiled code 20000 times under default
  *   tiered compilation: C1 inlines the thrower into its caller and, when the
  *   exception leaves, fires method__return for the caller only. Counts and
  *   nesting stay exact; the thrower's spans whose return never fired close
  *   with their caller, unterminated;
+ * - calls from C2-compiled code (-Xbatch warm-up): exact counts, nested;
+ * - the same throws with thrower() kept out of line: no span closed unwound;
  * - attached with -p to threads inside methods: their rows carry the methods'
  *   names (the return probe has them), no "(unknown)";
  * - lambda rows: no hidden class address, the same name run after run;
- * - a JVM started without -XX:+ExtendedDTraceProbes: a one-line warning.
+ * - gc spans against the JVM's own -Xlog:gc and -Xlog:safepoint logs: G1 one
+ *   span per logged pause, in order, full= as logged; Parallel and Serial one
+ *   span per VM operation, full= as requested;
+ * - a JVM started without -XX:+ExtendedDTraceProbes: a one-line warning; with
+ *   it in JDK_JAVA_OPTIONS, JAVA_TOOL_OPTIONS or _JAVA_OPTIONS, or with
+ *   -XX:+DTraceMethodProbes: none, methods recorded.
  * Needs root.
  */
 #define _GNU_SOURCE
@@ -52,6 +60,8 @@ static char tmpdir[] = "/tmp/lp-itest-jvm-XXXXXX";
 #define THROWS 20000
 #define LAMBDA_CALLS 3000
 #define METHOD_SPEC "recording spec 'hotspot:method__entry"
+
+static const char *const probes_flag[] = { "-XX:+ExtendedDTraceProbes", NULL };
 
 static const char main_java[] =
 	"import java.io.File;\n"
@@ -150,11 +160,11 @@ static const char *javac(const char *name, const char *cls, const char *src)
 }
 
 /*
- * Records `java [flag] -cp dir cls go args...` into dir/out with the jvm
+ * Records `java flags... -cp dir cls go args...` into dir/out with the jvm
  * preset; lets the program go once the method probes are recorded. The
  * summary; leanprofiler's stderr in *err.
  */
-static json_object *record_java(const char *dir, const char *flag, const char *cls,
+static json_object *record_java(const char *dir, const char *const flags[], const char *cls,
 				const char *const args[], char **err)
 {
 	char *out = fmt("%s/out", dir), *go = fmt("%s/go", dir);
@@ -166,8 +176,8 @@ static json_object *record_java(const char *dir, const char *flag, const char *c
 	int n = 8, rc;
 	pid_t lp;
 
-	if (flag)
-		argv[n++] = (char *)flag;
+	for (int i = 0; flags[i]; i++)
+		argv[n++] = (char *)flags[i];
 	argv[n++] = "-cp";
 	argv[n++] = (char *)dir;
 	argv[n++] = (char *)cls;
@@ -200,6 +210,8 @@ static int64_t calls(json_object *sum, const char *name, const char *meta)
 	return n;
 }
 
+static json_object *row(json_object *sum, const char *name);
+
 static void test_methods_and_gc(void **state)
 {
 	char *out = fmt("%s/out", tmpdir), *go = fmt("%s/go", tmpdir);
@@ -208,8 +220,8 @@ static void test_methods_and_gc(void **state)
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--preset", "jvm",
 			 "--", JDK "/bin/java", "-XX:+ExtendedDTraceProbes", "-cp", tmpdir, "Main",
 			 go, fmt("%d", CALLS), fmt("%d", GCS), NULL };
-	static struct span work[CALLS + 1], loop[4], hang[4], gc[256];
-	size_t nwork, nloop, nhang, ngc, in = 0;
+	static struct span work[CALLS + 1], loop[4], hang[4], gc[256], wait[64];
+	size_t nwork, nloop, nhang, ngc, nwait, in = 0, inside_hang = 0;
 	json_object *sum, *trace;
 	struct run r;
 	pid_t lp;
@@ -244,6 +256,12 @@ static void test_methods_and_gc(void **state)
 	assert_int_equal(calls(sum, "Main.work", "signature=(I)I"), CALLS);
 	assert_int_equal(calls(sum, "Main.loop", "signature=(I)J"), 1);
 	assert_true(calls(sum, "gc", NULL) >= GCS);
+	/*
+	 * The JVM's start-up too: the launcher is paused while libjvm.so's probes
+	 * are attached, before the VM runs its first Java code.
+	 */
+	assert_int_equal(calls(sum, "java/lang/String.<clinit>", "signature=()V"), 1);
+	assert_int_equal(calls(sum, "java/lang/System.initPhase1", "signature=()V"), 1);
 	/* Threads still inside methods at the end: closed, unterminated, not errors. */
 	assert_true(json_object_get_int64(get(sum, "unterminated_spans")) >= 1);
 
@@ -271,6 +289,16 @@ static void test_methods_and_gc(void **state)
 	assert_int_equal(nhang, 1);
 	assert_true(hang[0].unterminated);
 	assert_true(hang[0].tid != loop[0].tid);
+	/* The JVM's own threads wait in methods too: the Reference Handler's, closed at exit. */
+	assert_true(get_i(row(sum, "java/lang/ref/Reference.waitForReferencePendingList"),
+			  "unterminated") >= 1);
+	/* A native method is a span too: hang() waits in Object.wait(long), JDK 17's native. */
+	assert_true(calls(sum, "java/lang/Object.wait", "signature=(J)V") >= 1);
+	nwait = spans(trace, "java/lang/Object.wait", wait, 64);
+	for (size_t i = 0; i < nwait; i++)
+		inside_hang += wait[i].tid == hang[0].tid && wait[i].unterminated &&
+			       wait[i].ts >= hang[0].ts;
+	assert_true(inside_hang >= 1);
 	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 	json_object_put(sum);
 	json_object_put(trace);
@@ -332,7 +360,7 @@ static void test_exceptions_through_c1(void **state)
 	char *err, *counts;
 
 	(void)state;
-	sum = record_java(dir, "-XX:+ExtendedDTraceProbes", "Throw", args, &err);
+	sum = record_java(dir, probes_flag, "Throw", args, &err);
 	counts = slurp(args[1], NULL);
 	assert_non_null(counts);
 	assert_int_equal(sscanf(counts, "%ld %ld %ld %ld", &middles, &throwers, &afters, &caught),
@@ -403,6 +431,112 @@ static void test_exceptions_through_c1(void **state)
 }
 
 /*
+ * loop() and work() are compiled by C2 before the go file is waited for
+ * (-Xbatch: each compilation finishes before the call that asked for it goes
+ * on), so the last loop() runs C2's code. Under -XX:+ExtendedDTraceProbes C2
+ * inlines nothing: each call is a call, and fires both probes.
+ */
+static const char hot_java[] =
+	"import java.io.File;\n"
+	"public class Hot {\n"
+	"  static int work(int i) { return i * 31 + 7; }\n"
+	"  static long loop(int n) { long s = 0; for (int i = 0; i < n; i++) s += work(i); return s; }\n"
+	"  public static void main(String[] a) throws Exception {\n"
+	"    long s = 0;\n"
+	"    for (int i = 0; i < Integer.parseInt(a[1]); i++) s += loop(10);\n"
+	"    System.out.println(\"warm \" + s);\n"
+	"    File go = new File(a[0]);\n"
+	"    while (!go.exists()) Thread.sleep(5);\n"
+	"    System.out.println(loop(Integer.parseInt(a[2])));\n"
+	"  }\n"
+	"}\n";
+
+#define WARM_CALLS 20000
+
+/*
+ * The level -XX:+PrintCompilation gives method's compilation on line (not an
+ * on-stack one), or -1: "    243    7       4       Hot::loop (25 bytes)".
+ */
+static int compile_level(const char *line, const char *method)
+{
+	const char *m = strstr(line, method), *p = m;
+
+	if (!m || strncmp(m + strlen(method), " (", 2))
+		return -1;
+	while (p > line && p[-1] == ' ')
+		p--;
+	if (p - line < 2 || p[-1] < '0' || p[-1] > '4' || p[-2] != ' ')
+		return -1;
+	return p[-1] - '0';
+}
+
+static void test_c2_compiled_calls(void **state)
+{
+	const char *dir = javac("hot", "Hot", hot_java);
+	const char *flags[] = { "-XX:+ExtendedDTraceProbes", "-Xbatch", "-XX:+PrintCompilation",
+				NULL };
+	const char *args[] = { fmt("%d", WARM_CALLS), fmt("%d", CALLS), NULL };
+	static struct span loop[WARM_CALLS + 2], work[WARM_CALLS * 10 + CALLS + 1];
+	bool c2 = false, warm = false;
+	size_t nloop, nwork, in = 0;
+	json_object *sum, *trace;
+	char *out, *save = NULL, *err;
+	const struct span *last;
+
+	(void)state;
+	sum = record_java(dir, flags, "Hot", args, &err);
+	/* C2 (level 4) had compiled loop() before the warm-up ended, and kept it. */
+	out = slurp(fmt("%s/lp.out", dir), NULL);
+	assert_non_null(out);
+	for (char *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(l, "warm ", 5))
+			warm = true;
+		if (compile_level(l, "Hot::loop") != 4)
+			continue;
+		if (strstr(l, "made not entrant"))
+			fail_msg("C2's loop() was thrown away: %s", l);
+		c2 |= !warm;
+	}
+	if (!warm || !c2)
+		fail_msg("no C2 compilation of Hot::loop before the warm-up ended");
+	/* Every call is a span, in the interpreter, C1's and C2's code alike. */
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	assert_int_equal(calls(sum, "Hot.loop", "signature=(I)J"), WARM_CALLS + 1);
+	assert_int_equal(calls(sum, "Hot.work", "signature=(I)I"), WARM_CALLS * 10 + CALLS);
+	trace = load_json(fmt("%s/out/leanprofiler-trace.json", dir));
+	nloop = spans(trace, "Hot.loop", loop, WARM_CALLS + 2);
+	nwork = spans(trace, "Hot.work", work, WARM_CALLS * 10 + CALLS + 1);
+	assert_int_equal(nloop, WARM_CALLS + 1);
+	last = &loop[nloop - 1];
+	for (size_t i = 0; i < nwork; i++) {
+		assert_false(work[i].unterminated);
+		in += work[i].tid == last->tid && work[i].ts >= last->ts && work[i].end <= last->end;
+	}
+	/* The calls C2's loop() made: each inside it. */
+	assert_int_equal(in, CALLS);
+	json_object_put(sum);
+	json_object_put(trace);
+}
+
+/* The same exceptions with thrower() never inlined: every return fires. */
+static void test_exceptions_not_inlined(void **state)
+{
+	const char *dir = javac("throw-noinline", "Throw", throw_java);
+	const char *args[] = { fmt("%d", THROWS), fmt("%s/counts", dir), NULL };
+	const char *flags[] = { "-XX:+ExtendedDTraceProbes", "-XX:CompileCommand=quiet",
+				"-XX:CompileCommand=dontinline,Throw::thrower", NULL };
+	json_object *sum;
+	char *err;
+
+	(void)state;
+	sum = record_java(dir, flags, "Throw", args, &err);
+	assert_int_equal(calls(sum, "Throw.thrower", NULL), THROWS);
+	assert_int_equal(get_i(row(sum, "Throw.thrower"), "unterminated"), 0);
+	assert_int_equal(get_i(get(sum, "span_pairs"), "unwound"), 0);
+	json_object_put(sum);
+}
+
+/*
  * Two threads sit inside methods (hold-a three holdA frames deep, hold-b in
  * holdB), each in waitGo(), when leanprofiler attaches; then they return.
  */
@@ -470,6 +604,9 @@ static void test_attach_inside_methods(void **state)
 	assert_int_equal(get_i(row(sum, "Hold.waitGo"), "calls"), 2);
 	assert_int_equal(get_i(row(sum, "Hold.waitGo"), "started_before_recording"), 2);
 	assert_int_equal(get_i(row(sum, "Hold.lambda$main$0"), "calls"), 1);
+	/* Their signature is the entry's metadata: not known (null), the row says so. */
+	assert_null(get(row(sum, "Hold.holdA"), "meta_text"));
+	assert_null(get(row(sum, "Hold.waitGo"), "meta_text"));
 	assert_true(get_i(sum, "started_before_recording") >= 6);
 	json_object_put(sum);
 }
@@ -529,7 +666,7 @@ static void test_lambda_names(void **state)
 		assert_int_equal(mkdir(d, 0755), 0);
 		/* The classes stay in dir: each run gets its own output and go file in d. */
 		assert_int_equal(symlink(fmt("%s/Lam.class", dir), fmt("%s/Lam.class", d)), 0);
-		sum = record_java(d, "-XX:+ExtendedDTraceProbes", "Lam", args, &err);
+		sum = record_java(d, probes_flag, "Lam", args, &err);
 		run_name[i] = lambda_row(sum, "run");
 		op_name[i] = lambda_row(sum, "applyAsInt");
 		assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), LAMBDA_CALLS);
@@ -537,6 +674,273 @@ static void test_lambda_names(void **state)
 	}
 	assert_string_equal(run_name[0], run_name[1]);
 	assert_string_equal(op_name[0], op_name[1]);
+}
+
+/*
+ * Allocates 512-byte arrays, keeping every eighth in a ring of 40000 (20 MB
+ * live in a 64 MB heap: young collections, G1's concurrent cycles, Parallel's
+ * full ones), and calls System.gc() in the first rounds.
+ */
+static const char gc_java[] =
+	"import java.io.File;\n"
+	"public class Gc {\n"
+	"  static volatile Object sink;\n"
+	"  public static void main(String[] a) throws Exception {\n"
+	"    File go = new File(a[0]);\n"
+	"    while (!go.exists()) Thread.sleep(5);\n"
+	"    int rounds = Integer.parseInt(a[1]), gcs = Integer.parseInt(a[2]);\n"
+	"    Object[] keep = new Object[40000];\n"
+	"    int k = 0;\n"
+	"    for (int r = 0; r < rounds; r++) {\n"
+	"      for (int i = 0; i < 200000; i++) {\n"
+	"        byte[] b = new byte[512];\n"
+	"        sink = b;\n"
+	"        if ((i & 7) == 0) { keep[k] = b; k = k + 1 == keep.length ? 0 : k + 1; }\n"
+	"      }\n"
+	"      if (r < gcs) System.gc();\n"
+	"    }\n"
+	"  }\n"
+	"}\n";
+
+#define GC_ROUNDS "30"
+#define MAX_GCS 1024
+
+struct gc_span {
+	int64_t ts, end; /* CLOCK_MONOTONIC ns, as -Xlog's tn decoration */
+	int64_t tid;
+	bool full;
+	int lines;	 /* log lines written inside it */
+	bool sysgc;	 /* one of them says (System.gc()) */
+};
+
+static int gc_by_ts(const void *a, const void *b)
+{
+	const struct gc_span *x = a, *y = b;
+
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The gc spans of the trace, by start, on the trace's clock. */
+static size_t gc_spans(json_object *trace, struct gc_span *out, size_t max)
+{
+	json_object *evs = get(trace, "traceEvents");
+	int64_t base = json_object_get_int64(get(get(trace, "otherData"), "base_ns"));
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		if (strcmp(get_s(e, "ph"), "X") || strcmp(get_s(e, "name"), "gc"))
+			continue;
+		if (n == max)
+			fail_msg("more than %zu gc spans", max);
+		out[n] = (struct gc_span){ 0 };
+		out[n].ts = base + llround(json_object_get_double(get(e, "ts")) * 1000);
+		out[n].end = out[n].ts + llround(json_object_get_double(get(e, "dur")) * 1000);
+		out[n].tid = json_object_get_int64(get(e, "tid"));
+		out[n].full = !strcmp(get_s(get(e, "args"), "full"), "1");
+		n++;
+	}
+	qsort(out, n, sizeof(*out), gc_by_ts);
+	return n;
+}
+
+/* The name thread_list gives tid. */
+static const char *thread_name(json_object *sum, int64_t tid)
+{
+	json_object *threads = get(sum, "thread_list");
+
+	for (size_t i = 0; i < json_object_array_length(threads); i++) {
+		json_object *t = json_object_array_get_idx(threads, i);
+
+		if (get_i(t, "tid") == tid)
+			return get_s(t, "name");
+	}
+	fail_msg("tid %lld not in thread_list", (long long)tid);
+	return NULL;
+}
+
+struct pause {
+	int64_t at;  /* when the line was written: the pause's end */
+	int64_t dur; /* ns, logged in ms with three decimals */
+	char kind[16]; /* Young, Remark, Cleanup, Full */
+	bool sysgc;
+};
+
+/*
+ * The "Pause" lines of an -Xlog:gc:file=...:tn log, in order:
+ * "[12345ns] GC(3) Pause Young (Normal) (G1 Evacuation Pause) 12M->3M(64M) 4.451ms".
+ */
+static size_t pauses(const char *path, struct pause *out, size_t max)
+{
+	char *log = slurp(path, NULL), *save = NULL;
+	size_t n = 0;
+
+	assert_non_null(log);
+	for (char *l = strtok_r(log, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long long at;
+		int id, off = 0;
+		char *ms = strrchr(l, ' ');
+
+		if (sscanf(l, "[%lldns] GC(%d) Pause %n", &at, &id, &off) != 2 || !off)
+			continue;
+		if (n == max)
+			fail_msg("more than %zu pauses in %s", max, path);
+		assert_non_null(ms);
+		out[n].at = at;
+		out[n].dur = llround(strtod(ms + 1, NULL) * 1e6);
+		assert_int_equal(sscanf(l + off, "%15s", out[n].kind), 1);
+		out[n].sysgc = strstr(l, "(System.gc())") != NULL;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * G1 (the default on 2 CPUs and 2 GB or more; named here, as the machine may
+ * not be): one gc span per pause -Xlog:gc logs, in order, full=1 for each
+ * Pause Full; each span inside the GC safepoint of -Xlog:safepoint. Where
+ * gc__begin/end fire in HotSpot, told by the timestamps: a young collection
+ * logs its pause inside the span; remark, cleanup and full collections time
+ * their pause around it.
+ */
+static void test_gc_against_log(void **state)
+{
+	const char *dir = javac("g1", "Gc", gc_java);
+	char *log = fmt("%s/gc.log", dir), *sp = fmt("%s/safepoint.log", dir);
+	const char *flags[] = { "-XX:+ExtendedDTraceProbes", "-XX:+UseG1GC", "-Xmx64m",
+				fmt("-Xlog:gc:file=%s:tn", log), fmt("-Xlog:safepoint:file=%s:tn", sp),
+				NULL };
+	const char *args[] = { GC_ROUNDS, fmt("%d", GCS), NULL };
+	static struct gc_span s[MAX_GCS];
+	static struct pause p[MAX_GCS];
+	size_t ns, np, nsp = 0, young = 0, remark = 0, cleanup = 0, sysgc = 0;
+	char *splog, *save = NULL, *err;
+	json_object *sum, *trace;
+
+	(void)state;
+	sum = record_java(dir, flags, "Gc", args, &err);
+	assert_int_equal(json_object_get_int64(get(get(sum, "lost_events"), "total")), 0);
+	trace = load_json(fmt("%s/out/leanprofiler-trace.json", dir));
+	ns = gc_spans(trace, s, MAX_GCS);
+	np = pauses(log, p, MAX_GCS);
+	if (ns != np)
+		fail_msg("%zu gc spans, %zu pauses in %s", ns, np, log);
+	for (size_t i = 0; i < ns; i++) {
+		bool full = !strcmp(p[i].kind, "Full");
+
+		if (s[i].full != full)
+			fail_msg("gc span %zu full=%d, the log's pause %zu is %s", i, s[i].full, i,
+				 p[i].kind);
+		sysgc += full && p[i].sysgc;
+		if (!strcmp(p[i].kind, "Young")) {
+			young++;
+			if (p[i].at < s[i].ts || p[i].at > s[i].end)
+				fail_msg("young pause %zu logged at %lld, outside its span [%lld, %lld]",
+					 i, (long long)p[i].at, (long long)s[i].ts,
+					 (long long)s[i].end);
+			continue;
+		}
+		remark += !strcmp(p[i].kind, "Remark");
+		cleanup += !strcmp(p[i].kind, "Cleanup");
+		/* Inside the logged pause: over before its line, no longer (500 ns: rounding). */
+		assert_true(s[i].end <= p[i].at);
+		if (s[i].end - s[i].ts > p[i].dur + 500)
+			fail_msg("%s span %zu lasted %lld ns, its logged pause %lld ns", p[i].kind, i,
+				 (long long)(s[i].end - s[i].ts), (long long)p[i].dur);
+	}
+	assert_int_equal(sysgc, GCS);
+	/* All on the thread that runs VM operations. */
+	for (size_t i = 0; i < ns; i++)
+		assert_string_equal(thread_name(sum, s[i].tid), "VM Thread");
+	/* The program made each kind happen. */
+	assert_true(young > 0 && remark > 0 && cleanup > 0);
+
+	/* Each span inside its safepoint: G1's are the VM operations named G1... */
+	splog = slurp(sp, NULL);
+	assert_non_null(splog);
+	for (char *l = strtok_r(splog, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		long long at, inside;
+		char op[64];
+		const char *a = strstr(l, "At safepoint: ");
+
+		if (sscanf(l, "[%lldns] Safepoint \"%63[^\"]\"", &at, op) != 2 || strncmp(op, "G1", 2))
+			continue;
+		assert_non_null(a);
+		assert_int_equal(sscanf(a, "At safepoint: %lld ns", &inside), 1);
+		if (nsp >= ns)
+			fail_msg("more G1 safepoints than gc spans (%zu)", ns);
+		assert_true(s[nsp].end <= at);
+		if (s[nsp].end - s[nsp].ts > inside)
+			fail_msg("gc span %zu (%lld ns) longer than its safepoint %s (%lld ns)", nsp,
+				 (long long)(s[nsp].end - s[nsp].ts), op, inside);
+		nsp++;
+	}
+	assert_int_equal(nsp, ns);
+	json_object_put(sum);
+	json_object_put(trace);
+}
+
+/*
+ * Parallel and Serial log each collection inside one VM operation, and its gc
+ * span: a collection that turns into a full one is one span with two lines;
+ * full= is what the operation was asked for (System.gc()), not what it did.
+ * sysgc_lines: the pauses a System.gc() logs (Parallel: a young, then a full).
+ */
+static void gc_one_operation(const char *name, const char *collector, int sysgc_lines)
+{
+	const char *dir = javac(name, "Gc", gc_java);
+	char *log = fmt("%s/gc.log", dir);
+	const char *flags[] = { "-XX:+ExtendedDTraceProbes", collector, "-Xmx64m",
+				fmt("-Xlog:gc:file=%s:tn", log), NULL };
+	const char *args[] = { GC_ROUNDS, fmt("%d", GCS), NULL };
+	static struct gc_span s[MAX_GCS];
+	static struct pause p[MAX_GCS];
+	size_t ns, np, sysgc = 0, escalated = 0;
+	json_object *sum, *trace;
+	char *err;
+
+	sum = record_java(dir, flags, "Gc", args, &err);
+	trace = load_json(fmt("%s/out/leanprofiler-trace.json", dir));
+	ns = gc_spans(trace, s, MAX_GCS);
+	np = pauses(log, p, MAX_GCS);
+	for (size_t i = 0, j = 0; i < np; i++) {
+		while (j < ns && s[j].end < p[i].at)
+			j++;
+		if (j == ns || s[j].ts > p[i].at)
+			fail_msg("pause %zu (%s) logged at %lld outside every gc span", i, p[i].kind,
+				 (long long)p[i].at);
+		s[j].lines++;
+		s[j].sysgc |= p[i].sysgc;
+		escalated += !strcmp(p[i].kind, "Full") && !s[j].full;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		if (s[i].lines < 1 || s[i].lines > 2)
+			fail_msg("gc span %zu holds %d pauses", i, s[i].lines);
+		assert_int_equal(s[i].full, s[i].sysgc);
+		if (s[i].sysgc) {
+			assert_int_equal(s[i].lines, sysgc_lines);
+			sysgc++;
+		}
+	}
+	assert_int_equal(sysgc, GCS);
+	/* The 20 MB kept fill the old generation: full collections no one asked for. */
+	if (!escalated)
+		fail_msg("no full collection inside a full=0 span in %zu pauses", np);
+	json_object_put(sum);
+	json_object_put(trace);
+}
+
+static void test_gc_parallel(void **state)
+{
+	(void)state;
+	gc_one_operation("parallel", "-XX:+UseParallelGC", 2);
+}
+
+static void test_gc_serial(void **state)
+{
+	(void)state;
+	gc_one_operation("serial", "-XX:+UseSerialGC", 1);
 }
 
 static void test_no_probes_flag(void **state)
@@ -549,7 +953,7 @@ static void test_no_probes_flag(void **state)
 	char *err;
 
 	(void)state;
-	sum = record_java(dir, NULL, "Lam", args, &err);
+	sum = record_java(dir, (const char *const[]){ NULL }, "Lam", args, &err);
 	/* What the warning is about: the program ran, no Java method was recorded. */
 	assert_int_equal(calls(sum, "Lam.main", NULL), 0);
 	for (l = err; l && *l; l = strchr(l, '\n')) {
@@ -566,14 +970,69 @@ static void test_no_probes_flag(void **state)
 	json_object_put(sum);
 }
 
+/* The lines of err that warn about -XX:+ExtendedDTraceProbes. */
+static int flag_warnings(const char *err)
+{
+	int n = 0;
+
+	for (const char *l = err; l && (l = strstr(l, "runs java without")); l++)
+		n++;
+	return n;
+}
+
+/*
+ * The flag where the warning looks for it besides the command line: in the
+ * launcher's environment, or as -XX:+DTraceMethodProbes (what the extended
+ * flag turns on, of the method probes). Methods recorded, no warning.
+ */
+static void test_flag_elsewhere(void **state)
+{
+	const char *args[] = { "10", NULL };
+	const char *dir = javac("flag-env", "Lam", lam_java);
+	const char *methods_flag[] = { "-XX:+DTraceMethodProbes", NULL };
+	/* Read by the java launcher, the VM at its start, the VM after the command line. */
+	const char *vars[] = { "JDK_JAVA_OPTIONS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS" };
+	json_object *sum;
+	char *err, *d;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		d = fmt("%s/%s", dir, vars[i]);
+		assert_int_equal(mkdir(d, 0755), 0);
+		assert_int_equal(symlink(fmt("%s/Lam.class", dir), fmt("%s/Lam.class", d)), 0);
+		assert_int_equal(setenv(vars[i], "-XX:+ExtendedDTraceProbes", 1), 0);
+		sum = record_java(d, (const char *const[]){ NULL }, "Lam", args, &err);
+		unsetenv(vars[i]);
+		assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), 10);
+		if (flag_warnings(err))
+			fail_msg("warned with %s=-XX:+ExtendedDTraceProbes: %s", vars[i], err);
+		json_object_put(sum);
+	}
+
+	d = fmt("%s/methods", dir);
+	assert_int_equal(mkdir(d, 0755), 0);
+	assert_int_equal(symlink(fmt("%s/Lam.class", dir), fmt("%s/Lam.class", d)), 0);
+	sum = record_java(d, methods_flag, "Lam", args, &err);
+	assert_int_equal(calls(sum, "Lam.lambda$main$0", NULL), 10);
+	if (flag_warnings(err))
+		fail_msg("warned with -XX:+DTraceMethodProbes: %s", err);
+	json_object_put(sum);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_methods_and_gc, stop_started),
 		cmocka_unit_test_teardown(test_exceptions_through_c1, stop_started),
+		cmocka_unit_test_teardown(test_exceptions_not_inlined, stop_started),
+		cmocka_unit_test_teardown(test_c2_compiled_calls, stop_started),
 		cmocka_unit_test_teardown(test_attach_inside_methods, stop_started),
 		cmocka_unit_test_teardown(test_lambda_names, stop_started),
+		cmocka_unit_test_teardown(test_gc_against_log, stop_started),
+		cmocka_unit_test_teardown(test_gc_parallel, stop_started),
+		cmocka_unit_test_teardown(test_gc_serial, stop_started),
 		cmocka_unit_test_teardown(test_no_probes_flag, stop_started),
+		cmocka_unit_test_teardown(test_flag_elsewhere, stop_started),
 	};
 
 	if (argc > 1)
