@@ -15,7 +15,8 @@
 # page cannot go stale when an option is added, renamed or removed):
 #  3. CMD is a command of 'leanprofiler --help', and --help exits 0.
 #  4. The tags of its OPTIONS section are exactly the options --help prints, each
-#     with its short option and its argument's name ("-o, --output=DIR").
+#     with its short options and its argument's name ("-o, --output=DIR",
+#     "-h, -?, --help"); only argp's option block is read, not the examples.
 #  5. Every --option the page mentions anywhere is an option of some command
 #     (in examples, what follows a lone "--" is COMMAND's and not checked).
 # For man/leanprofiler.1:
@@ -80,9 +81,14 @@ tags() {
 }
 
 # help_options CMD: each option line of 'leanprofiler CMD --help', as tag_text makes a tag:
-# "  -o, --output=DIR   text" and "      --off-cpu   text" (argp's columns).
+# "  -o, --output=DIR   text", "      --off-cpu   text" and, for an option with several
+# short ones, "  -h, -?, --help   text" (argp's columns). Only argp's option block counts:
+# it ends at the first line at column 0 after it ("Examples:", "Exit status:", argp's
+# note), so an example continued on a line indented 6 ("      --span '...'") is no option.
 help_options() {
-	"$lp" "$1" --help 2>/dev/null | sed -nE 's/^  (-[^ ], |    )(--[a-z0-9][a-z0-9-]*(\[?=[^ ]+)?).*/\1\2/p' |
+	"$lp" "$1" --help 2>/dev/null |
+		awk '/^  (-[^ ], |    )--[a-z0-9]/ { opts = 1 } opts && /^[^ ]/ { exit } opts' |
+		sed -nE 's/^  ((-[^ ], )+|    )(--[a-z0-9][a-z0-9-]*(\[?=[^ ]+)?).*/\1\3/p' |
 		tr -d ' '
 }
 
