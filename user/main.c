@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "clickhouse.h"
 #include "cmd_export.h"
 #include "cmd_report.h"
 #include "common.h"
@@ -249,11 +250,15 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_OFF_CPU:
 		o->off_cpu = true;
 		break;
-	case OPT_EXPORT:
-		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
-			return lp_usage_error(state, "invalid --export '%s': an http:// or https:// URL", arg);
+	case OPT_EXPORT: {
+		char problem[256];
+
+		/* Before anything is recorded: a URL that cannot be used fails the command line. */
+		if (lp_ch_check_url(arg, problem, sizeof(problem)))
+			return lp_usage_error(state, "invalid --export: %s", problem);
 		record_export_url = arg;
 		break;
+	}
 	case OPT_MAX_GROUPS:
 		if (lp_parse_count(arg, 1, LP_GROUPS_MAX_LIMIT, &count))
 			return lp_usage_error(state, "invalid --max-groups '%s': a number from 1 to %d", arg,

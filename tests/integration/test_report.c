@@ -771,6 +771,10 @@ static void test_usage_errors(void **state)
 					 "'leanprofiler diff --help'\n" },
 		{ { "list", "--bogus", NULL }, "leanprofiler list: unknown option '--bogus'" },
 		{ { "list", NULL }, "leanprofiler list: give one of BINARY, -p PID or --presets" },
+		{ { "record", "--export", "http://u:p@127.0.0.1:1/", "--", "/bin/true", NULL },
+		  "leanprofiler record: invalid --export: the URL holds credentials" },
+		{ { "record", "--export", "ftp://127.0.0.1/", "--", "/bin/true", NULL },
+		  "leanprofiler record: invalid --export: 'ftp://127.0.0.1/': the URL's scheme" },
 		{ { "export", "--bogus", NULL }, "leanprofiler export: unknown option '--bogus'" },
 		{ { "export", "build", NULL }, "leanprofiler export: no --clickhouse URL; see "
 					       "'leanprofiler export --help'\n" },

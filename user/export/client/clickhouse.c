@@ -44,12 +44,46 @@ static void one_line(char *out, size_t size, const char *text, size_t len)
 	lp_buf_free(&b);
 }
 
+int lp_ch_check_url(const char *url, char *problem, size_t size)
+{
+	CURLU *u = curl_url();
+	char *scheme = NULL, *userinfo = NULL, *query = NULL;
+	int err = -EINVAL;
+
+	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
+	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0)) {
+		snprintf(problem, size, "'%s' is not a URL (e.g. http://127.0.0.1:8123/)", url);
+		goto cleanup;
+	}
+	if (strcmp(scheme, "http") && strcmp(scheme, "https")) {
+		snprintf(problem, size, "'%s': the URL's scheme is http or https", url);
+		goto cleanup;
+	}
+	if (!curl_url_get(u, CURLUPART_USER, &userinfo, 0) ||
+	    !curl_url_get(u, CURLUPART_PASSWORD, &userinfo, 0)) {
+		snprintf(problem, size, "the URL holds credentials, which ps shows to every user: "
+					"give them in LEANPROFILER_CLICKHOUSE_USER and _PASSWORD or "
+					"--credentials FILE");
+		goto cleanup;
+	}
+	if (!curl_url_get(u, CURLUPART_QUERY, &query, 0)) {
+		snprintf(problem, size, "'%s': the URL has a query part; give the server's address "
+					"only", url);
+		goto cleanup;
+	}
+	err = 0;
+cleanup:
+	curl_free(scheme);
+	curl_free(userinfo);
+	curl_free(query);
+	curl_url_cleanup(u);
+	return err;
+}
+
 struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password,
 			 const char *ca_file, char *problem, size_t size)
 {
 	struct lp_ch *ch = NULL;
-	CURLU *u = curl_url();
-	char *scheme = NULL, *userinfo = NULL, *query = NULL;
 	static bool inited;
 
 	if (!inited) {
@@ -60,30 +94,9 @@ struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password
 		}
 		inited = true;
 	}
-	if (!u || curl_url_set(u, CURLUPART_URL, url, 0) ||
-	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0)) {
-		snprintf(problem, size, "'%s' is not a URL (e.g. http://127.0.0.1:8123/)", url);
+	if (lp_ch_check_url(url, problem, size)) {
 		errno = EINVAL;
-		goto cleanup;
-	}
-	if (strcmp(scheme, "http") && strcmp(scheme, "https")) {
-		snprintf(problem, size, "'%s': the URL's scheme is http or https", url);
-		errno = EINVAL;
-		goto cleanup;
-	}
-	if (!curl_url_get(u, CURLUPART_USER, &userinfo, 0) ||
-	    !curl_url_get(u, CURLUPART_PASSWORD, &userinfo, 0)) {
-		snprintf(problem, size, "the URL holds credentials, which ps shows to every user: "
-					"give them in LEANPROFILER_CLICKHOUSE_USER and _PASSWORD or "
-					"--credentials FILE");
-		errno = EINVAL;
-		goto cleanup;
-	}
-	if (!curl_url_get(u, CURLUPART_QUERY, &query, 0)) {
-		snprintf(problem, size, "'%s': the URL has a query part; give the server's address "
-					"only", url);
-		errno = EINVAL;
-		goto cleanup;
+		return NULL;
 	}
 	ch = calloc(1, sizeof(*ch));
 	if (!ch || !(ch->base = strdup(url)) || !(ch->curl = curl_easy_init())) {
@@ -91,7 +104,7 @@ struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password
 		lp_ch_close(ch);
 		ch = NULL;
 		errno = ENOMEM;
-		goto cleanup;
+		return NULL;
 	}
 	curl_easy_setopt(ch->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(ch->curl, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -109,11 +122,6 @@ struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password
 		curl_easy_setopt(ch->curl, CURLOPT_USERNAME, user);
 		curl_easy_setopt(ch->curl, CURLOPT_PASSWORD, password ? password : "");
 	}
-cleanup:
-	curl_free(scheme);
-	curl_free(userinfo);
-	curl_free(query);
-	curl_url_cleanup(u);
 	return ch;
 }
 

@@ -29,6 +29,11 @@ enum lp_ch_failure {
 };
 
 /*
+ * 0 when url can name a server: http:// or https://, no user:password@ (ps
+ * shows a command line), no query part; else -EINVAL and one line in problem.
+ */
+int lp_ch_check_url(const char *url, char *problem, size_t size);
+/*
  * A client of the server at url (http:// or https://, no user:password@).
  * user and password may be NULL (the server's default user); ca_file NULL
  * for the system's CAs. NULL with errno and a line in problem on failure.
