@@ -59,7 +59,8 @@ static char *lp_bin;
 
 /* ---- recording ---- */
 
-static char *record(const char *name, const char *opts, char *const cmd[])
+/* record -o DIR OPTS... -- CMD...: DIR, or the test fails. */
+static char *record_argv(const char *name, char *const opts[], char *const cmd[])
 {
 	char *dir = fmt("%s/%s", tmpdir, name);
 	char *argv[16];
@@ -70,11 +71,8 @@ static char *record(const char *name, const char *opts, char *const cmd[])
 	argv[n++] = "record";
 	argv[n++] = "-o";
 	argv[n++] = dir;
-	if (opts) {
-		argv[n++] = strtok(strdup(opts), " ");
-		while ((argv[n] = strtok(NULL, " ")))
-			n++;
-	}
+	for (int i = 0; opts[i]; i++)
+		argv[n++] = opts[i];
 	argv[n++] = "--";
 	for (int i = 0; cmd[i]; i++)
 		argv[n++] = cmd[i];
@@ -86,8 +84,23 @@ static char *record(const char *name, const char *opts, char *const cmd[])
 	return dir;
 }
 
+/* The same with OPTS one string, split at spaces. */
+static char *record(const char *name, const char *opts, char *const cmd[])
+{
+	char *argv[12];
+	int n = 0;
+
+	if (opts) {
+		argv[n++] = strtok(strdup(opts), " ");
+		while ((argv[n] = strtok(NULL, " ")))
+			n++;
+	}
+	argv[n] = NULL;
+	return record_argv(name, argv, cmd);
+}
+
 static struct {
-	char *nested, *hostile, *big, *sonly, *offcpu;
+	char *nested, *hostile, *big, *sonly, *offcpu, *gc;
 } rec;
 
 static int setup(void **state)
@@ -103,6 +116,9 @@ static int setup(void **state)
 			   (char *[]){ fmt("%s/examples/nested", build), NULL });
 	rec.offcpu = record("offcpu", "--off-cpu",
 			    (char *[]){ fmt("%s/examples/nested", build), NULL });
+	/* Its counter under another name: the pictures' words follow it, as the table's. */
+	rec.gc = record_argv("gc", (char *[]){ "--counter-name", "GC cycles", NULL },
+			     (char *[]){ fmt("%s/examples/nested", build), NULL });
 	/* One thread, a million spans: a buffer the consumer cannot fall behind. */
 	rec.big = record("big", "--buffer-size 256M",
 			 (char *[]){ fmt("%s/examples/span_cost", build), fmt("%d", BIG_SPANS), NULL });
@@ -201,6 +217,9 @@ static void test_svg_nested(void **state)
 			n++;
 		assert_int_equal(n, 3);
 	}
+	/* A span's counter, named as the table's header names it. */
+	assert_non_null(strstr(tl, " ms, 2 Lean heartbeats</title>"));
+	assert_null(strstr(tl, "counter"));
 	assert_non_null(strstr(tl, " ms</text>")); /* the time axis */
 	assert_non_null(strstr(tl, "class=\"legend\""));
 	assert_non_null(strstr(rows, ">model.forward [phase=forward, module=encoder]</text>"));
@@ -227,6 +246,10 @@ static void test_svg_hostile(void **state)
 		assert_non_null(svg);
 		assert_null(strstr(svg, "<script"));
 		assert_null(strstr(svg, "<img"));
+		/* No marker passed a counter: nothing names one. */
+		assert_null(strstr(svg, "Lean"));
+		assert_null(strstr(svg, "heartbeats"));
+		assert_null(strstr(svg, "counter"));
 		for (const char *p = svg; *p; p++)
 			if ((unsigned char)*p < 0x20 && *p != '\n')
 				fail_msg("a control character 0x%02x in the SVG", *p);
@@ -254,6 +277,23 @@ static void test_svg_summary_only(void **state)
 	report_ok("--svg", dir, rec.sonly, NULL);
 	svg_checks(dir, false);
 	assert_int_equal(stat(fmt("%s/timeline.svg", dir), &st), -1);
+}
+
+/* --counter-name: the tooltips name the counter by it. */
+static void test_svg_counter_name(void **state)
+{
+	char *dir = fmt("%s/svg-gc", tmpdir), *tl;
+
+	(void)state;
+	report_ok("--svg", dir, rec.gc, NULL);
+	svg_checks(dir, true);
+	tl = slurp(fmt("%s/timeline.svg", dir), NULL);
+	assert_non_null(tl);
+	assert_non_null(strstr(tl, "<title>model.forward [phase=forward, module=encoder]&#10;"));
+	assert_non_null(strstr(tl, " ms, 2 GC cycles</title>"));
+	assert_null(strstr(tl, "Lean"));
+	assert_null(strstr(tl, "heartbeats"));
+	free(tl);
 }
 
 static void test_errors(void **state)
@@ -655,6 +695,45 @@ static const char *widest_at_depth(int depth)
 /* The text the page shows: its header and sections, not its scripts. */
 #define SHOWN "Array.from(document.querySelectorAll('header, section')).map(e => e.textContent).join('\\n')"
 
+/*
+ * The page's words for the counter, as the table's: the header's first
+ * words, the rows' columns (column NULL: no marker passed a counter, so no
+ * counter column, and nothing on the page says Lean, heartbeats or HB).
+ */
+static void counter_words(struct cdp *c, const char *profile, const char *column,
+			  const char *name)
+{
+	char *heads = cdp_eval(c, "Array.from(document.querySelectorAll('#lp-rows th'))"
+				  ".map(t => t.textContent).join('|')");
+	char *want = fmt("\"Name|Metadata|Self|Total|Calls|Mean|P95|%s%s\"", column ? column : "",
+			 column ? "|%" : "%");
+	char *fact = cdp_eval(c, "document.querySelector('.lp-facts li').textContent");
+	char *s;
+
+	if (strcmp(heads, want))
+		fail_msg("the rows' header is %s, not %s", heads, want);
+	if (strncmp(fact + 1, profile, strlen(profile)))
+		fail_msg("the header says %s, not %s...", fact, profile);
+	/* The counter's total closes the header's first line only when there is one. */
+	s = cdp_eval(c, fmt("/, [0-9]+ %s$/.test(document.querySelector('.lp-facts li').textContent)",
+			    name ? name : "[A-Za-z]+"));
+	assert_string_equal(s, name ? "true" : "false");
+	free(s);
+	/* Every row has a cell per column. */
+	s = cdp_eval(c, "Array.from(document.querySelectorAll('#lp-rows tbody tr'))"
+			".every(r => r.cells.length === document.querySelectorAll('#lp-rows th').length)");
+	assert_string_equal(s, "true");
+	free(s);
+	if (!column) {
+		s = cdp_eval(c, "/Lean|heartbeat|\\bHB\\b/.test(" SHOWN ")");
+		if (strcmp(s, "false"))
+			fail_msg("the page names a counter: %s", fact);
+		free(s);
+	}
+	free(heads);
+	free(fact);
+}
+
 static void test_html_nested(void **state)
 {
 	char *page = fmt("%s/nested.html", tmpdir), *s;
@@ -679,6 +758,8 @@ static void test_html_nested(void **state)
 			free(s);
 		}
 	assert_int_equal(eval_num(&c, "document.querySelectorAll('#lp-timeline rect.lp-hit').length"), 7);
+	/* Its markers pass Lean's heartbeats: the table's header and its "Self HB" column. */
+	counter_words(&c, "Lean profile: 7 events, ", "Self HB", "Lean heartbeats");
 	s = cdp_eval(&c, "document.querySelector('#lp-timeline').textContent.includes(' ms')");
 	assert_string_equal(s, "true"); /* the axis */
 	free(s);
@@ -718,6 +799,30 @@ static void test_html_nested(void **state)
 	cdp_wait(&c, "document.getElementById('lp-flame').dataset.focus !== '0'", "true");
 	json_object_put(cdp_call(&c, "Runtime.evaluate", "{\"expression\":\"window.scrollTo(0, 0)\"}", true));
 	screenshot(&c, fmt("%s/nested.png", tmpdir));
+	clean_page(&c);
+	cdp_stop(&c);
+}
+
+/* --counter-name 'GC cycles': its first word heads the header, the rest names the column. */
+static void test_html_counter_name(void **state)
+{
+	char *page = fmt("%s/gc.html", tmpdir), *s;
+	struct cdp c;
+
+	(void)state;
+	report_ok("--html", page, rec.gc, NULL);
+	cdp_start(&c);
+	cdp_open(&c, page);
+	counter_words(&c, "GC profile: 7 events, ", "Self cycles", "GC cycles");
+	s = cdp_eval(&c, "/Lean|heartbeat|\\bHB\\b/.test(" SHOWN ")");
+	assert_string_equal(s, "false");
+	free(s);
+	mouse(&c, "mouseMoved", widest_at_depth(1), 0, 0);
+	cdp_wait(&c, "!document.getElementById('lp-tip').hidden", "true");
+	s = cdp_eval(&c, "document.getElementById('lp-tip').textContent");
+	if (!strstr(s, "GC cycles: 2") || strstr(s, "Lean"))
+		fail_msg("hover shows %s", s);
+	free(s);
 	clean_page(&c);
 	cdp_stop(&c);
 }
@@ -796,6 +901,15 @@ static void test_html_hostile(void **state)
 			 "({}).polluted === undefined && Object.prototype.toString === Object.prototype.toString"
 			 " && typeof ({}).constructor === 'function']");
 	assert_string_equal(s, "[false,2,0,true]");
+	free(s);
+	/* Its markers pass no counter: "Profile:", no counter column, no counter in a hover. */
+	counter_words(&c, "Profile: ", NULL, NULL);
+	mouse(&c, "mouseMoved", widest_at_depth(1), 0, 0);
+	cdp_wait(&c, "!document.getElementById('lp-tip').hidden", "true");
+	s = cdp_eval(&c, "(t => t.includes('thread ') && !/Lean|heartbeat|\\bHB\\b/.test(t))"
+			 "(document.getElementById('lp-tip').textContent)");
+	if (strcmp(s, "true"))
+		fail_msg("hover shows %s", cdp_eval(&c, "document.getElementById('lp-tip').textContent"));
 	free(s);
 	/* Merged blocks of the tiny spans are drawn, and both threads have a lane. */
 	assert_true(eval_num(&c, "document.querySelectorAll('#lp-timeline rect.lp-hit').length") > 4);
@@ -889,8 +1003,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_svg_nested),
 		cmocka_unit_test(test_svg_hostile),
 		cmocka_unit_test(test_svg_summary_only),
+		cmocka_unit_test(test_svg_counter_name),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test_teardown(test_html_nested, stop_browser),
+		cmocka_unit_test_teardown(test_html_counter_name, stop_browser),
 		cmocka_unit_test_teardown(test_html_off_cpu, stop_browser),
 		cmocka_unit_test_teardown(test_html_hostile, stop_browser),
 		cmocka_unit_test_teardown(test_html_big, stop_browser),

@@ -185,7 +185,6 @@ enum { COL_SELF, COL_TOTAL, COL_CALLS, COL_MEAN, COL_P95, COL_COUNTER, COL_PCT, 
        COL_RUNQ, COL_BLOCKED, NCOLS };
 
 #define LP_CELL_MAX 48
-#define LP_COUNTER_LABEL_COLS 20 /* "Self " and a counter's name at most */
 
 static const struct {
 	const char *head;
@@ -199,8 +198,7 @@ static const struct {
 
 struct table {
 	bool counter;              /* a row has a counter: its column and the header's words */
-	char profile[64];          /* "Lean profile:" */
-	char counter_head[LP_COUNTER_LABEL_COLS * 4 + 8]; /* "Self HB" */
+	struct lp_counter_words words;
 	int width[NCOLS];          /* 0: the column is left out */
 };
 
@@ -215,11 +213,11 @@ static int text_cols(const char *s)
 }
 
 /*
- * The table's words for the counter, from --counter-name: the first word of a
- * name of several heads the header ("Lean heartbeats": "Lean profile:"), the
- * rest names the column ("Self heartbeats"), the seed's "Self HB" for Lean's.
+ * The first word of a name of several heads the header ("Lean heartbeats":
+ * "Lean profile:"), the rest names the column ("Self heartbeats"), the seed's
+ * "Self HB" for Lean's.
  */
-static void counter_words(const char *name, struct table *t)
+void lp_counter_words(const char *name, struct lp_counter_words *w)
 {
 	struct lp_buf b = { 0 };
 	const char *text = "", *rest;
@@ -232,17 +230,17 @@ static void counter_words(const char *name, struct table *t)
 	first = strcspn(text, " ");
 	rest = first < len ? text + first + 1 : text;
 	if (first < len && first <= 16)
-		snprintf(t->profile, sizeof(t->profile), "%c%.*s profile:",
+		snprintf(w->profile, sizeof(w->profile), "%c%.*s profile:",
 			 text[0] >= 'a' && text[0] <= 'z' ? text[0] - 'a' + 'A' : text[0],
 			 (int)first - 1, text + 1);
 	else
-		snprintf(t->profile, sizeof(t->profile), "Profile:");
+		snprintf(w->profile, sizeof(w->profile), "Profile:");
 	if (name && !strcmp(name, "Lean heartbeats")) {
-		snprintf(t->counter_head, sizeof(t->counter_head), "Self HB");
+		snprintf(w->column, sizeof(w->column), "Self HB");
 	} else {
-		memcpy(t->counter_head, "Self ", 5);
+		memcpy(w->column, "Self ", 5);
 		lp_fit_columns(rest, len - (size_t)(rest - text), LP_COUNTER_LABEL_COLS - 5, false,
-			       t->counter_head + 5, sizeof(t->counter_head) - 5);
+			       w->column + 5, sizeof(w->column) - 5);
 	}
 	lp_buf_free(&b);
 }
@@ -298,9 +296,9 @@ static void table_layout(const struct lp_report *r, size_t shown, struct table *
 	t->counter = r->totals->counter_total != 0;
 	for (size_t i = 0; i < r->ngroups && !t->counter; i++)
 		t->counter = r->groups[i]->counter_calls != 0;
-	counter_words(t->counter ? r->counter_name : NULL, t);
+	lp_counter_words(t->counter ? r->counter_name : NULL, &t->words);
 	for (int c = 0; c < NCOLS; c++) {
-		const char *head = c == COL_COUNTER ? t->counter_head : cols[c].head;
+		const char *head = c == COL_COUNTER ? t->words.column : cols[c].head;
 
 		t->width[c] = max_int(cols[c].width, text_cols(head) + 2);
 	}
@@ -336,12 +334,12 @@ static void table_header(FILE *out, const struct table *t)
 				   "      Mean       P95  Self HB      %";
 	const char *head[NCOLS];
 	char name[LP_TABLE_NAME_COLS + 1];
-	bool as_seed = t->counter && !strcmp(t->counter_head, "Self HB");
+	bool as_seed = t->counter && !strcmp(t->words.column, "Self HB");
 
 	for (int c = 0; c <= COL_PCT; c++)
 		as_seed = as_seed && t->width[c] == cols[c].width;
 	for (int c = 0; c < NCOLS; c++)
-		head[c] = c == COL_COUNTER ? t->counter_head : cols[c].head;
+		head[c] = c == COL_COUNTER ? t->words.column : cols[c].head;
 	if (as_seed) {
 		fputs(seed, out);
 	} else {
@@ -363,7 +361,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	lp_fmt_duration(window, a, sizeof(a));
 	lp_fmt_duration(t->recorded_ns, b, sizeof(b));
 	table_layout(r, shown, &tab);
-	fprintf(out, "%s %" PRIu64 " events, %" PRIu32 " threads, window %s,\n", tab.profile,
+	fprintf(out, "%s %" PRIu64 " events, %" PRIu32 " threads, window %s,\n", tab.words.profile,
 		t->spans, t->threads, a);
 	if (tab.counter)
 		fprintf(out, "recorded thread time %s, %" PRIu64 " %s\n", b, t->counter_total,

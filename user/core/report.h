@@ -132,6 +132,21 @@ struct lp_report {
 	const struct lp_paths *paths; /* the call paths; NULL: none (the summary has no "paths") */
 };
 
+#define LP_COUNTER_LABEL_COLS 20 /* "Self " and a counter's name at most */
+
+/* What the table and the pictures call the counter. */
+struct lp_counter_words {
+	char profile[64];                           /* heads the header: "Lean profile:" */
+	char column[LP_COUNTER_LABEL_COLS * 4 + 8]; /* its column: "Self HB" */
+};
+
+/*
+ * The words of the counter named name (--counter-name, made fit for a
+ * terminal); name NULL when no marker of the recording passed a counter:
+ * "Profile:" (the column is then left out).
+ */
+void lp_counter_words(const char *name, struct lp_counter_words *w);
+
 /* The header lines, a blank line and the table. */
 void lp_report_table(FILE *out, const struct lp_report *r);
 /*

@@ -14,6 +14,7 @@
 #include "jsonw.h"
 #include "nest.h"
 #include "outfile.h"
+#include "report.h"
 #include "page_assets.h" /* lp_page_js, lp_page_css: user/pictures/page.js, user/pictures/page.css */
 
 /* JSON text is handed to the file, made safe, once this much waits. */
@@ -123,14 +124,19 @@ static void facts(struct page *pg)
 {
 	json_object *s = pg->r->summary, *res = lp_sum_obj(s, "resources");
 	json_object *cmd = lp_sum_obj(s, "command");
-	char a[32], b[32], c[32];
+	const char *counter = pg->r->counter_name;
+	struct lp_counter_words words;
+	char a[32], b[32], c[32], total[32] = "";
 
+	/* As the table's header: the counter's total only when a marker passed one. */
+	lp_counter_words(counter, &words);
+	if (counter)
+		snprintf(total, sizeof(total), ", %" PRIu64 " ", lp_sum_u64(s, "counter_total"));
 	jw_arr_begin(&pg->w);
-	textf(pg, "Lean profile: %" PRIu64 " events, %" PRIu64 " threads, window %s, recorded "
-		  "thread time %s, %" PRIu64 " %s",
-	      lp_sum_u64(s, "events"), lp_sum_u64(s, "threads"), dur(lp_sum_u64(s, "window_ns"), a),
-	      dur(lp_sum_u64(s, "recorded_thread_time_ns"), b), lp_sum_u64(s, "counter_total"),
-	      lp_sum_str(s, "counter_name"));
+	textf(pg, "%s %" PRIu64 " events, %" PRIu64 " threads, window %s, recorded thread time %s%s%s",
+	      words.profile, lp_sum_u64(s, "events"), lp_sum_u64(s, "threads"),
+	      dur(lp_sum_u64(s, "window_ns"), a), dur(lp_sum_u64(s, "recorded_thread_time_ns"), b),
+	      total, counter ? counter : "");
 	if (res && json_object_get_boolean(lp_sum_obj(res, "available"))) {
 		json_object *rss = lp_sum_obj(res, "peak_rss_kib");
 
@@ -499,8 +505,21 @@ static void data(struct page *pg)
 	jw_obj_begin(&pg->w);
 	key(pg, "v");
 	jw_u64(&pg->w, 1);
+	/* null, both, when no marker passed a counter: no column, no counter in a hover */
 	key(pg, "counter");
-	ctext(pg, lp_sum_str(pg->r->summary, "counter_name"));
+	if (pg->r->counter_name)
+		ctext(pg, pg->r->counter_name);
+	else
+		jw_raw_value(&pg->w, "null", 4);
+	key(pg, "counter_column");
+	if (pg->r->counter_name) {
+		struct lp_counter_words words;
+
+		lp_counter_words(pg->r->counter_name, &words);
+		ctext(pg, words.column);
+	} else {
+		jw_raw_value(&pg->w, "null", 4);
+	}
 	key(pg, "palette");
 	jw_arr_begin(&pg->w);
 	for (int i = 0; i < LP_PICTURE_PALETTE; i++)

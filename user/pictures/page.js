@@ -153,9 +153,9 @@
 			{ t: 'Calls', k: 3, num: true },
 			{ t: 'Mean', k: 6, dur: true },
 			{ t: 'P95', k: 7, dur: true },
-			{ t: 'Self ' + data.counter, k: 9, num: true },
+			{ t: data.counter_column, k: 9, num: true },
 			{ t: '%', k: 10, num: true },
-		];
+		].filter((c) => c.t !== null); /* no marker passed a counter: as the table, no column */
 		if (data.off_cpu)
 			cols.push({ t: 'CPU %', k: 12, share: true }, { t: 'Runq', k: 13, dur: true },
 				{ t: 'Blocked', k: 14, dur: true });
@@ -381,11 +381,11 @@
 				lines.push(groups[p.g][0]);
 				for (const [k, v] of groups[p.g][1]) lines.push('  ' + k + ': ' + v);
 				lines.push('duration ' + fmtDur(p.end - p.start) + ', starts at ' + fmtDur(p.start));
-				if (groups[p.g][3]) lines.push(data.counter + ': ' + p.counter);
+				if (data.counter !== null && groups[p.g][3]) lines.push(data.counter + ': ' + p.counter);
 			} else {
 				lines.push(p.count + ' spans, merged: ' + groupLabel(p.g));
 				lines.push('busy ' + fmtDur(p.busy) + ' within ' + fmtDur(p.end - p.start) + ', from ' + fmtDur(p.start));
-				if (p.counter) lines.push(data.counter + ': ' + p.counter);
+				if (data.counter !== null && p.counter) lines.push(data.counter + ': ' + p.counter);
 			}
 			flags(p.flags);
 			const t = p.thread;

@@ -90,6 +90,7 @@ static int load_rows(struct lp_recording *r)
 	json_object *rows = lp_sum_obj(r->summary, "rows");
 	size_t n = rows && json_object_is_type(rows, json_type_array) ? json_object_array_length(rows)
 									: 0;
+	bool counter = lp_sum_u64(r->summary, "counter_total") != 0;
 
 	r->rows = calloc(n ? n : 1, sizeof(*r->rows));
 	if (!r->rows) {
@@ -121,7 +122,16 @@ static int load_rows(struct lp_recording *r)
 		w->cpu_ns = lp_sum_u64(o, "total_cpu_ns");
 		w->runq_ns = lp_sum_u64(o, "total_runq_ns");
 		w->blocked_ns = lp_sum_u64(o, "total_blocked_ns");
+		counter |= w->has_counter;
 		r->nrows++;
+	}
+	if (counter) {
+		json_object *name = lp_sum_obj(r->summary, "counter_name");
+
+		/* As report reads it: a summary without the name is of Lean's. */
+		r->counter_name = name && json_object_is_type(name, json_type_string)
+					  ? json_object_get_string(name)
+					  : "Lean heartbeats";
 	}
 	return 0;
 }

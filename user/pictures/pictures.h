@@ -52,6 +52,11 @@ struct lp_recording {
 	struct lp_pic_row *rows;
 	size_t nrows;
 	bool off_cpu; /* recorded with --off-cpu: the summary has "off_cpu" */
+	/*
+	 * The summary's counter_name when a marker passed a counter (a row has
+	 * one, or the total is not 0), as the table decides; NULL: none did.
+	 */
+	const char *counter_name;
 	bool has_trace;
 	bool trace_missing;    /* the summary names a trace that is not there */
 	struct lp_tr_stats trace_stats;
