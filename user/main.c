@@ -153,7 +153,7 @@ static pid_t process_of(pid_t pid)
 	return tgid;
 }
 
-/* What leanprofiler record exits with (README, "Exit status"). */
+/* What leanprofiler record exits with (docs/limits.md, "Exit statuses"). */
 static int record_exit_code(const struct lp_record_opts *o, const struct lp_record_result *res,
 			    int err)
 {

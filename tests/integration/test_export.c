@@ -637,6 +637,18 @@ static void test_credentials(void **state)
 	r = export_as(srv[0].url, "beta", rec_dir[BETA1], fmt("--credentials=%s", cred));
 	assert_int_equal(r.status, 0);
 	run_free(&r);
+	/* A first line past LP_EX_CREDENTIALS_MAX (4096): refused, not cut to a wrong password. */
+	{
+		char *long_line = calloc(1, 5001);
+
+		assert_non_null(long_line);
+		memcpy(long_line, "lp:", 3);
+		memset(long_line + 3, 'p', 4997);
+		write_file(cred, long_line);
+		free(long_line);
+	}
+	r = export_as(srv[0].url, "beta", rec_dir[BETA1], fmt("--credentials=%s", cred));
+	expect_failure(&r, 125, "longer than 4096 bytes", before, BETA1);
 	write_file(cred, "lp:nope\n");
 	r = export_as(srv[0].url, "beta", rec_dir[BETA1], fmt("--credentials=%s", cred));
 	expect_failure(&r, 2, "credentials refused", before, BETA1);

@@ -97,7 +97,11 @@ static int creds_from_file(const char *path, struct creds *c)
 	if (nl)
 		*nl = '\0';
 	colon = strchr(buf, ':');
-	if (!colon || colon == buf) {
+	if (!nl && n == sizeof(buf) - 1) {
+		lp_err("the credentials file %s: its first line is longer than %d bytes "
+		       "(LP_EX_CREDENTIALS_MAX)", path, LP_EX_CREDENTIALS_MAX);
+		err = -E2BIG;
+	} else if (!colon || colon == buf) {
 		lp_err("the credentials file %s: its first line is USER:PASSWORD", path);
 		err = -EINVAL;
 	} else {
