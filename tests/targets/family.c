@@ -20,6 +20,10 @@
  *   fork-dlopen   fork; child and parent each dlopen libfama.so and use it
  *   child-dlopen  only a child dlopens libfama.so
  *   dlclose       libfama.so, dlclose, libfamb.so, dlclose, libfama.so again
+ *   dlopen-burst  children forked one after another (at most 64) until one has used its
+ *                 library, each dlopen()s libfama.so or libfamb.so (in turn) and uses it:
+ *                 while the first are paused for them, others map them before, while and
+ *                 after their probes are attached
  *   thread-child  a child whose second thread has the spans
  *   exec-thread   a second thread has spans, then execs famexec (it becomes the leader)
  *   short         5 processes of famexec one after the other, a few ms each
@@ -224,6 +228,32 @@ static int run(const char *scenario)
 			if (dlclose(h))
 				abort();
 		}
+	} else if (!strcmp(scenario, "dlopen-burst")) {
+		pid_t burst[64];
+		int done[2], n = 0;
+		char c;
+
+		if (pipe2(done, O_CLOEXEC | O_NONBLOCK))
+			abort();
+		/* Forks go on all the time the first child may be held: a real condition, bounded. */
+		while (n < 64 && read(done[0], &c, 1) != 1) {
+			burst[n] = fork();
+			if (burst[n] == 0) {
+				lib_work_fn *fn;
+
+				lib_open(n & 1 ? "libfamb.so" : "libfama.so", &fn);
+				fn(fam_log_fd, 1);
+				if (write(done[1], "d", 1) != 1)
+					_exit(1);
+				_exit(0);
+			}
+			if (burst[n++] < 0)
+				abort();
+		}
+		for (int i = 0; i < n; i++)
+			reap(burst[i]);
+		close(done[0]);
+		close(done[1]);
 	} else if (!strcmp(scenario, "dlopen-wait")) {
 		int (*active)(void);
 		lib_work_fn *fn;

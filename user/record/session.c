@@ -405,8 +405,11 @@ static bool repeated_site(struct lp_session *s, const struct lp_usdt_note *notes
 
 /*
  * The file is examined: later calls return its probe count without reading it
- * again, and the kernel half does not pause for it. (Its table entry is looked
- * up afresh: a create since may have moved it.)
+ * again. The kernel half stops pausing for it at once if nothing of it is
+ * recorded, else only once its gate is open (lp_session_open_gates): a
+ * process not paused for it would run its markers while the gate is shut,
+ * and lose them. (Its table entry is looked up afresh: a create since may
+ * have moved it.)
  */
 static void settle(struct lp_session *s, uint64_t dev, uint64_t ino, int probes)
 {
@@ -414,7 +417,8 @@ static void settle(struct lp_session *s, uint64_t dev, uint64_t ino, int probes)
 
 	if (known)
 		known->v1 = (uint32_t)probes + 1;
-	mark_known(s, dev, ino);
+	if (probes == 0)
+		mark_known(s, dev, ino);
 }
 
 /*
@@ -667,6 +671,9 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 	for (uint32_t i = first; fn && i < s->nfiles; i++)
 		fn(ctx, i, at);
 	wait_until(at);
+	/* Recorded from now on: a process that maps them need not be paused any more. */
+	for (uint32_t i = first; i < s->nfiles; i++)
+		mark_known(s, s->site_files[i].dev, s->site_files[i].ino);
 	return 0;
 }
 
