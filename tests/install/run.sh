@@ -36,25 +36,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# --- reporting ------------------------------------------------------------------
-passed=0 failed=0
-errs=$tmp/errs
-begin() { : >"$errs"; }
-complain() { printf '%s\n' "$*" >>"$errs"; }
-expect() { # expect WHAT ACTUAL WANTED
-	[[ "$2" == "$3" ]] || complain "$1: got '$2', want '$3'"
-}
-end() { # end DESCRIPTION
-	if [[ -s $errs ]]; then
-		echo "not ok - $1"
-		sed 's/^/#   /' "$errs"
-		failed=$((failed + 1))
-	else
-		echo "ok - $1"
-		passed=$((passed + 1))
-	fi
-}
-skip() { echo "SKIPPED: $1"; }
+# --- reporting: begin, expect, complain, end, skip ------------------------------
+# shellcheck source=tests/checks.sh
+. "$root/tests/checks.sh"
 # run LOG CMD...: runs CMD with its output in LOG; on failure complains with LOG's tail.
 run() {
 	local log=$1

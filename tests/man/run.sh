@@ -37,22 +37,9 @@ trap 'rm -rf "$tmp"' EXIT
 # argp's help layout is what is parsed below: the default one, whatever the caller set.
 unset ARGP_HELP_FMT
 
-passed=0
-failed=0
-errs=$tmp/errs
-
-begin() { : >"$errs"; }
-complain() { printf '%s\n' "$*" >>"$errs"; }
-end() { # end DESCRIPTION
-	if [[ -s $errs ]]; then
-		echo "not ok - $1"
-		sed 's/^/#   /' "$errs"
-		failed=$((failed + 1))
-	else
-		echo "ok - $1"
-		passed=$((passed + 1))
-	fi
-}
+# begin, complain, end
+# shellcheck source=tests/checks.sh
+. tests/checks.sh
 
 if [[ ! -x $lp ]]; then
 	echo "not ok - $lp is not built (make)"
