@@ -230,8 +230,13 @@ static int flush(struct exporter *ex)
 	return err;
 }
 
-static int row_added(struct exporter *ex)
+/* A row built into the batch (err: short of memory, said here): counted, sent when full. */
+static int row_added(struct exporter *ex, int err)
 {
+	if (err) {
+		lp_err("cannot export %s: out of memory", ex->what);
+		return err;
+	}
 	ex->batch_rows++;
 	if (ex->batch_rows >= LP_EX_BATCH_ROWS || ex->batch.len >= LP_EX_BATCH_BYTES)
 		return flush(ex);
@@ -244,14 +249,10 @@ static int on_span(void *ctx, const struct lp_tr_span *s)
 	bool skip = ex->spans.next_id < ex->spans_skip;
 	int err = lp_ex_span_row(&ex->spans, &ex->batch, s, skip);
 
-	if (err) {
-		lp_err("cannot export %s: out of memory", ex->what);
-		return err;
-	}
-	if (skip)
-		return 0;
+	if (err || skip)
+		return err ? row_added(ex, err) : 0; /* a span already stored: built, not sent */
 	ex->spans_done++;
-	return row_added(ex);
+	return row_added(ex, 0);
 }
 
 /* The recording's start by the wall clock: the summary's, else its file's time less the window. */
@@ -417,11 +418,8 @@ static int export_one(struct exporter *ex, const char *arg)
 
 	ex->table = LP_EX_GROUPS;
 	for (size_t i = (size_t)ex->groups_skip; !err && i < nrows; i++) {
-		err = lp_ex_group_row(&ex->batch, json_object_array_get_idx(rows, i), i, &run);
-		if (err)
-			lp_err("cannot export %s: out of memory", arg);
-		else
-			err = row_added(ex);
+		err = row_added(ex, lp_ex_group_row(&ex->batch, json_object_array_get_idx(rows, i),
+						    i, &run));
 	}
 	if (!err)
 		err = flush(ex);
@@ -460,11 +458,7 @@ static int export_one(struct exporter *ex, const char *arg)
 
 	/* Last: its presence says the run is complete. */
 	ex->table = LP_EX_RUNS;
-	err = lp_ex_run_row(&ex->batch, root, &run);
-	if (err)
-		lp_err("cannot export %s: out of memory", arg);
-	else
-		err = row_added(ex);
+	err = row_added(ex, lp_ex_run_row(&ex->batch, root, &run));
 	if (!err)
 		err = flush(ex);
 	if (!err && !o->quiet)
