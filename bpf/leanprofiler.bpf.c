@@ -42,6 +42,14 @@ const volatile __u64 all_ino = 0;
 const volatile bool off_cpu = false;
 /* ...and, with a trace to show them in, every interval off a CPU (struct lp_rec_sched). */
 const volatile bool off_cpu_intervals = false;
+/*
+ * --off-cpu on a KVM guest: the hypervisor's steal clock of a CPU (struct
+ * kvm_steal_time.steal, ns its vCPU was runnable but not running) lies this
+ * far from the CPU's struct rq, both per-CPU variables (their offsets in the
+ * kernel's BTF, found by user space: neither is in kallsyms, so no ksym can
+ * name them). 0: no steal clock, stolen time stays in cpu.
+ */
+const volatile __s64 steal_from_rq = 0;
 
 /* The format of the records this object sends: user space checks it is its own. */
 const volatile __u32 lp_wire_version = LP_WIRE_VERSION;
@@ -122,7 +130,9 @@ enum { SCHED_NONE = 0, SCHED_RUNNING, SCHED_OFF };
  */
 struct lp_sched_state {
 	__u64 cpu_ns, runq_ns, blocked_ns;
+	__u64 steal_ns;  /* running, but the hypervisor ran something else on its vCPU */
 	__u64 in_ns;     /* running: since then (CLOCK_MONOTONIC) */
+	__u64 steal_in;  /* running: its CPU's steal clock then */
 	__u64 off_ns;    /* off: since then (CLOCK_MONOTONIC) */
 	__u64 wake_ns;   /* asleep: when it was woken (sched_wakeup), 0: not seen */
 	__u64 rd_off;    /* sched_info.run_delay then */
@@ -488,6 +498,24 @@ static __always_inline int literal(struct lp_task *st, struct task_struct *task,
 }
 
 /*
+ * The steal clock of the CPU t runs on (t is current there): what the
+ * hypervisor has taken from that vCPU so far. The host writes it only while
+ * the vCPU is not running, so a running vCPU reads it whole. 0 without one.
+ */
+static __always_inline __u64 steal_clock(struct task_struct *t)
+{
+	__u64 steal = 0;
+	char *rq;
+
+	if (!steal_from_rq)
+		return 0;
+	rq = (char *)BPF_CORE_READ(t, se.cfs_rq, rq); /* see rq_clock_of() */
+	if (!rq || bpf_probe_read_kernel(&steal, sizeof(steal), rq + steal_from_rq))
+		count(LP_STAT_STEAL_UNREAD);
+	return steal;
+}
+
+/*
  * Whether this probe hit is recorded: its file's gate is open, recording has
  * not stopped, and the thread is a target's. Returns the thread's state with
  * *ts and *seq set (the thread announced on its first event), or NULL.
@@ -519,6 +547,7 @@ static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, _
 		if (off_cpu && st->sched.state == SCHED_NONE) {
 			/* Tracked from now on: running (this very event). */
 			st->sched.in_ns = *ts;
+			st->sched.steal_in = steal_clock(task);
 			st->sched.state = SCHED_RUNNING;
 		}
 	}
@@ -591,6 +620,24 @@ static __always_inline __u64 rq_clock_of(struct task_struct *t)
 }
 
 /*
+ * A tracked thread leaves its CPU, or is seen running there, at now: the
+ * time since it got the CPU is its, less what the hypervisor took meanwhile.
+ * It stayed on that CPU all along (a thread moves only while off a CPU), so
+ * the CPU's steal clock gives that exactly.
+ */
+static __always_inline void ran_until(struct task_struct *task, struct lp_task *st, __u64 now,
+				      __u64 steal)
+{
+	__u64 ran = now > st->sched.in_ns ? now - st->sched.in_ns : 0;
+	__u64 stolen = steal > st->sched.steal_in ? steal - st->sched.steal_in : 0;
+
+	if (stolen > ran)
+		stolen = ran;
+	st->sched.cpu_ns += ran - stolen;
+	st->sched.steal_ns += stolen;
+}
+
+/*
  * A tracked thread that was off its CPU since off_ns got it back at in_ns
  * (CLOCK_MONOTONIC). Preempted, it waited for a CPU all along: runq. Asleep,
  * it waited for a CPU from its wakeup on: from when sched_wakeup saw it, else
@@ -599,7 +646,7 @@ static __always_inline __u64 rq_clock_of(struct task_struct *t)
  * the trace too (--off-cpu with one).
  */
 static __always_inline void end_wait(struct task_struct *task, struct lp_task *st, __u64 in_ns,
-				     __u64 queued)
+				     __u64 queued, __u64 steal)
 {
 	__u64 wait = in_ns > st->sched.off_ns ? in_ns - st->sched.off_ns : 0, runq;
 	struct lp_rec_sched *r;
@@ -613,6 +660,7 @@ static __always_inline void end_wait(struct task_struct *task, struct lp_task *s
 	st->sched.runq_ns += runq;
 	st->sched.blocked_ns += wait - runq;
 	st->sched.in_ns = in_ns > st->sched.off_ns ? in_ns : st->sched.off_ns;
+	st->sched.steal_in = steal;
 	st->sched.state = SCHED_RUNNING;
 	if (!off_cpu_intervals || (lp_stop_ns && in_ns >= lp_stop_ns))
 		return;
@@ -659,7 +707,9 @@ static __always_inline void unseen_switch_in(struct task_struct *task, struct lp
 	if (in_ns > now)
 		in_ns = now;
 	st->sched.in_seen = 0;
-	end_wait(task, st, in_ns, (__u64)queued);
+	count(LP_STAT_UNSEEN_IN);
+	/* What was stolen from in_ns to now is not known: it stays in cpu (docs/internals.md). */
+	end_wait(task, st, in_ns, (__u64)queued, steal_clock(task));
 }
 
 /* A sample of the offset: a switch-in seen at in_ns, which the kernel noted at arrival. */
@@ -685,7 +735,7 @@ static __always_inline void clock_sample(struct lp_task *st, __u64 in_ns, __u64 
 static __always_inline void sched_snap(struct lp_task *st, struct task_struct *task, __u64 ts,
 				       struct lp_sched_snap *s)
 {
-	__u64 in, cpu, runq, blocked;
+	__u64 in, cpu, runq, blocked, steal;
 
 	if (st->sched.state == SCHED_OFF)
 		unseen_switch_in(task, st, ts);
@@ -693,8 +743,16 @@ static __always_inline void sched_snap(struct lp_task *st, struct task_struct *t
 	cpu = st->sched.cpu_ns;
 	runq = st->sched.runq_ns;
 	blocked = st->sched.blocked_ns;
+	steal = st->sched.steal_ns;
 	if (ts >= in) {
-		cpu += ts - in;
+		__u64 now = steal_clock(task);
+		__u64 stolen = now > st->sched.steal_in ? now - st->sched.steal_in : 0;
+
+		/* Read after ts: what was taken since ts is not the span's. */
+		if (stolen > ts - in)
+			stolen = ts - in;
+		cpu += ts - in - stolen;
+		steal += stolen;
 	} else {
 		__u64 over = in - ts, r = over < runq ? over : runq;
 
@@ -708,6 +766,7 @@ static __always_inline void sched_snap(struct lp_task *st, struct task_struct *t
 	s->cpu_ns = cpu;
 	s->runq_ns = runq;
 	s->blocked_ns = blocked;
+	s->steal_ns = steal;
 	s->nvcsw = task->nvcsw;
 	s->nivcsw = task->nivcsw;
 }
@@ -1007,18 +1066,18 @@ int BPF_PROG(lp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	     unsigned int prev_state)
 {
 	struct lp_task *st;
-	__u64 now = 0;
+	__u64 now = 0, steal = 0;
 
 	if (prev->bpf_storage) {
 		st = bpf_task_storage_get(&task_state, prev, 0, 0);
 		if (st && st->sched.state != SCHED_NONE) {
 			now = bpf_ktime_get_ns();
+			steal = steal_clock(prev);
 			if (st->sched.state == SCHED_OFF)
 				unseen_switch_in(prev, st, now);
 			else if (st->sched.in_seen)
 				clock_sample(st, st->sched.in_ns, prev->sched_info.last_arrival);
-			if (now > st->sched.in_ns)
-				st->sched.cpu_ns += now - st->sched.in_ns;
+			ran_until(prev, st, now, steal);
 			st->sched.off_ns = now;
 			st->sched.wake_ns = 0;
 			st->sched.rd_off = prev->sched_info.run_delay;
@@ -1034,12 +1093,14 @@ int BPF_PROG(lp_sched_switch, bool preempt, struct task_struct *prev, struct tas
 			__u64 queued = next->sched_info.run_delay - st->sched.rd_off;
 			__u64 since = next->sched_info.last_queued, clock = rq_clock_of(next);
 
-			if (!now)
+			if (!now) {
 				now = bpf_ktime_get_ns();
+				steal = steal_clock(next); /* the same CPU's */
+			}
 			/* The kernel adds the wait under way to run_delay just after this. */
 			if (since && clock > since)
 				queued += clock - since;
-			end_wait(next, st, now, (__s64)queued > 0 ? queued : 0);
+			end_wait(next, st, now, (__s64)queued > 0 ? queued : 0, steal);
 			st->sched.in_seen = 1;
 		}
 	}

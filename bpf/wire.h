@@ -11,7 +11,7 @@
  * The format's version: the kernel half carries it (lp_wire_version in its
  * .rodata) and user space refuses a BPF object of another one.
  */
-#define LP_WIRE_VERSION 4
+#define LP_WIRE_VERSION 5
 
 /*
  * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
@@ -220,6 +220,8 @@ enum lp_stat {
 	LP_STAT_NO_TASK_STORAGE,/* per-thread state unavailable: event lost */
 	LP_STAT_LOST_TASK,      /* process/thread/map records not delivered */
 	LP_STAT_LOST_SCHED,     /* --off-cpu intervals not delivered (the trace lacks them) */
+	LP_STAT_UNSEEN_IN,      /* --off-cpu: switch-ins of tracked threads not seen */
+	LP_STAT_STEAL_UNREAD,   /* --off-cpu: reads of the steal clock that failed */
 	LP_STAT_MAX,
 };
 
@@ -295,7 +297,7 @@ struct lp_rec_usdt {
 /*
  * record --off-cpu: where the thread's time went since the kernel half began
  * to track it (its first recorded event), up to the event's ts_ns. Every
- * nanosecond of that is in exactly one of the three, so a span's split is
+ * nanosecond of that is in exactly one of the four, so a span's split is
  * the difference of its exit's snapshot and its enter's, and adds up to its
  * duration. Context switches are the kernel's own counts (task_struct nvcsw,
  * nivcsw), from the thread's start.
@@ -306,6 +308,11 @@ struct lp_sched_snap {
 	__u64 blocked_ns; /* asleep: I/O, a lock, a futex, a sleep, stopped */
 	__u64 nvcsw;      /* voluntary context switches */
 	__u64 nivcsw;     /* involuntary (preempted) */
+	/*
+	 * Current on a CPU whose vCPU the hypervisor did not run (its steal
+	 * clock): 0 without one. Last, so older fields keep their offsets.
+	 */
+	__u64 steal_ns;
 };
 
 /*
@@ -346,7 +353,7 @@ LP_WIRE_CHECK("target size", sizeof(struct lp_target) == 24);
 LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
 LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
 LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
-LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 40);
+LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 48);
 LP_WIRE_CHECK("sched interval size", sizeof(struct lp_rec_sched) == 40);
 /* Records are 8-byte aligned in the ring buffer, and the text after them starts right there. */
 LP_WIRE_CHECK("event alignment", sizeof(struct lp_rec_event) % 8 == 0);

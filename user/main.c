@@ -92,8 +92,9 @@ static const struct argp_option record_options[] = {
 	  "spans (P95 past 65536 calls of a row from a histogram, within 0.4%)",
 	  0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
-	  "Split every span's time into on a CPU, waiting for a CPU (runq) and blocked, from "
-	  "the scheduler's switches; adds columns to the table (see leanprofiler-record(1))", 0 },
+	  "Split every span's time into on a CPU, taken by the hypervisor (steal, on a KVM "
+	  "guest), waiting for a CPU (runq) and blocked, from the scheduler's switches; adds "
+	  "columns to the table (see leanprofiler-record(1))", 0 },
 	{ "max-groups", OPT_MAX_GROUPS, "N", 0,
 	  "Rows of their own (a span name with its metadata) at most; the spans of later ones "
 	  "are folded into overflow rows, per name (default: 10000)", 0 },

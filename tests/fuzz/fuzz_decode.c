@@ -219,7 +219,7 @@ static size_t args_keys(struct fuzz *f, const struct lp_span *s)
 {
 	return meta_items(f->st, s->meta) + (s->has_counter ? 2 : 0) +
 	       !!(s->flags & LP_SPAN_UNTERMINATED) + !!(s->flags & LP_SPAN_STARTED_BEFORE) +
-	       !!(s->flags & LP_SPAN_UNCERTAIN) + (s->has_sched ? 5 + !!s->unmeasured_ns : 0);
+	       !!(s->flags & LP_SPAN_UNCERTAIN) + (s->has_sched ? 6 + !!s->unmeasured_ns : 0);
 }
 
 static char *copy_text(const struct strtab *st, uint32_t id, size_t *len)
@@ -329,9 +329,10 @@ static void on_span(void *ctx, const struct lp_span *s)
 	/* --off-cpu: a split adds up to its span, whatever the snapshots said. */
 	if (s->has_sched)
 		FUZZ_CHECK(lp_sched_sum(&s->sched) + s->unmeasured_ns == s->total_ns,
-			   "split %" PRIu64 " + %" PRIu64 " + %" PRIu64 " + %" PRIu64 " of %" PRIu64,
-			   s->sched.cpu_ns, s->sched.runq_ns, s->sched.blocked_ns, s->unmeasured_ns,
-			   s->total_ns);
+			   "split %" PRIu64 " + %" PRIu64 " + %" PRIu64 " + %" PRIu64 " + %" PRIu64
+			   " of %" PRIu64,
+			   s->sched.cpu_ns, s->sched.steal_ns, s->sched.runq_ns, s->sched.blocked_ns,
+			   s->unmeasured_ns, s->total_ns);
 	else
 		FUZZ_CHECK(!s->unmeasured_ns, "unmeasured without a split");
 

@@ -30,9 +30,9 @@ def chunk(rec):
     return struct.pack('<H', len(rec)) + rec
 
 
-def snap(cpu, runq, blocked, nvcsw=0, nivcsw=0):
+def snap(cpu, runq, blocked, nvcsw=0, nivcsw=0, steal=0):
     """--off-cpu's struct lp_sched_snap: the thread's sums at the event."""
-    return struct.pack('<5Q', cpu, runq, blocked, nvcsw, nivcsw)
+    return struct.pack('<6Q', cpu, runq, blocked, nvcsw, nivcsw, steal)
 
 
 def event(typ, pid, tid, seq, ts, name=0, meta=0, flags=0, counter=0, name_text=None,
@@ -369,9 +369,9 @@ def decode_seeds():
         event(EXIT, 150, 150, 2, 1200, name_text=b'b', sched=snap(20, 30, 40, 1, 1)),
         event(ENTER, 150, 150, 3, 1210, name_text=b'c', flags=NO_META,
               sched=snap(30, 30, 40, 1, 1)),
-        event(EXIT, 150, 150, 4, 1300, name_text=b'a', sched=snap(120, 30, 40, 1, 1)),
+        event(EXIT, 150, 150, 4, 1300, name_text=b'a', sched=snap(120, 30, 40, 1, 1, 7)),
         event(EXIT, 150, 150, 5, 1310, name_text=b'open.at.attach',
-              sched=snap(130, 30, 40, 1, 1)),
+              sched=snap(130, 30, 40, 1, 1, 9)),
         event(ENTER, 150, 150, 6, 1320, name_text=b'd', flags=NO_META,
               sched=snap(2**64 - 1, 2**63, 5, 2**64 - 1, 0)),
         event(EXIT, 150, 150, 7, 1330, name_text=b'd', sched=snap(1, 2, 3)),
@@ -504,14 +504,16 @@ def summary_seeds():
     s['before_paths'] = json.dumps(old).encode()
     s['newer'] = json.dumps(dict(base, schema='leanprofiler-summary/2')).encode()
     off = json.loads(json.dumps(base))
-    off['off_cpu'] = {'spans_measured': 5, 'spans_partly_measured': 1, 'spans_not_measured': 1}
+    off['off_cpu'] = {'spans_measured': 5, 'spans_partly_measured': 1, 'spans_not_measured': 1,
+                      'steal_clock': 'kvm'}
     for r in off['rows']:
         r.update({'total_cpu_ns': r['total_ns'] // 2, 'total_runq_ns': r['total_ns'] // 4,
-                  'total_blocked_ns': r['total_ns'] // 8, 'self_cpu_ns': 1, 'self_runq_ns': 2,
-                  'self_blocked_ns': 3, 'voluntary_switches': 4, 'involuntary_switches': 5})
+                  'total_blocked_ns': r['total_ns'] // 8, 'total_steal_ns': r['total_ns'] // 16,
+                  'self_cpu_ns': 1, 'self_runq_ns': 2, 'self_blocked_ns': 3, 'self_steal_ns': 1,
+                  'voluntary_switches': 4, 'involuntary_switches': 5})
         r['off_cpu_unmeasured_ns'] = r['total_ns'] - (r['total_cpu_ns'] + r['total_runq_ns'] +
-                                                      r['total_blocked_ns'])
-    off['thread_list'][0].update({'cpu_ns': 1, 'runq_ns': 2, 'blocked_ns': 3,
+                                                      r['total_blocked_ns'] + r['total_steal_ns'])
+    off['thread_list'][0].update({'cpu_ns': 1, 'runq_ns': 2, 'blocked_ns': 3, 'steal_ns': 1,
                                   'voluntary_switches': 4, 'involuntary_switches': 5})
     s['off_cpu'] = json.dumps(off).encode()
     return s

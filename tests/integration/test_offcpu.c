@@ -216,8 +216,8 @@ struct rspan {
 	int64_t start, end, dur; /* ns, CLOCK_MONOTONIC */
 	int64_t ts;              /* start, ns from the trace's base_ns (for messages) */
 	bool sbr, unterm;
-	bool has;                       /* the five off-CPU args are there */
-	int64_t cpu, runq, blocked, un; /* ns; un: off_cpu_unmeasured, -1 when absent */
+	bool has;                              /* the six off-CPU args are there */
+	int64_t cpu, steal, runq, blocked, un; /* ns; un: off_cpu_unmeasured, -1 when absent */
 	int64_t vol, invol;
 	int log; /* the logged span it is, -1 */
 };
@@ -237,8 +237,10 @@ struct trace {
 	size_t nw;
 };
 
-static const char *const off_args[] = { "cpu_us", "runq_us", "blocked_us", "voluntary_switches",
-					"involuntary_switches" };
+static const char *const off_args[] = { "cpu_us",	      "steal_us",
+					"runq_us",	      "blocked_us",
+					"voluntary_switches", "involuntary_switches" };
+#define OFF_ARGS (sizeof(off_args) / sizeof(off_args[0]))
 
 static int64_t us_to_ns(double us)
 {
@@ -353,17 +355,18 @@ static void read_trace(struct trace *tr, const char *path, bool off_cpu)
 		r->unterm = flag(args, "unterminated");
 		r->un = -1;
 		r->log = -1;
-		for (size_t k = 0; k < sizeof(off_args) / sizeof(off_args[0]); k++)
+		for (size_t k = 0; k < OFF_ARGS; k++)
 			present += arg(args, off_args[k], &v);
 		if (!off_cpu && (present || arg(args, "off_cpu_unmeasured_us", &v)))
 			fail_msg("without --off-cpu, %s has off-CPU args: %s", where(r),
 				 json_object_to_json_string(args));
-		if (present != 0 && present != 5)
-			fail_msg("%s has %d of the 5 off-CPU args: %s", where(r), present,
+		if (present != 0 && present != (int)OFF_ARGS)
+			fail_msg("%s has %d of the %zu off-CPU args: %s", where(r), present, OFF_ARGS,
 				 json_object_to_json_string(args));
-		r->has = present == 5;
+		r->has = present == (int)OFF_ARGS;
 		if (r->has) {
 			r->cpu = arg_us(r->name, args, "cpu_us");
+			r->steal = arg_us(r->name, args, "steal_us");
 			r->runq = arg_us(r->name, args, "runq_us");
 			r->blocked = arg_us(r->name, args, "blocked_us");
 			r->vol = arg_count(r->name, args, "voluntary_switches");
@@ -416,19 +419,22 @@ static bool cpu_only(const char *name)
 static const char *figures(const struct rspan *r, const struct lspan *l)
 {
 	if (l->open)
-		return fmt("recorded: dur %.3f us = cpu %.3f + runq %.3f + blocked %.3f + unmeasured "
-			   "%.3f, switches %lld voluntary %lld involuntary (the target left it open)",
-			   (double)r->dur / 1e3, (double)r->cpu / 1e3, (double)r->runq / 1e3,
+		return fmt("recorded: dur %.3f us = cpu %.3f + steal %.3f + runq %.3f + blocked %.3f "
+			   "+ unmeasured %.3f, switches %lld voluntary %lld involuntary (the target "
+			   "left it open)",
+			   (double)r->dur / 1e3, (double)r->cpu / 1e3, (double)r->steal / 1e3,
+			   (double)r->runq / 1e3,
 			   (double)r->blocked / 1e3, r->un > 0 ? (double)r->un / 1e3 : 0.0,
 			   (long long)r->vol, (long long)r->invol);
-	return fmt("recorded: dur %.3f us = cpu %.3f + runq %.3f + blocked %.3f + unmeasured %.3f, "
-		   "switches %lld voluntary %lld involuntary; the thread inside the span (between "
+	return fmt("recorded: dur %.3f us = cpu %.3f + steal %.3f + runq %.3f + blocked %.3f + "
+		   "unmeasured %.3f, switches %lld voluntary %lld involuntary; the thread inside the span (between "
 		   "the markers) / over it (markers included): CPU %.3f / %.3f us, waiting for a "
 		   "CPU (schedstat run_delay) %.3f / %.3f us, wall %.3f / %.3f us, switches %lld / "
 		   "%lld voluntary %lld / %lld involuntary; slept %.3f us: in the nanosleep calls "
 		   "wall %.3f us, CPU %.3f us, run_delay %.3f us; burnt CPU in loops of %.3f us "
 		   "with %.3f us in gaps",
-		   (double)r->dur / 1e3, (double)r->cpu / 1e3, (double)r->runq / 1e3,
+		   (double)r->dur / 1e3, (double)r->cpu / 1e3, (double)r->steal / 1e3,
+		   (double)r->runq / 1e3,
 		   (double)r->blocked / 1e3, r->un > 0 ? (double)r->un / 1e3 : 0.0,
 		   (long long)r->vol, (long long)r->invol, (double)DELTA(l, cpu, 1, 2) / 1e3,
 		   (double)DELTA(l, cpu, 0, 3) / 1e3, (double)DELTA(l, run_delay, 1, 2) / 1e3,
@@ -460,17 +466,33 @@ static int64_t switch_allowance(const struct lspan *l)
  * less than the sleep it asked for, never for less than this (a wait for a CPU
  * after its timer fired is in the call's wall time and run_delay alike). The
  * kernel's CPU time and run_delay can trade time at a switch (see check_span()),
- * not lose it: their sum is what counts. One thing it does lose: time a
- * hypervisor took the virtual CPU while the thread ran in the call (steal is left
- * out of its CPU clock, not out of the recording's cpu: docs/internals.md), which
- * shows as cpu above the thread's CPU time, a check of its own. Without
- * run_delay, no bound (0).
+ * not lose it: their sum is what counts. What neither has: time a hypervisor
+ * took the virtual CPU while the thread was current in the call, which the
+ * recording has as steal: blocked + steal is held to this. Without run_delay, no
+ * bound (0).
  */
 static int64_t sleep_min(const struct lspan *l)
 {
 	if (!l->sleep || l->nap_delay < 0)
 		return 0;
 	return (int64_t)l->nap_wall - (int64_t)l->nap_cpu - l->nap_delay - SLEEP_SLACK_NS;
+}
+
+/*
+ * What the kernel counted neither as the thread's CPU time nor as its run_delay
+ * over the span, less what the recording has it asleep (sched_switch to
+ * sched_wakeup): what the kernel took as stolen (docs/internals.md). 0 where
+ * run_delay is not known.
+ */
+static int64_t ksteal(const struct rspan *r, const struct lspan *l)
+{
+	int64_t rest;
+
+	for (int i = 0; i < 4; i++)
+		if (l->r[i].run_delay < 0)
+			return 0;
+	rest = DELTA(l, wall, 0, 3) - DELTA(l, cpu, 0, 3) - DELTA(l, run_delay, 0, 3) - r->blocked;
+	return rest > 0 ? rest : 0;
 }
 
 /* The kernel's run_delay is known at the four readings. */
@@ -509,9 +531,9 @@ static const char *check_span(const struct rspan *r, const struct lspan *l)
 			   r->has ? "only partly measured" : "not measured",
 			   r->has ? figures(r, l) : "no off-CPU args");
 	}
-	sum = r->cpu + r->runq + r->blocked + (r->un > 0 ? r->un : 0);
+	sum = r->cpu + r->steal + r->runq + r->blocked + (r->un > 0 ? r->un : 0);
 	if (llabs(sum - r->dur) > ROUNDING_NS)
-		return fmt("%s: cpu + runq + blocked%s = %.3f us, not dur: %s", w,
+		return fmt("%s: cpu + steal + runq + blocked%s = %.3f us, not dur: %s", w,
 			   r->un > 0 ? " + unmeasured" : "", (double)sum / 1e3, figures(r, l));
 	/* Every switch of the span is between the outer readings. */
 	if (r->vol > DELTA(l, vol, 0, 3) || r->invol > DELTA(l, invol, 0, 3))
@@ -524,10 +546,10 @@ static const char *check_span(const struct rspan *r, const struct lspan *l)
 		 */
 		if (r->cpu > outer + cpu_tolerance(outer))
 			return fmt("%s: more CPU than the thread had: %s", w, figures(r, l));
-		if (l->sleep && r->blocked < sleep_min(l))
-			return fmt("%s: blocked %.3f us below the %.3f us asleep in its nanosleep "
-				   "calls (tolerance 100 us): %s",
-				   w, (double)(sleep_min(l) + SLEEP_SLACK_NS - r->blocked) / 1e3,
+		if (l->sleep && r->blocked + r->steal < sleep_min(l))
+			return fmt("%s: blocked + steal %.3f us below the %.3f us asleep in its "
+				   "nanosleep calls (tolerance 100 us): %s",
+				   w, (double)(sleep_min(l) + SLEEP_SLACK_NS - r->blocked - r->steal) / 1e3,
 				   (double)(sleep_min(l) + SLEEP_SLACK_NS) / 1e3, figures(r, l));
 		if (r->cpu < (int64_t)(l->loop - l->gap) - cpu_tolerance((int64_t)(l->loop - l->gap)))
 			return fmt("%s: cpu is below the time it surely ran in its loops: %s", w,
@@ -548,38 +570,63 @@ static const char *check_span(const struct rspan *r, const struct lspan *l)
 	 * while the switch tracepoint came 236 us after its wakeup. That moves time
 	 * between cpu and run_delay, never out of their sum: the sum is held to 100 us +
 	 * 5% of it, the parts with what that latency can explain.
+	 *
+	 * The kernel's CPU time leaves out what the hypervisor took, but not all of
+	 * it: seen here, a 3 ms burn span with 380 us of gaps in its loop, 301 us of
+	 * them stolen by the steal clock, charged 3010 us of CPU for 3010 us of wall
+	 * time (docs/internals.md). The recording's cpu never holds steal, so the
+	 * kernel's figure lies between cpu and cpu + steal: the sum is held above by
+	 * cpu + runq, below by cpu + steal + runq. Nor do the two agree on which stolen
+	 * time was the thread's, span by span, under heavy steal: the kernel left 4.1 ms
+	 * of a 37 ms contend span out of its CPU time and run_delay where the steal clock
+	 * gave the thread none, and counted as run_delay 3.1 ms the steal clock gave it
+	 * as steal while it was current (both within the gaps its loop saw). So above,
+	 * the kernel's own stolen time (ksteal(): what is in neither of its figures nor
+	 * asleep) may be in cpu + runq; and runq + steal, not runq alone, is held to its
+	 * run_delay.
+	 *
+	 * Below, only where the thread never slept: the kernel's run_delay after a
+	 * wakeup starts at its run queue's clock as last updated, which can lag the
+	 * wakeup itself (docs/internals.md: 2.1 ms inside a 3 ms nanosleep; here
+	 * 230 us of run_delay where sched_wakeup came 76 us before the switch-in).
+	 * The thread's own sleep (blocked + steal >= what it slept, below) holds
+	 * those spans instead.
 	 */
 	if (has_run_delay(l)) {
 		int64_t kin = inner + DELTA(l, run_delay, 1, 2);
 		int64_t kout = outer + DELTA(l, run_delay, 0, 3);
 
-		if (r->cpu + r->runq < kin - cpu_tolerance(kin) ||
-		    r->cpu + r->runq > kout + cpu_tolerance(kout))
-			return fmt("%s: cpu + runq is %.3f us, the kernel's CPU time + run_delay %.3f us "
-				   "inside it, %.3f us over it (tolerance 100 us + 5%%): %s",
-				   w, (double)(r->cpu + r->runq) / 1e3, (double)kin / 1e3,
-				   (double)kout / 1e3, figures(r, l));
+		if ((!DELTA(l, vol, 0, 3) && r->cpu + r->steal + r->runq < kin - cpu_tolerance(kin)) ||
+		    r->cpu + r->runq > kout + ksteal(r, l) + cpu_tolerance(kout))
+			return fmt("%s: cpu + runq is %.3f us (with steal %.3f us), the kernel's CPU "
+				   "time + run_delay %.3f us inside it, %.3f us over it (+ %.3f us "
+				   "in neither; tolerance 100 us + 5%%): %s",
+				   w, (double)(r->cpu + r->runq) / 1e3, (double)r->steal / 1e3,
+				   (double)kin / 1e3, (double)kout / 1e3, (double)ksteal(r, l) / 1e3,
+				   figures(r, l));
 		/*
 		 * The kernel's run_delay can be longer than the truth only by the time the
 		 * thread took to reach the scheduler when preempted or going to sleep: a few
-		 * us for this thread, SWITCH_NS per switch.
+		 * us for this thread, SWITCH_NS per switch; and after a wakeup by the lag
+		 * above: held only where the thread never slept.
 		 */
 		lo = DELTA(l, run_delay, 1, 2) - switch_allowance(l);
-		if (r->runq < lo - cpu_tolerance(lo))
-			return fmt("%s: runq is %.3f us below the kernel's run_delay inside the span, "
-				   "less %.3f us for its switches (tolerance 100 us + 5%%): %s",
-				   w, (double)(lo - r->runq) / 1e3, (double)switch_allowance(l) / 1e3,
-				   figures(r, l));
+		if (!DELTA(l, vol, 0, 3) && r->runq + r->steal < lo - cpu_tolerance(lo))
+			return fmt("%s: runq + steal is %.3f us below the kernel's run_delay inside "
+				   "the span, less %.3f us for its switches (tolerance 100 us + 5%%): %s",
+				   w, (double)(lo - r->runq - r->steal) / 1e3,
+				   (double)switch_allowance(l) / 1e3, figures(r, l));
 	}
 	/*
 	 * The kernel's CPU time of the thread can fall short of the truth by the same
 	 * (the thread's own way to the scheduler at each switch), never more.
 	 */
-	if (r->cpu > outer + switch_allowance(l) + cpu_tolerance(outer))
+	if (r->cpu > outer + switch_allowance(l) + ksteal(r, l) + cpu_tolerance(outer))
 		return fmt("%s: cpu is %.3f us above the thread's CPU time over the span, %.3f us "
-			   "for its switches (tolerance 100 us + 5%%): %s",
+			   "for its switches, %.3f us the kernel took as stolen (tolerance 100 us + "
+			   "5%%): %s",
 			   w, (double)(r->cpu - outer) / 1e3, (double)switch_allowance(l) / 1e3,
-			   figures(r, l));
+			   (double)ksteal(r, l) / 1e3, figures(r, l));
 	/*
 	 * In its CPU burning loops the thread read CLOCK_MONOTONIC every 1-3 us: it
 	 * waited for a CPU only in their gaps (10 us or more; they hold interrupts and
@@ -593,17 +640,17 @@ static const char *check_span(const struct rspan *r, const struct lspan *l)
 			return fmt("%s: cpu is %.3f us below the time it surely ran in its loops (%.3f "
 				   "us; tolerance 100 us + 5%%): %s",
 				   w, (double)(ran - r->cpu) / 1e3, (double)ran / 1e3, figures(r, l));
-		if (r->runq > may_wait + cpu_tolerance(may_wait))
-			return fmt("%s: runq is %.3f us above the time it could have waited for a CPU "
-				   "(%.3f us: the gaps of its loops and the time outside them; tolerance "
-				   "100 us + 5%%): %s",
-				   w, (double)(r->runq - may_wait) / 1e3, (double)may_wait / 1e3,
-				   figures(r, l));
+		if (r->runq + r->steal > may_wait + cpu_tolerance(may_wait))
+			return fmt("%s: runq + steal is %.3f us above the time it could have waited "
+				   "for a CPU or lost its vCPU (%.3f us: the gaps of its loops and the "
+				   "time outside them; tolerance 100 us + 5%%): %s",
+				   w, (double)(r->runq + r->steal - may_wait) / 1e3,
+				   (double)may_wait / 1e3, figures(r, l));
 	}
-	if (l->sleep && r->blocked < sleep_min(l))
-		return fmt("%s: blocked %.3f us below the %.3f us asleep in its nanosleep calls "
-			   "(tolerance 100 us): %s",
-			   w, (double)(sleep_min(l) + SLEEP_SLACK_NS - r->blocked) / 1e3,
+	if (l->sleep && r->blocked + r->steal < sleep_min(l))
+		return fmt("%s: blocked + steal %.3f us below the %.3f us asleep in its nanosleep "
+			   "calls (tolerance 100 us): %s",
+			   w, (double)(sleep_min(l) + SLEEP_SLACK_NS - r->blocked - r->steal) / 1e3,
 			   (double)(sleep_min(l) + SLEEP_SLACK_NS) / 1e3, figures(r, l));
 	if (l->sleep && r->vol < 1)
 		return fmt("%s slept without a voluntary switch: %s", w, figures(r, l));
@@ -680,6 +727,7 @@ static void print_figures(const struct trace *tr, const struct logs *lg, const c
 
 	for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
 		int64_t cpu = 0, inner = 0, outer = 0, runq = 0, blocked = 0, dur = 0, un = 0;
+		int64_t steal = 0, kst = 0;
 		int64_t worst = 0; /* the largest cpu - inner of a fully measured span */
 		/* The least blocked - sleep asked, and blocked - time asleep in the calls. */
 		int64_t short_req = INT64_MAX, short_asleep = INT64_MAX;
@@ -698,6 +746,7 @@ static void print_figures(const struct trace *tr, const struct logs *lg, const c
 				continue;
 			measured++;
 			cpu += r->cpu, runq += r->runq, blocked += r->blocked, dur += r->dur;
+			steal += r->steal, kst += r->un < 0 ? ksteal(r, l) : 0;
 			un += r->un > 0 ? r->un : 0;
 			vol += r->vol, invol += r->invol;
 			inner += DELTA(l, cpu, 1, 2), outer += DELTA(l, cpu, 0, 3);
@@ -714,6 +763,16 @@ static void print_figures(const struct trace *tr, const struct logs *lg, const c
 		}
 		if (!spans)
 			continue;
+		/*
+		 * Span by span the kernel and the steal clock place stolen time apart (see
+		 * check_span()); over all of a name's CPU-only spans they agree: here the
+		 * recording's steal was 0.97 to 1.25 times the kernel's. Steal left in cpu
+		 * (no steal clock read, or read wrongly) gives 0 against hundreds of ms.
+		 */
+		if (cpu_only(names[n]) && steal < kst / 2 - 1000000)
+			fail_msg("%s %s: steal %.3f ms over its spans, less than half the %.3f ms the "
+				 "kernel left out of their CPU time and run_delay (- 1 ms)",
+				 what, names[n], (double)steal / 1e6, (double)kst / 1e6);
 		if (short_req != INT64_MAX)
 			print_message("%s %-13s blocked - sleep asked: least %+9.3f us, %zu spans below "
 				      "-100 us; blocked - time asleep in the calls (wall - CPU - "
@@ -721,11 +780,13 @@ static void print_figures(const struct trace *tr, const struct logs *lg, const c
 				      what, names[n], (double)short_req / 1e3, below_req,
 				      (double)short_asleep / 1e3);
 		print_message("%s %-13s %3zu spans, %3zu measured: cpu %8.3f ms, thread CPU inside "
-			      "%8.3f ms, over %8.3f ms (worst span: cpu - inside %+8.3f us); runq "
+			      "%8.3f ms, over %8.3f ms (worst span: cpu - inside %+8.3f us); steal "
+			      "%7.3f ms (the kernel's %7.3f ms); runq "
 			      "%8.3f ms (%4.1f%% of dur), blocked %8.3f ms, unmeasured %7.3f ms, dur "
 			      "%8.3f ms; switches %lld voluntary, %lld involuntary\n",
 			      what, names[n], spans, measured, (double)cpu / 1e6, (double)inner / 1e6,
-			      (double)outer / 1e6, (double)worst / 1e3, (double)runq / 1e6,
+			      (double)outer / 1e6, (double)worst / 1e3, (double)steal / 1e6,
+			      (double)kst / 1e6, (double)runq / 1e6,
 			      dur ? 100.0 * (double)runq / (double)dur : 0.0, (double)blocked / 1e6,
 			      (double)un / 1e6, (double)dur / 1e6, vol, invol);
 	}
@@ -763,8 +824,8 @@ static void check_contention(const struct trace *tr, const struct logs *lg, int 
 /* --- the summary against the trace ------------------------------------------------ */
 
 struct sums {
-	int64_t cpu, runq, blocked, un, total;
-	int64_t self_cpu, self_runq, self_blocked;
+	int64_t cpu, steal, runq, blocked, un, total;
+	int64_t self_cpu, self_steal, self_runq, self_blocked;
 	int64_t vol, invol;
 };
 
@@ -781,8 +842,9 @@ static void expect_ns(const char *what, const char *key, int64_t got, int64_t wa
 			 (long long)got, (long long)want, (long long)(got - want));
 }
 
-static const char *const row_keys[] = { "total_cpu_ns",   "total_runq_ns",   "total_blocked_ns",
-					"self_cpu_ns",    "self_runq_ns",    "self_blocked_ns",
+static const char *const row_keys[] = { "total_cpu_ns",   "total_steal_ns",  "total_runq_ns",
+					"total_blocked_ns", "self_cpu_ns",   "self_steal_ns",
+					"self_runq_ns",   "self_blocked_ns",
 					"voluntary_switches", "involuntary_switches",
 					"off_cpu_unmeasured_ns" };
 
@@ -819,6 +881,7 @@ static void check_summary(json_object *sum, const struct trace *tr)
 			s.un += unmeasured(r);
 			if (r->has) {
 				s.cpu += r->cpu, s.runq += r->runq, s.blocked += r->blocked;
+				s.steal += r->steal, s.self_steal += r->steal;
 				s.vol += r->vol, s.invol += r->invol;
 				s.self_cpu += r->cpu, s.self_runq += r->runq;
 				s.self_blocked += r->blocked;
@@ -830,13 +893,15 @@ static void check_summary(json_object *sum, const struct trace *tr)
 				if (ch->parent != (int)k || !ch->has)
 					continue;
 				s.self_cpu -= ch->cpu, s.self_runq -= ch->runq;
-				s.self_blocked -= ch->blocked;
+				s.self_blocked -= ch->blocked, s.self_steal -= ch->steal;
 			}
 		}
 		assert_int_equal(get_i(row, "calls"), calls);
 		expect_ns(w, "total_ns", get_i(row, "total_ns"), s.total);
 		expect_ns(w, "total_cpu_ns", get_i(row, "total_cpu_ns"), s.cpu);
 		expect_ns(w, "total_runq_ns", get_i(row, "total_runq_ns"), s.runq);
+		expect_ns(w, "total_steal_ns", get_i(row, "total_steal_ns"), s.steal);
+		expect_ns(w, "self_steal_ns", get_i(row, "self_steal_ns"), s.self_steal);
 		expect_ns(w, "total_blocked_ns", get_i(row, "total_blocked_ns"), s.blocked);
 		expect_ns(w, "off_cpu_unmeasured_ns", get_i(row, "off_cpu_unmeasured_ns"), s.un);
 		expect_ns(w, "self_cpu_ns", get_i(row, "self_cpu_ns"), s.self_cpu);
@@ -844,8 +909,11 @@ static void check_summary(json_object *sum, const struct trace *tr)
 		expect_ns(w, "self_blocked_ns", get_i(row, "self_blocked_ns"), s.self_blocked);
 		expect_ns(w, "voluntary_switches", get_i(row, "voluntary_switches"), s.vol);
 		expect_ns(w, "involuntary_switches", get_i(row, "involuntary_switches"), s.invol);
-		expect_ns(w, "total_cpu_ns + total_runq_ns + total_blocked_ns + off_cpu_unmeasured_ns",
-			  get_i(row, "total_cpu_ns") + get_i(row, "total_runq_ns") +
+		expect_ns(w,
+			  "total_cpu_ns + total_steal_ns + total_runq_ns + total_blocked_ns + "
+			  "off_cpu_unmeasured_ns",
+			  get_i(row, "total_cpu_ns") + get_i(row, "total_steal_ns") +
+				  get_i(row, "total_runq_ns") +
 				  get_i(row, "total_blocked_ns") + get_i(row, "off_cpu_unmeasured_ns"),
 			  get_i(row, "total_ns"));
 	}
@@ -875,6 +943,7 @@ static void check_summary(json_object *sum, const struct trace *tr)
 			if (t->tid != r->tid || t->pid != r->pid || t->depth != 0 || !t->has)
 				continue;
 			s.cpu += t->cpu, s.runq += t->runq, s.blocked += t->blocked;
+			s.steal += t->steal;
 			s.vol += t->vol, s.invol += t->invol;
 		}
 		for (size_t i = 0; i < json_object_array_length(threads); i++) {
@@ -895,6 +964,7 @@ static void check_summary(json_object *sum, const struct trace *tr)
 		}
 		expect_ns(w, "cpu_ns", get_i(th, "cpu_ns"), s.cpu);
 		expect_ns(w, "runq_ns", get_i(th, "runq_ns"), s.runq);
+		expect_ns(w, "steal_ns", get_i(th, "steal_ns"), s.steal);
 		expect_ns(w, "blocked_ns", get_i(th, "blocked_ns"), s.blocked);
 		expect_ns(w, "voluntary_switches", get_i(th, "voluntary_switches"), s.vol);
 		expect_ns(w, "involuntary_switches", get_i(th, "involuntary_switches"), s.invol);
@@ -930,11 +1000,14 @@ static void check_summary_without(json_object *sum)
 	}
 }
 
-/* The table's header: "Name ... Self HB      %", then "CPU%  Runq  Blocked" with the flag. */
-static void check_header(const char *out, bool off_cpu)
+/*
+ * The table's header: "Name ... Self HB      %", then "CPU%  Runq  Blocked" with the
+ * flag, "CPU%  Steal  Runq  Blocked" when a row had time the hypervisor took (steal).
+ */
+static void check_header(const char *out, bool off_cpu, bool steal)
 {
 	const char *l = out;
-	char *line, *tok, *save = NULL, *last[4] = { 0 };
+	char *line, *tok, *save = NULL, *last[5] = { 0 };
 	size_t len;
 
 	while (l && strncmp(l, "Name ", 5)) {
@@ -946,16 +1019,22 @@ static void check_header(const char *out, bool off_cpu)
 	len = strcspn(l, "\n");
 	line = fmt("%.*s", (int)len, l);
 	for (tok = strtok_r(fmt("%s", line), " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		memmove(last, last + 1, 3 * sizeof(last[0]));
-		last[3] = tok;
+		memmove(last, last + 1, 4 * sizeof(last[0]));
+		last[4] = tok;
 	}
-	if (off_cpu) {
+	if (off_cpu && steal) {
 		if (!last[0] || strcmp(last[0], "%") || strcmp(last[1], "CPU%") ||
-		    strcmp(last[2], "Runq") || strcmp(last[3], "Blocked"))
-			fail_msg("with --off-cpu the header should end in \"%%  CPU%%  Runq  Blocked\": "
-				 "\"%s\"",
+		    strcmp(last[2], "Steal") || strcmp(last[3], "Runq") || strcmp(last[4], "Blocked"))
+			fail_msg("with --off-cpu and steal the header should end in \"%%  CPU%%  Steal  "
+				 "Runq  Blocked\": \"%s\"",
 				 line);
-	} else if (!last[3] || strcmp(last[3], "%") || strstr(line, "CPU%") ||
+	} else if (off_cpu) {
+		if (!last[1] || strcmp(last[1], "%") || strcmp(last[2], "CPU%") ||
+		    strcmp(last[3], "Runq") || strcmp(last[4], "Blocked") || strstr(line, "Steal"))
+			fail_msg("with --off-cpu and no steal the header should end in \"%%  CPU%%  Runq  "
+				 "Blocked\": \"%s\"",
+				 line);
+	} else if (!last[4] || strcmp(last[4], "%") || strstr(line, "CPU%") || strstr(line, "Steal") ||
 		   strstr(line, "Runq") || strstr(line, "Blocked")) {
 		fail_msg("without --off-cpu the header should end in \"Self HB      %%\": \"%s\"",
 			 line);
@@ -1016,6 +1095,58 @@ static void target_finish(struct target *t)
 }
 
 /* Records offcpu LOG ARGS... in launch mode into tmpdir/NAME; the run's stdout. */
+/*
+ * The time the hypervisor took from all of the host's vCPUs so far (the steal
+ * column of /proc/stat's "cpu" line, in USER_HZ ticks), ns.
+ */
+static int64_t host_steal_ns(void)
+{
+	FILE *f = fopen("/proc/stat", "re");
+	unsigned long long v[8] = { 0 };
+	int n = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+			   &v[3], &v[4], &v[5], &v[6], &v[7])
+		  : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 8)
+		fail_msg("cannot read the steal column of /proc/stat");
+	return (int64_t)(v[7] * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK)));
+}
+
+/*
+ * At any moment a vCPU runs at most one thread: the steal the recording gave
+ * its threads (current when the hypervisor took their vCPU) is no more than
+ * the host's steal over the recording (host_ns), less a tick of the kernel's
+ * accounting (4 ms at HZ=250, less than 10 ms) and a USER_HZ tick of
+ * /proc/stat's rounding at each end, per CPU. A steal clock read wrongly
+ * (another per-CPU variable) gives seconds.
+ */
+static void check_steal(json_object *sum, int64_t host_ns)
+{
+	json_object *threads = get(sum, "thread_list");
+	int64_t got = 0, ticks = 1000000000LL / sysconf(_SC_CLK_TCK);
+	int64_t slack = 2 * (ticks + 10000000LL) * sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (size_t i = 0; i < json_object_array_length(threads); i++) {
+		json_object *th = json_object_array_get_idx(threads, i), *v;
+
+		if (json_object_object_get_ex(th, "steal_ns", &v))
+			got += json_object_get_int64(v);
+	}
+	print_message("steal: %.3f ms recorded in the threads' spans, %.3f ms taken from the "
+		      "host's vCPUs over the recording (steal clock: %s)\n",
+		      (double)got / 1e6, (double)host_ns / 1e6,
+		      get_s(get(sum, "off_cpu"), "steal_clock"));
+	if (got > host_ns + slack)
+		fail_msg("the threads' steal %.3f ms is more than the host's vCPUs lost over the "
+			 "recording, %.3f ms (+ %.3f ms of accounting ticks)",
+			 (double)got / 1e6, (double)host_ns / 1e6, (double)slack / 1e6);
+}
+
+/* The host's steal over the last launch(), ns. */
+static int64_t launch_steal_ns;
+
 static char *launch(const char *name, bool off_cpu, const char *const args[])
 {
 	struct run r;
@@ -1036,7 +1167,9 @@ static char *launch(const char *name, bool off_cpu, const char *const args[])
 	for (int i = 0; args[i]; i++)
 		argv[n++] = (char *)args[i];
 	argv[n] = NULL;
+	launch_steal_ns = -host_steal_ns();
 	assert_int_equal(run(&r, argv), 0);
+	launch_steal_ns += host_steal_ns();
 	if (r.status != 0)
 		fail_msg("record exited %d:\n%s%s", r.status, r.out, r.err);
 	free(r.err);
@@ -1138,6 +1271,17 @@ static bool is_full(const struct rspan *r)
 	return r->has && r->un < 0;
 }
 
+/* A row of the summary had time the hypervisor took: the table has a Steal column. */
+static bool summary_steal(json_object *sum)
+{
+	json_object *rows = get(sum, "rows");
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		if (get_i(json_object_array_get_idx(rows, i), "total_steal_ns"))
+			return true;
+	return false;
+}
+
 /* --- the tests -------------------------------------------------------------------- */
 
 #define SPANS 10 /* of each kind */
@@ -1153,10 +1297,11 @@ static void test_launch(void **state)
 	json_object *sum, *off;
 
 	(void)state;
-	check_header(out, true);
 	check_recording(fmt("%s/launch", tmpdir),
 			(const char *const[]){ fmt("%s/launch.log", tmpdir), NULL }, "launch", &tr, &lg,
 			&sum);
+	check_header(out, true, summary_steal(sum));
+	check_steal(sum, launch_steal_ns);
 	/* From the first instruction: nothing open when tracking began, nothing left open. */
 	off = get(sum, "off_cpu");
 	assert_int_equal(get_i(off, "spans_measured"), tr.n);
@@ -1182,7 +1327,7 @@ static void test_launch_without_flag(void **state)
 	json_object *sum;
 
 	(void)state;
-	check_header(out, false);
+	check_header(out, false, false);
 	read_trace(&tr, fmt("%s/plain/leanprofiler-trace.json", tmpdir), false);
 	assert_int_equal(tr.n, 2 + 2 + 2 * 2 + 4);
 	sum = summary_of(fmt("%s/plain", tmpdir));
@@ -1243,6 +1388,7 @@ static void check_attached(const struct trace *tr, bool hang_measured)
 static void test_attach_pid(void **state)
 {
 	struct target t;
+	int64_t host;
 	struct lp p;
 	struct trace tr;
 	struct logs lg;
@@ -1251,6 +1397,7 @@ static void test_attach_pid(void **state)
 	(void)state;
 	target_start(&t, "pid.log", fmt("attach=%d", ROUNDS));
 	target_expect(&t, "ready pid=");
+	host = -host_steal_ns();
 	lp_start(&p, "pid", (const char *const[]){ "--off-cpu", "-p", fmt("%d", (int)t.pid), NULL });
 	lp_wait_recording(&p);
 	target_say(&t, "go\n");
@@ -1258,10 +1405,12 @@ static void test_attach_pid(void **state)
 	target_say(&t, "quit\n");
 	target_finish(&t);
 	lp_finish(&p, EXIT_MS);
+	host += host_steal_ns();
 	expect_status(&p, 0);
 
-	check_header(slurp(p.stdout_path, NULL), true);
 	check_recording(p.dir, (const char *const[]){ t.log, NULL }, "-p", &tr, &lg, &sum);
+	check_header(slurp(p.stdout_path, NULL), true, summary_steal(sum));
+	check_steal(sum, host);
 	check_attached(&tr, true);
 	/* 5 threads (main, open-blocked, open-busy, idle, late) x ROUNDS rounds */
 	assert_int_equal(count(&tr, "off.burn", is_full), 5 * ROUNDS);
@@ -1277,6 +1426,7 @@ static void test_attach_pid(void **state)
 static void test_all_processes(void **state)
 {
 	struct target a;
+	int64_t host;
 	struct lp p;
 	struct trace tr;
 	struct logs lg;
@@ -1293,6 +1443,7 @@ static void test_all_processes(void **state)
 	out.file = fmt("%s/all-b.out", tmpdir);
 	target_start(&a, "all-a.log", fmt("attach=%d", ROUNDS));
 	target_expect(&a, "ready pid=");
+	host = -host_steal_ns();
 	lp_start(&p, "all", (const char *const[]){ "--off-cpu", "--all-processes", offcpu(), NULL });
 	lp_wait_recording(&p);
 	target_say(&a, "go\n");
@@ -1303,13 +1454,15 @@ static void test_all_processes(void **state)
 		fail_msg("offcpu %s exited %d; it printed:\n%s", blog, st, slurp(out.file, NULL));
 	assert_int_equal(kill(p.pid, SIGINT), 0);
 	lp_finish(&p, EXIT_MS);
+	host += host_steal_ns();
 	expect_status(&p, 0);
 	target_say(&a, "quit\n");
 	target_finish(&a);
 
-	check_header(slurp(p.stdout_path, NULL), true);
 	check_recording(p.dir, (const char *const[]){ a.log, blog, NULL }, "--all-processes", &tr,
 			&lg, &sum);
+	check_header(slurp(p.stdout_path, NULL), true, summary_steal(sum));
+	check_steal(sum, host);
 	check_attached(&tr, false);
 	check_contention(&tr, &lg, b);
 	assert_int_equal(count(&tr, "off.contend", is_full), 4 * 5);

@@ -328,7 +328,7 @@ static void test_sched_snapshot(void **state)
 {
 	struct fx *fx = *state;
 	struct lp_sched_snap snap = { .cpu_ns = 1000, .runq_ns = 200, .blocked_ns = 30,
-				      .nvcsw = 4, .nivcsw = UINT64_MAX };
+				      .nvcsw = 4, .nivcsw = UINT64_MAX, .steal_ns = 7 };
 	char text[sizeof(snap) + 5];
 
 	memcpy(text, &snap, sizeof(snap));
@@ -344,6 +344,7 @@ static void test_sched_snapshot(void **state)
 	assert_int_equal(fx->ev[0].sched.blocked_ns, 30);
 	assert_int_equal(fx->ev[0].sched.vcsw, 4);
 	assert_int_equal(fx->ev[0].sched.ivcsw, UINT64_MAX);
+	assert_int_equal(fx->ev[0].sched.steal_ns, 7);
 	assert_text(fx, fx->ev[0].name, "hello");
 	/* Without the flag, the same bytes are the name's: no snapshot. */
 	send_event(fx, &(struct evspec){ .type = LP_REC_EXIT,
@@ -1113,7 +1114,7 @@ static void test_usdt_records(void **state)
 
 	/* --off-cpu: the snapshot comes first, the string slots after it. */
 	{
-		struct lp_sched_snap snap = { 11, 22, 33, 44, 55 };
+		struct lp_sched_snap snap = { 11, 22, 33, 44, 55, 66 };
 		char text[sizeof(snap) + 3];
 
 		memcpy(text, &snap, sizeof(snap));
@@ -1125,6 +1126,7 @@ static void test_usdt_records(void **state)
 		assert_true(usdt_seen[5].has_sched);
 		assert_int_equal(usdt_seen[5].sched.cpu_ns, 11);
 		assert_int_equal(usdt_seen[5].sched.ivcsw, 55);
+		assert_int_equal(usdt_seen[5].sched.steal_ns, 66);
 		s = strtab_str(st, usdt_seen[5].str[0], &len);
 		assert_int_equal(len, 3);
 		assert_memory_equal(s, "sql", 3);

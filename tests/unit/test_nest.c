@@ -1074,6 +1074,46 @@ static void test_off_cpu_split_fits_duration(void **state)
 	assert_int_equal(totals(fx)->sched_partial, 1);
 }
 
+/*
+ * Steal (the hypervisor took the thread's vCPU while it was current) is a
+ * part of the split like the others: the difference of the snapshots, in the
+ * self split and the thread's; a split over the span's duration is cut from
+ * cpu first, then steal.
+ */
+static void test_off_cpu_steal(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_event e = { .type = LP_EVENT_ENTER, .pid = 100, .tid = 1, .ts_ns = 100,
+			      .name = 1, .has_sched = true,
+			      .sched = { .cpu_ns = 5, .steal_ns = 7, .runq_ns = 1 } };
+	const struct lp_thread_info *ti;
+
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	e.type = LP_EVENT_EXIT;
+	e.ts_ns = 200;
+	e.sched = (struct lp_sched){ .cpu_ns = 55, .steal_ns = 37, .runq_ns = 11, .blocked_ns = 10 };
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	assert_int_equal(fx->rec.n, 1);
+	check_split(&fx->rec.s[0].sched, 50, 10, 10, 0, 0);
+	assert_int_equal(fx->rec.s[0].sched.steal_ns, 30);
+	assert_int_equal(fx->rec.s[0].self_sched.steal_ns, 30);
+	assert_int_equal(lp_nest_threads(fx->n, &ti), 1);
+	assert_int_equal(ti[0].sched.steal_ns, 30);
+	/* 10 ns, the snapshots say 60 + 30: cpu goes, then 20 of steal. */
+	e.type = LP_EVENT_ENTER;
+	e.ts_ns = 300;
+	e.sched = (struct lp_sched){ .cpu_ns = 100, .steal_ns = 100 };
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	e.type = LP_EVENT_EXIT;
+	e.ts_ns = 310;
+	e.sched = (struct lp_sched){ .cpu_ns = 160, .steal_ns = 130 };
+	assert_int_equal(lp_nest_event(fx->n, &e), 0);
+	assert_int_equal(fx->rec.n, 2);
+	check_split(&fx->rec.s[1].sched, 0, 0, 0, 0, 0);
+	assert_int_equal(fx->rec.s[1].sched.steal_ns, 10);
+	check_sums(fx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1111,6 +1151,7 @@ int main(void)
 		T(test_off_cpu_tracked_from_exit),
 		T(test_off_cpu_not_measured),
 		T(test_off_cpu_split_fits_duration),
+		T(test_off_cpu_steal),
 #undef T
 	};
 

@@ -225,8 +225,9 @@ static void test_off_cpu_round_trip(void **state)
 	uint32_t a = ut_id(fx->st, "a"), b = ut_id(fx->st, "b");
 	struct lp_span s = { .pid = 1, .tid = 1, .name = a, .end_ns = 3000000, .total_ns = 3000000,
 			     .self_ns = 1000000, .has_sched = true,
-			     .sched = { 1200000, 300000, 1500000, 2, 5 },
-			     .self_sched = { 1000000, 0, 0, 0, 1 } };
+			     .sched = { .cpu_ns = 1200000, .runq_ns = 300000, .blocked_ns = 1500000,
+					.vcsw = 2, .ivcsw = 5 },
+			     .self_sched = { .cpu_ns = 1000000, .ivcsw = 1 } };
 	char *t, *text, problem[LP_SUMMARY_PROBLEM_MAX];
 	const char *key = "\"total_cpu_ns\":1200000";
 	size_t at;
@@ -235,7 +236,7 @@ static void test_off_cpu_round_trip(void **state)
 	/* Open at attach: 1 ms of it before its thread was tracked. */
 	s.name = b;
 	s.flags = LP_SPAN_STARTED_BEFORE;
-	s.sched = (struct lp_sched){ 2000000, 0, 0, 0, 0 };
+	s.sched = (struct lp_sched){ .cpu_ns = 2000000 };
 	s.unmeasured_ns = 1000000;
 	assert_int_equal(lp_stats_add(fx->stats, &s), 0);
 	/* Not split at all. */
@@ -300,6 +301,66 @@ static void test_off_cpu_round_trip(void **state)
 					  sizeof(problem)),
 			 -EINVAL);
 	assert_non_null(strstr(problem, "is not total_ns"));
+	free(text);
+}
+
+
+/*
+ * --off-cpu on a VM: time the hypervisor took from a current thread is a part
+ * of its own (steal), in the rows, the threads and a Steal column shown only
+ * when a row has some; read back as written, and 0 from a summary written
+ * before it was split out (no *_steal_ns), whose parts still add up.
+ */
+static void test_off_cpu_steal(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_span s = { .pid = 1, .tid = 1, .name = ut_id(fx->st, "stolen"), .end_ns = 3000000,
+			     .total_ns = 3000000, .self_ns = 3000000, .has_sched = true,
+			     .sched = { .cpu_ns = 1000000, .steal_ns = 500000, .runq_ns = 500000,
+					.blocked_ns = 1000000 },
+			     .self_sched = { .cpu_ns = 1000000, .steal_ns = 500000,
+					     .runq_ns = 500000, .blocked_ns = 1000000 } };
+	char *t, *text, *old, *at, problem[LP_SUMMARY_PROBLEM_MAX];
+
+	assert_int_equal(lp_stats_add(fx->stats, &s), 0);
+	fx->totals = (struct lp_nest_totals){ .spans = 1, .threads = 1, .recorded_ns = 3000000,
+					      .sched_measured = 1 };
+	fx->r.off_cpu = true;
+	fx->r.steal_clock = true;
+	round_trip(fx);
+	assert_true(fx->s.rep.steal_clock);
+	assert_int_equal(fx->s.rows[0].g.sched.steal_ns, 500000);
+	assert_int_equal(fx->s.rows[0].g.self_sched.steal_ns, 500000);
+	t = table_of(&fx->s.rep);
+	assert_non_null(strstr(t, "       P95      %   CPU%     Steal      Runq   Blocked\n"));
+	assert_non_null(strstr(t, "  33.3% 500.00 us 500.00 us   1.00 ms\n"));
+	free(t);
+
+	/* Written before steal was split out: no steal members, no clock named. */
+	fx->r.ngroups = lp_stats_sorted(fx->stats, &fx->r.groups);
+	text = ut_summary_text(&fx->r);
+	assert_non_null(strstr(text, "\"total_steal_ns\":500000"));
+	assert_non_null(strstr(text, "\"steal_clock\":\"kvm\""));
+	old = strdup(text);
+	assert_non_null(old);
+	/* Steal folded into blocked, as the sums were then, its keys renamed away. */
+	for (const char *k = "_steal_ns\":"; (at = strstr(old, k));)
+		memcpy(at, "_stolen_x", 9);
+	at = strstr(old, "\"total_blocked_ns\":1000000");
+	assert_non_null(at);
+	memcpy(at + strlen("\"total_blocked_ns\":"), "1500000", 7);
+	lp_summary_free(&fx->s);
+	fx->loaded = false;
+	assert_int_equal(lp_summary_parse(old, strlen(old), "old.json", &fx->s, problem,
+					  sizeof(problem)),
+			 0);
+	fx->loaded = true;
+	assert_int_equal(fx->s.rows[0].g.sched.steal_ns, 0);
+	assert_int_equal(fx->s.rows[0].g.sched.blocked_ns, 1500000);
+	t = table_of(&fx->s.rep);
+	assert_null(strstr(t, "Steal"));
+	free(t);
+	free(old);
 	free(text);
 }
 
@@ -740,6 +801,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_table_round_trip), T(test_counter_name_from_file), T(test_approximate_rows),
 		T(test_off_cpu_round_trip),
+		T(test_off_cpu_steal),
 		T(test_views),
 		T(test_bad_input),        T(test_rank_z),           T(test_diff_rule),
 		T(test_diff_off_cpu),

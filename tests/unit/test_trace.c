@@ -519,7 +519,7 @@ static void test_cached_equals_uncached(void **state)
 		"counter=1,self_counter=2,unterminated=x,uncertain=y,started_before_recording=z,"
 		"meta.counter=q,counter=again",
 		"cpu_us=1,runq_us=2,blocked_us=3,voluntary_switches=4,involuntary_switches=5,"
-		"off_cpu_unmeasured_us=6",
+		"off_cpu_unmeasured_us=6,steal_us=7",
 		"\xff\xfe=\x01\x7f, \"q\"=\\\\, \xed\xa0\x80=\xf4\x90\x80\x80",
 		"=novalue, ,, x= , =, ,",
 		"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
@@ -568,6 +568,7 @@ static void test_cached_equals_uncached(void **state)
 					.sched = { .cpu_ns = (x >> 29) % 3 ? x >> 31 : UINT64_MAX,
 						   .runq_ns = (x >> 33) % 3 ? x >> 35 : UINT64_MAX,
 						   .blocked_ns = x >> 4,
+					   .steal_ns = (x >> 47) % 3 ? x >> 49 : UINT64_MAX,
 						   .vcsw = (x >> 37) % 3 ? x >> 39 : UINT64_MAX,
 						   .ivcsw = UINT64_MAX - (x >> 41) },
 					.unmeasured_ns = (x >> 43) % 3 ? 0 : UINT64_MAX - (x >> 45),

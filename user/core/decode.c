@@ -277,6 +277,7 @@ static void read_sched(const void *at, struct lp_sched *out)
 	out->cpu_ns = snap.cpu_ns;
 	out->runq_ns = snap.runq_ns;
 	out->blocked_ns = snap.blocked_ns;
+	out->steal_ns = snap.steal_ns;
 	out->vcsw = snap.nvcsw;
 	out->ivcsw = snap.nivcsw;
 }

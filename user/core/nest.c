@@ -148,6 +148,7 @@ static void sched_add(struct lp_sched *a, const struct lp_sched *b)
 	a->cpu_ns += b->cpu_ns;
 	a->runq_ns += b->runq_ns;
 	a->blocked_ns += b->blocked_ns;
+	a->steal_ns += b->steal_ns;
 	a->vcsw += b->vcsw;
 	a->ivcsw += b->ivcsw;
 }
@@ -163,6 +164,7 @@ static struct lp_sched sched_sub(const struct lp_sched *a, const struct lp_sched
 		.cpu_ns = minus(a->cpu_ns, b->cpu_ns),
 		.runq_ns = minus(a->runq_ns, b->runq_ns),
 		.blocked_ns = minus(a->blocked_ns, b->blocked_ns),
+		.steal_ns = minus(a->steal_ns, b->steal_ns),
 		.vcsw = minus(a->vcsw, b->vcsw),
 		.ivcsw = minus(a->ivcsw, b->ivcsw),
 	};
@@ -171,16 +173,17 @@ static struct lp_sched sched_sub(const struct lp_sched *a, const struct lp_sched
 }
 
 /*
- * Makes cpu + runq + blocked + unmeasured the span's duration, which the
- * snapshots give by themselves (the kernel half puts every nanosecond of a
- * tracked thread in one of the three): only a span clamped to end where it
+ * Makes cpu + steal + runq + blocked + unmeasured the span's duration, which
+ * the snapshots give by themselves (the kernel half puts every nanosecond of
+ * a tracked thread in one of the four): only a span clamped to end where it
  * began, or a snapshot that came out of order, could differ. Time short is
- * unmeasured; time over is taken off cpu, then runq, blocked, unmeasured.
+ * unmeasured; time over is taken off cpu, then steal, runq, blocked,
+ * unmeasured.
  */
 static void fit_split(struct lp_span *s)
 {
-	uint64_t *parts[] = { &s->sched.cpu_ns, &s->sched.runq_ns, &s->sched.blocked_ns,
-			      &s->unmeasured_ns };
+	uint64_t *parts[] = { &s->sched.cpu_ns,	    &s->sched.steal_ns, &s->sched.runq_ns,
+			      &s->sched.blocked_ns, &s->unmeasured_ns };
 	uint64_t sum = lp_sched_sum(&s->sched) + s->unmeasured_ns, over;
 
 	if (sum <= s->total_ns) {

@@ -19,18 +19,19 @@ enum lp_event_type { LP_EVENT_ENTER = 1, LP_EVENT_EXIT = 2 };
  * record --off-cpu: where a thread's time went. At an event, since the kernel
  * began to track the thread (wire.h struct lp_sched_snap; the switch counts
  * since the thread began); of a span, over the span: the difference of its
- * exit's and its enter's, so cpu + runq + blocked is its duration.
+ * exit's and its enter's, so cpu + steal + runq + blocked is its duration.
  */
 struct lp_sched {
 	uint64_t cpu_ns;     /* on a CPU */
 	uint64_t runq_ns;    /* runnable, waiting for a CPU */
 	uint64_t blocked_ns; /* asleep */
+	uint64_t steal_ns;   /* current on a CPU the hypervisor did not run (its steal clock) */
 	uint64_t vcsw, ivcsw; /* voluntary and involuntary context switches */
 };
 
 static inline uint64_t lp_sched_sum(const struct lp_sched *s)
 {
-	return s->cpu_ns + s->runq_ns + s->blocked_ns;
+	return s->cpu_ns + s->steal_ns + s->runq_ns + s->blocked_ns;
 }
 
 /*

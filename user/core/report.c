@@ -182,7 +182,7 @@ static void off_cpu_line(FILE *out, const struct lp_nest_totals *t, const struct
  * million calls or hours of self time never run into the next column.
  */
 enum { COL_SELF, COL_TOTAL, COL_CALLS, COL_MEAN, COL_P95, COL_COUNTER, COL_PCT, COL_CPU,
-       COL_RUNQ, COL_BLOCKED, NCOLS };
+       COL_STEAL, COL_RUNQ, COL_BLOCKED, NCOLS };
 
 #define LP_CELL_MAX 48
 
@@ -192,8 +192,8 @@ static const struct {
 } cols[NCOLS] = {
 	[COL_SELF] = { "Self", 10 },    [COL_TOTAL] = { "Total", 11 }, [COL_CALLS] = { "Calls", 7 },
 	[COL_MEAN] = { "Mean", 10 },    [COL_P95] = { "P95", 10 },     [COL_COUNTER] = { NULL, 9 },
-	[COL_PCT] = { "%", 7 },         [COL_CPU] = { "CPU%", 7 },     [COL_RUNQ] = { "Runq", 10 },
-	[COL_BLOCKED] = { "Blocked", 10 },
+	[COL_PCT] = { "%", 7 },         [COL_CPU] = { "CPU%", 7 },     [COL_STEAL] = { "Steal", 10 },
+	[COL_RUNQ] = { "Runq", 10 },    [COL_BLOCKED] = { "Blocked", 10 },
 };
 
 struct table {
@@ -268,14 +268,17 @@ static void row_cells(const struct lp_report *r, struct lp_group *g,
 		snprintf(cell[COL_PCT], LP_CELL_MAX, "-");
 	/*
 	 * --off-cpu's columns: the share of the row's time on a CPU, and its
-	 * time waiting for one and blocked; "-" for a row nothing of which was split.
+	 * time the hypervisor took, waiting for a CPU and blocked; "-" for a row
+	 * nothing of which was split.
 	 */
 	snprintf(cell[COL_CPU], LP_CELL_MAX, "-");
+	snprintf(cell[COL_STEAL], LP_CELL_MAX, "-");
 	snprintf(cell[COL_RUNQ], LP_CELL_MAX, "-");
 	snprintf(cell[COL_BLOCKED], LP_CELL_MAX, "-");
 	if (g->unmeasured_ns < g->total_ns) {
 		snprintf(cell[COL_CPU], LP_CELL_MAX, "%.1f%%",
 			 100.0 * (double)g->sched.cpu_ns / (double)g->total_ns);
+		lp_fmt_duration(g->sched.steal_ns, cell[COL_STEAL], LP_CELL_MAX);
 		lp_fmt_duration(g->sched.runq_ns, cell[COL_RUNQ], LP_CELL_MAX);
 		lp_fmt_duration(g->sched.blocked_ns, cell[COL_BLOCKED], LP_CELL_MAX);
 	}
@@ -284,6 +287,15 @@ static void row_cells(const struct lp_report *r, struct lp_group *g,
 static int max_int(int a, int b)
 {
 	return a > b ? a : b;
+}
+
+/* A row shown had time the hypervisor took: the Steal column is shown (else it is noise). */
+static bool table_steal(const struct lp_report *r, size_t shown)
+{
+	for (size_t i = 0; i < shown; i++)
+		if (r->groups[i]->sched.steal_ns)
+			return true;
+	return false;
 }
 
 /* Which columns, how wide: from the rows shown, their headers, the seed's widths. */
@@ -306,6 +318,8 @@ static void table_layout(const struct lp_report *r, size_t shown, struct table *
 		t->width[COL_COUNTER] = 0;
 	if (!r->off_cpu)
 		t->width[COL_CPU] = t->width[COL_RUNQ] = t->width[COL_BLOCKED] = 0;
+	if (!r->off_cpu || !table_steal(r, shown))
+		t->width[COL_STEAL] = 0;
 	for (size_t i = 0; i < shown; i++) {
 		row_cells(r, r->groups[i], cell);
 		for (int c = 0; c < NCOLS; c++)
@@ -783,9 +797,11 @@ static void write_row(struct jw *w, const struct lp_report *r, struct lp_group *
 		put_u64(w, "total_cpu_ns", g->sched.cpu_ns);
 		put_u64(w, "total_runq_ns", g->sched.runq_ns);
 		put_u64(w, "total_blocked_ns", g->sched.blocked_ns);
+		put_u64(w, "total_steal_ns", g->sched.steal_ns);
 		put_u64(w, "self_cpu_ns", g->self_sched.cpu_ns);
 		put_u64(w, "self_runq_ns", g->self_sched.runq_ns);
 		put_u64(w, "self_blocked_ns", g->self_sched.blocked_ns);
+		put_u64(w, "self_steal_ns", g->self_sched.steal_ns);
 		put_u64(w, "voluntary_switches", g->sched.vcsw);
 		put_u64(w, "involuntary_switches", g->sched.ivcsw);
 		put_u64(w, "off_cpu_unmeasured_ns", g->unmeasured_ns);
@@ -805,6 +821,8 @@ static void write_off_cpu(struct jw *w, const struct lp_report *r)
 	put_u64(w, "spans_measured", r->totals->sched_measured);
 	put_u64(w, "spans_partly_measured", r->totals->sched_partial);
 	put_u64(w, "spans_not_measured", r->totals->sched_unmeasured);
+	/* Where steal came from: "kvm" (the paravirt steal clock), "none" (it stays in cpu). */
+	put_str(w, "steal_clock", r->steal_clock ? "kvm" : "none");
 	jw_obj_end(w);
 }
 
@@ -828,6 +846,7 @@ static void write_threads(struct jw *w, const struct lp_report *r)
 			put_u64(w, "cpu_ns", th->sched.cpu_ns);
 			put_u64(w, "runq_ns", th->sched.runq_ns);
 			put_u64(w, "blocked_ns", th->sched.blocked_ns);
+			put_u64(w, "steal_ns", th->sched.steal_ns);
 			put_u64(w, "voluntary_switches", th->sched.vcsw);
 			put_u64(w, "involuntary_switches", th->sched.ivcsw);
 		}

@@ -124,6 +124,7 @@ struct lp_report {
 	 * sched); the table and the summary show it.
 	 */
 	bool off_cpu;
+	bool steal_clock; /* --off-cpu: the hypervisor's steal clock was read (steal is split out) */
 	const char *binary;     /* all-processes: the binary */
 	const struct lp_report_process *procs;
 	size_t nprocs;

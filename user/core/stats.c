@@ -290,11 +290,13 @@ int lp_stats_add(struct lp_stats *s, const struct lp_span *span)
 		g->sched.cpu_ns += span->sched.cpu_ns;
 		g->sched.runq_ns += span->sched.runq_ns;
 		g->sched.blocked_ns += span->sched.blocked_ns;
+		g->sched.steal_ns += span->sched.steal_ns;
 		g->sched.vcsw += span->sched.vcsw;
 		g->sched.ivcsw += span->sched.ivcsw;
 		g->self_sched.cpu_ns += span->self_sched.cpu_ns;
 		g->self_sched.runq_ns += span->self_sched.runq_ns;
 		g->self_sched.blocked_ns += span->self_sched.blocked_ns;
+		g->self_sched.steal_ns += span->self_sched.steal_ns;
 		g->self_sched.vcsw += span->self_sched.vcsw;
 		g->self_sched.ivcsw += span->self_sched.ivcsw;
 		g->unmeasured_ns += span->unmeasured_ns;

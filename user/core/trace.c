@@ -50,7 +50,7 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 /* The keys of args the profiler writes itself: a metadata key equal to one is renamed. */
 static const char *const reserved_keys[] = { "counter", "self_counter", "unterminated",
 					     "uncertain", "started_before_recording", "cpu_us",
-					     "runq_us", "blocked_us", "voluntary_switches",
+					     "steal_us", "runq_us", "blocked_us", "voluntary_switches",
 					     "involuntary_switches", "off_cpu_unmeasured_us", "detail",
 					     NULL };
 
@@ -97,6 +97,8 @@ void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_
 	if (s->has_sched) {
 		jw_key(w, "cpu_us", 6);
 		jw_usec(w, s->sched.cpu_ns);
+		jw_key(w, "steal_us", 8);
+		jw_usec(w, s->sched.steal_ns);
 		jw_key(w, "runq_us", 7);
 		jw_usec(w, s->sched.runq_ns);
 		jw_key(w, "blocked_us", 10);
@@ -245,17 +247,24 @@ static char *put(char *p, const char *s, size_t len)
 #define PUT(p, lit) put(p, lit, sizeof(lit) - 1)
 
 /*
- * --off-cpu: the span's split, at most 242 bytes (three and one usec, two
- * u64); more: whether a member came before. Returns the end.
+ * --off-cpu: the span's split into w, its parts (at most 4 x 24 bytes of usec
+ * and 47 of keys) then the rest (one usec, two u64 and 71 bytes of keys), each
+ * in its own room of JW_ROOM_MAX; more: whether a member came before.
  */
-static char *put_sched(char *p, const struct lp_span *s, bool more)
+static void put_sched(struct jw *w, const struct lp_span *s, bool more)
 {
+	char *p = jw_room(w, JW_ROOM_MAX);
+
 	p = more ? PUT(p, ",\"cpu_us\":") : PUT(p, "\"cpu_us\":");
 	p = jw_fmt_usec(p, s->sched.cpu_ns);
+	p = PUT(p, ",\"steal_us\":");
+	p = jw_fmt_usec(p, s->sched.steal_ns);
 	p = PUT(p, ",\"runq_us\":");
 	p = jw_fmt_usec(p, s->sched.runq_ns);
 	p = PUT(p, ",\"blocked_us\":");
 	p = jw_fmt_usec(p, s->sched.blocked_ns);
+	jw_advance(w, p);
+	p = jw_room(w, JW_ROOM_MAX);
 	p = PUT(p, ",\"voluntary_switches\":");
 	p = jw_fmt_u64(p, s->sched.vcsw);
 	p = PUT(p, ",\"involuntary_switches\":");
@@ -264,7 +273,7 @@ static char *put_sched(char *p, const struct lp_span *s, bool more)
 		p = PUT(p, ",\"off_cpu_unmeasured_us\":");
 		p = jw_fmt_usec(p, s->unmeasured_ns);
 	}
-	return p;
+	jw_advance(w, p);
 }
 
 /*
@@ -327,7 +336,8 @@ void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
 	}
 	if (s->has_sched) {
 		jw_advance(w, p);
-		p = put_sched(jw_room(w, JW_ROOM_MAX), s, more);
+		put_sched(w, s, more);
+		p = jw_room(w, JW_ROOM_MAX);
 	}
 	p = PUT(p, "}}");
 	jw_advance(w, p);

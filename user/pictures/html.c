@@ -279,6 +279,7 @@ static void rows(struct page *pg)
 			jw_u64(&pg->w, w->cpu_ns);
 			jw_u64(&pg->w, w->runq_ns);
 			jw_u64(&pg->w, w->blocked_ns);
+			jw_u64(&pg->w, w->steal_ns);
 		}
 		jw_arr_end(&pg->w);
 		drain(pg, false);

@@ -143,7 +143,7 @@
 	function rowsTable(body) {
 		/*
 		 * [name, meta_text, pairs, calls, self, total, mean, p95, p95_exact, self_counter, %, colour,
-		 *  and with --off-cpu: cpu, runq, blocked]
+		 *  and with --off-cpu: cpu, runq, blocked, steal]
 		 */
 		const cols = [
 			{ t: 'Name', k: 0 },
@@ -156,9 +156,13 @@
 			{ t: data.counter_column, k: 9, num: true },
 			{ t: '%', k: 10, num: true },
 		].filter((c) => c.t !== null); /* no marker passed a counter: as the table, no column */
-		if (data.off_cpu)
-			cols.push({ t: 'CPU %', k: 12, share: true }, { t: 'Runq', k: 13, dur: true },
-				{ t: 'Blocked', k: 14, dur: true });
+		if (data.off_cpu) {
+			cols.push({ t: 'CPU %', k: 12, share: true });
+			/* As the table: a Steal column only when the hypervisor took time from a row. */
+			if (data.rows.some((r) => r[15] > 0))
+				cols.push({ t: 'Steal', k: 15, dur: true });
+			cols.push({ t: 'Runq', k: 13, dur: true }, { t: 'Blocked', k: 14, dur: true });
+		}
 		const sec = h('section');
 		sec.id = 'lp-rows-section';
 		sec.append(h('h2', null, 'Rows'));

@@ -122,6 +122,7 @@ static int load_rows(struct lp_recording *r)
 		w->cpu_ns = lp_sum_u64(o, "total_cpu_ns");
 		w->runq_ns = lp_sum_u64(o, "total_runq_ns");
 		w->blocked_ns = lp_sum_u64(o, "total_blocked_ns");
+		w->steal_ns = lp_sum_u64(o, "total_steal_ns"); /* 0 when absent (older summaries) */
 		counter |= w->has_counter;
 		r->nrows++;
 	}

@@ -41,7 +41,7 @@ struct lp_pic_row {
 	int color;
 	/* --off-cpu: the row's totals (has_split: the summary has them) */
 	bool has_split;
-	uint64_t cpu_ns, runq_ns, blocked_ns;
+	uint64_t cpu_ns, runq_ns, blocked_ns, steal_ns;
 };
 
 /* A recording as the pictures see it. */

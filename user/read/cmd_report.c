@@ -179,19 +179,24 @@ static int cmp_thread(const void *a, const void *b, void *ctx)
 }
 
 /*
- * --off-cpu: the share of the thread's recorded time on a CPU, its time
- * waiting for one and blocked (its top-level spans that were split).
+ * --off-cpu: the share of the thread's recorded time on a CPU, its time the
+ * hypervisor took (when any thread's was), waiting for a CPU and blocked (its
+ * top-level spans that were split).
  */
-static void thread_split(FILE *out, const struct lp_report_thread *t)
+static void thread_split(FILE *out, const struct lp_report_thread *t, bool steal)
 {
-	char runq[32], blocked[32], pct[16] = "-";
+	char stolen[32], runq[32], blocked[32], pct[16] = "-";
 
 	if (t->recorded_ns)
 		snprintf(pct, sizeof(pct), "%.1f%%",
 			 100.0 * (double)t->sched.cpu_ns / (double)t->recorded_ns);
+	lp_fmt_duration(t->sched.steal_ns, stolen, sizeof(stolen));
 	lp_fmt_duration(t->sched.runq_ns, runq, sizeof(runq));
 	lp_fmt_duration(t->sched.blocked_ns, blocked, sizeof(blocked));
-	fprintf(out, "%7s%10s%10s", pct, runq, blocked);
+	fprintf(out, "%7s", pct);
+	if (steal)
+		fprintf(out, "%10s", stolen);
+	fprintf(out, "%10s%10s", runq, blocked);
 }
 
 /*
@@ -204,6 +209,7 @@ static int print_threads(FILE *out, const struct lp_summary *s, const struct lp_
 	size_t n = s->rep.nthreads, shown = 0;
 	size_t *idx = calloc(n ? n : 1, sizeof(*idx));
 	char rec[32], pct[16], name[LP_THREAD_NAME_COLS * 4 + 8];
+	bool steal = false;
 
 	if (!idx) {
 		lp_err("out of memory");
@@ -214,8 +220,11 @@ static int print_threads(FILE *out, const struct lp_summary *s, const struct lp_
 	qsort_r(idx, n, sizeof(*idx), cmp_thread, &ord);
 	lp_fmt_duration(s->totals.recorded_ns, rec, sizeof(rec));
 	fprintf(out, "Threads: %zu, recorded thread time %s\n\n", n, rec);
-	fprintf(out, "       PID        TID  %-*s    Spans    Recorded       %%    Lost  Depth%s\n",
-		LP_THREAD_NAME_COLS, "Name", s->rep.off_cpu ? "   CPU%      Runq   Blocked" : "");
+	for (size_t i = 0; i < n; i++)
+		steal |= s->threads[i].sched.steal_ns != 0;
+	fprintf(out, "       PID        TID  %-*s    Spans    Recorded       %%    Lost  Depth%s%s%s\n",
+		LP_THREAD_NAME_COLS, "Name", s->rep.off_cpu ? "   CPU%" : "",
+		s->rep.off_cpu && steal ? "     Steal" : "", s->rep.off_cpu ? "      Runq   Blocked" : "");
 	for (size_t i = 0; i < n && (!o->top || shown < o->top); i++) {
 		const struct lp_report_thread *t = &s->threads[idx[i]];
 
@@ -229,7 +238,7 @@ static int print_threads(FILE *out, const struct lp_summary *s, const struct lp_
 		fprintf(out, "%10" PRIu32 " %10" PRIu32 "  %s%9" PRIu64 "%12s%8s%8" PRIu64 "%7" PRIu32,
 			t->pid, t->tid, name, t->spans, rec, pct, t->lost, t->max_depth);
 		if (s->rep.off_cpu)
-			thread_split(out, t);
+			thread_split(out, t, steal);
 		fputc('\n', out);
 		shown++;
 	}

@@ -338,16 +338,20 @@ static uint64_t per_call(uint64_t total, const struct lp_group *g)
 /*
  * Both recorded with --off-cpu: where the time per call went, so that a
  * regression says whether it ran longer, waited for a CPU or waited for
- * something else. "; per call: cpu 1.20 ms -> 1.25 ms, runq ..., blocked ..."
+ * something else. "; per call: cpu 1.20 ms -> 1.25 ms, runq ..., blocked ...",
+ * and ", steal ..." when the hypervisor took time in either.
  */
 static void put_split(FILE *out, const struct lp_group *b, const struct lp_group *n)
 {
-	static const char *const what[] = { "cpu", "runq", "blocked" };
-	const uint64_t bv[] = { b->sched.cpu_ns, b->sched.runq_ns, b->sched.blocked_ns };
-	const uint64_t nv[] = { n->sched.cpu_ns, n->sched.runq_ns, n->sched.blocked_ns };
+	static const char *const what[] = { "cpu", "runq", "blocked", "steal" };
+	const uint64_t bv[] = { b->sched.cpu_ns, b->sched.runq_ns, b->sched.blocked_ns,
+				b->sched.steal_ns };
+	const uint64_t nv[] = { n->sched.cpu_ns, n->sched.runq_ns, n->sched.blocked_ns,
+				n->sched.steal_ns };
+	size_t parts = b->sched.steal_ns || n->sched.steal_ns ? 4 : 3;
 
 	fputs("; per call:", out);
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < parts; i++) {
 		char x[32], y[32];
 
 		lp_fmt_duration(per_call(bv[i], b), x, sizeof(x));
@@ -446,6 +450,8 @@ static json_object *side_json(const struct lp_summary_row *r, const struct lp_su
 		json_object_object_add(o, "total_runq_ns", json_object_new_uint64(g->sched.runq_ns));
 		json_object_object_add(o, "total_blocked_ns",
 				       json_object_new_uint64(g->sched.blocked_ns));
+		json_object_object_add(o, "total_steal_ns",
+				       json_object_new_uint64(g->sched.steal_ns));
 		json_object_object_add(o, "off_cpu_unmeasured_ns",
 				       json_object_new_uint64(g->unmeasured_ns));
 	}

@@ -277,6 +277,7 @@ static void load_off_cpu(struct rd *rd, json_object *root)
 	num(rd, o, "off_cpu", "spans_measured", &t->sched_measured, true);
 	num(rd, o, "off_cpu", "spans_partly_measured", &t->sched_partial, true);
 	num(rd, o, "off_cpu", "spans_not_measured", &t->sched_unmeasured, true);
+	rd->s->rep.steal_clock = !strcmp(cstr(rd, o, "off_cpu", "steal_clock", "none"), "kvm");
 }
 
 static void load_events_received(struct rd *rd, json_object *root)
@@ -517,16 +518,19 @@ static void load_row(struct rd *rd, json_object *row, size_t i, struct lp_summar
 		num(rd, row, w, "total_cpu_ns", &g->sched.cpu_ns, true);
 		num(rd, row, w, "total_runq_ns", &g->sched.runq_ns, true);
 		num(rd, row, w, "total_blocked_ns", &g->sched.blocked_ns, true);
+		/* Absent from a summary written before steal was split out: 0. */
+		num(rd, row, w, "total_steal_ns", &g->sched.steal_ns, false);
 		num(rd, row, w, "self_cpu_ns", &g->self_sched.cpu_ns, true);
 		num(rd, row, w, "self_runq_ns", &g->self_sched.runq_ns, true);
 		num(rd, row, w, "self_blocked_ns", &g->self_sched.blocked_ns, true);
+		num(rd, row, w, "self_steal_ns", &g->self_sched.steal_ns, false);
 		num(rd, row, w, "voluntary_switches", &g->sched.vcsw, true);
 		num(rd, row, w, "involuntary_switches", &g->sched.ivcsw, true);
 		num(rd, row, w, "off_cpu_unmeasured_ns", &g->unmeasured_ns, true);
 		if (!rd->err && lp_sched_sum(&g->sched) + g->unmeasured_ns != g->total_ns)
 			bad(rd, -EINVAL,
-			    "%s: total_cpu_ns + total_runq_ns + total_blocked_ns + "
-			    "off_cpu_unmeasured_ns is not total_ns",
+			    "%s: total_cpu_ns + total_steal_ns + total_runq_ns + "
+			    "total_blocked_ns + off_cpu_unmeasured_ns is not total_ns",
 			    w);
 	}
 	/* An approximate P95 is shown with "~": lp_group_p95_exact() is !hist. */
@@ -594,6 +598,7 @@ static void load_thread_list(struct rd *rd, json_object *root)
 			num(rd, o, w, "cpu_ns", &t->sched.cpu_ns, true);
 			num(rd, o, w, "runq_ns", &t->sched.runq_ns, true);
 			num(rd, o, w, "blocked_ns", &t->sched.blocked_ns, true);
+			num(rd, o, w, "steal_ns", &t->sched.steal_ns, false);
 			num(rd, o, w, "voluntary_switches", &t->sched.vcsw, true);
 			num(rd, o, w, "involuntary_switches", &t->sched.ivcsw, true);
 		}

@@ -380,6 +380,7 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 	rep->end_reason = r->end_reason ? r->end_reason : LP_END_ERROR;
 	rep->mode = o->mode;
 	rep->off_cpu = o->off_cpu;
+	rep->steal_clock = o->off_cpu && r->s && lp_session_steal_clock(r->s);
 	rep->binary = o->binary;
 	rep->trace_path = r->trace_open ? r->trace_path : NULL;
 	rep->summary_path = r->summary_path;

@@ -19,6 +19,7 @@
 #include "bpf/wire.h"
 #include "leanprofiler.skel.h"
 #include "map.h"
+#include "steal.h"
 #include "usdt.h"
 
 /* Read-only segments of a file with markers looked at for its texts: real files have 2-4. */
@@ -148,6 +149,8 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	s->skel->rodata->all_ino = o->all_ino;
 	s->skel->rodata->off_cpu = o->off_cpu;
 	s->skel->rodata->off_cpu_intervals = o->off_cpu && o->off_cpu_intervals;
+	if (o->off_cpu)
+		s->skel->rodata->steal_from_rq = lp_steal_from_rq();
 	/* Every context switch and wakeup on the host runs them: loaded only when asked for. */
 	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
@@ -734,6 +737,11 @@ int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)
 	return 0;
 }
 
+bool lp_session_steal_clock(const struct lp_session *s)
+{
+	return s->skel->rodata->steal_from_rq != 0;
+}
+
 size_t lp_session_probes(const struct lp_session *s)
 {
 	return s->probes;
@@ -788,6 +796,10 @@ int lp_session_loss(struct lp_session *s, struct lp_loss *loss)
 	loss->no_storage = sums[LP_STAT_NO_TASK_STORAGE];
 	loss->task = sums[LP_STAT_LOST_TASK];
 	loss->sched = sums[LP_STAT_LOST_SCHED];
+	if (s->opts.off_cpu)
+		lp_info("off-cpu: %llu switch-ins not seen, %llu reads of the steal clock failed",
+			(unsigned long long)sums[LP_STAT_UNSEEN_IN],
+			(unsigned long long)sums[LP_STAT_STEAL_UNREAD]);
 	return 0;
 }
 

@@ -110,6 +110,8 @@ long lp_session_site_text(struct lp_session *s, uint32_t file, uint64_t site, ui
 			  char *buf, size_t size);
 /* Total probes attached so far, over all files (markers and span-pair probes). */
 size_t lp_session_probes(const struct lp_session *s);
+/* --off-cpu: the kernel half reads the hypervisor's steal clock (steal is split out of cpu). */
+bool lp_session_steal_clock(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */
 int lp_session_fd(struct lp_session *s);
 /* Hands every waiting record to on_record; 0 or -errno. */
