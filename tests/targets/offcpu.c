@@ -11,6 +11,11 @@
  *   contend=N   4 threads pinned to the same 2 CPUs (the first two this process may
  *               use; one if it may use only one) start together, each runs N spans
  *               "off.contend" of 10 ms of its CPU time
+ *   pingpong=N  8 threads in 4 pairs, pinned as contend's, pass a byte back and forth
+ *               through pipes: each of N spans "off.pong" burns 100 us of its CPU time,
+ *               writes to its partner, burns 100 us more and reads its partner's byte
+ *               (the first of a pair writes first): every wakeup makes a thread
+ *               runnable on 2 CPUs that 8 share, while its waker still runs
  *   attach=N    the attach protocol (stdin and stdout, one line each step):
  *     - starts "open-blocked" (enters "off.open" then waits on a condition variable),
  *       "open-busy" (enters "off.open.busy" then spins) and "idle" (waits, no span);
@@ -340,9 +345,9 @@ static void *contend_main(void *arg)
 	return NULL;
 }
 
-static void contend(int n)
+/* The first two CPUs this process may use (one if only one) into contend_cpus, logged. */
+static void contend_pin(void)
 {
-	pthread_t th[CONTEND_THREADS];
 	cpu_set_t allowed;
 	int picked[2] = { -1, -1 }, k = 0;
 
@@ -357,6 +362,13 @@ static void contend(int n)
 	if (k == 0)
 		fail("no CPU allowed");
 	log_to(logfd, "P %d %d %d\n", (int)getpid(), picked[0], picked[1]);
+}
+
+static void contend(int n)
+{
+	pthread_t th[CONTEND_THREADS];
+
+	contend_pin();
 	contend_spans = n;
 	pthread_barrier_init(&contend_start, NULL, CONTEND_THREADS);
 	for (int i = 0; i < CONTEND_THREADS; i++)
@@ -365,6 +377,76 @@ static void contend(int n)
 	for (int i = 0; i < CONTEND_THREADS; i++)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&contend_start);
+}
+
+/* --- pingpong: 8 threads in pairs waking each other through pipes ---------------- */
+
+#define PONG_PAIRS 4
+#define PONG_BURN_NS 200000
+
+struct pong {
+	int id;
+	int in, out; /* its end to read, its partner's to write */
+};
+
+static pthread_barrier_t pong_start;
+static int pong_spans;
+
+static void *pong_main(void *arg)
+{
+	struct pong *p = arg;
+	struct thr t;
+	struct span s;
+	char comm[16], c = 'x';
+
+	snprintf(comm, sizeof(comm), "pong-%d", p->id);
+	thr_init(&t, comm);
+	if (sched_setaffinity(0, sizeof(contend_cpus), &contend_cpus))
+		fail("sched_setaffinity");
+	pthread_barrier_wait(&pong_start);
+	/* The second of a pair waits for the first's byte before its first span. */
+	if (p->id % 2 && read(p->in, &c, 1) != 1)
+		fail("read");
+	for (int i = 0; i < pong_spans; i++) {
+		SPAN_BEGIN(&t, &s, "off.pong");
+		burn_ns(PONG_BURN_NS / 2);
+		if (write(p->out, &c, 1) != 1)
+			fail("write");
+		/* The partner is woken while this one still runs: it may preempt it. */
+		burn_ns(PONG_BURN_NS / 2);
+		/* The last byte of a pair's second thread is never read: nothing waits. */
+		if ((i < pong_spans - 1 || !(p->id % 2)) && read(p->in, &c, 1) != 1)
+			fail("read");
+		SPAN_END(&t, &s, "off.pong");
+	}
+	return NULL;
+}
+
+static void pingpong(int n)
+{
+	pthread_t th[2 * PONG_PAIRS];
+	struct pong p[2 * PONG_PAIRS];
+	int ab[2], ba[2];
+
+	contend_pin();
+	pong_spans = n;
+	pthread_barrier_init(&pong_start, NULL, 2 * PONG_PAIRS);
+	for (int i = 0; i < PONG_PAIRS; i++) {
+		if (pipe2(ab, O_CLOEXEC) || pipe2(ba, O_CLOEXEC))
+			fail("pipe2");
+		p[2 * i] = (struct pong){ .id = 2 * i, .in = ba[0], .out = ab[1] };
+		p[2 * i + 1] = (struct pong){ .id = 2 * i + 1, .in = ab[0], .out = ba[1] };
+	}
+	for (int i = 0; i < 2 * PONG_PAIRS; i++)
+		if (pthread_create(&th[i], NULL, pong_main, &p[i]))
+			fail("pthread_create");
+	for (int i = 0; i < 2 * PONG_PAIRS; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2 * PONG_PAIRS; i++) {
+		close(p[i].in);
+		close(p[i].out);
+	}
+	pthread_barrier_destroy(&pong_start);
 }
 
 /* --- attach: threads before and after a profiler attaches ------------------------ */
@@ -576,6 +658,8 @@ int main(int argc, char **argv)
 			span_mixed(&t);
 		if (!strcmp(what, "contend"))
 			contend(n);
+		else if (!strcmp(what, "pingpong"))
+			pingpong(n);
 		else if (!strcmp(what, "attach"))
 			attach(n);
 		else if (strcmp(what, "sleep") && strcmp(what, "burn") && strcmp(what, "mixed")) {
