@@ -4,6 +4,27 @@
 # Commands and options come from the --help of the leanprofiler being completed, preset names
 # from its `list --presets`, probe names for --span from its `list` of the recording's
 # target: nothing here goes stale when the program changes.
+#
+# Those words come from programs, and probe names from any ELF file a user may write: they
+# never go through compgen -W (which expands $(...), `...` and ${...} in them, running
+# commands as the completing user); _leanprofiler_reply compares them as plain strings, and
+# keeps only words of the characters their kind may have.
+
+# COMPREPLY: PREFIX WORD SUFFIX for each line WORD of stdin that begins with CUR (a plain
+# string comparison: no pattern, no expansion) and is made of the characters of the bracket
+# expression CHARS only; each once, in order.
+_leanprofiler_reply()
+{
+    local prefix=$1 suffix=$2 cur=$3 chars=$4 w LC_ALL=C
+    local -A seen=()
+    COMPREPLY=()
+    while IFS= read -r w; do
+        [[ -n $w && $w != *[!$chars]* && ${w:0:${#cur}} == "$cur" && -z ${seen[$w]-} ]] ||
+            continue
+        seen[$w]=1
+        COMPREPLY+=("$prefix$w$suffix")
+    done
+}
 
 # The commands: the lines under "Commands:" of `leanprofiler --help`.
 _leanprofiler_commands()
@@ -15,26 +36,27 @@ _leanprofiler_commands()
 }
 
 # The options of a command, one per line, "-o ARG" when it takes a value: from the option
-# column of `leanprofiler CMD --help` (argp's "  -o, --output=DIR   Write ...").
+# column of `leanprofiler CMD --help` (argp's "  -o, --output=DIR   Write ..."). On an
+# option line the options are followed by the end of the line or by their description at
+# argp's column 29 (ARGP_HELP_FMT unset): an example line ("      --span 'python:...'") is
+# not one.
 _leanprofiler_options()
 {
-    "$1" "$2" --help 2>/dev/null | awk '
-        # Option lines are indented 2 or 6; descriptions that wrap, 29.
-        match($0, /^ +-/) && RLENGTH <= 7 {
+    env -u ARGP_HELP_FMT "$1" "$2" --help 2>/dev/null | awk '
+        match($0, /^ +(-[^- ], )*(-[^- ]|--[[:alnum:]][[:alnum:]-]*(\[?=[^ ]*)?)/) {
+            end = RLENGTH
+            rest = substr($0, end + 1)
+            if (rest != "" && !(match(rest, /^ +[^ ]/) && end + RLENGTH - 1 == 29)) next
             n = 0; arg = ""
-            for (i = 1; i <= NF; i++) {
-                t = $i
-                if (t ~ /^--[[:alnum:]][[:alnum:]-]*(\[?=.*)?$/) {
-                    if (t ~ /=/) arg = " ARG"
-                    sub(/\[?=.*/, "", t)
-                } else if (t ~ /^-[^-],?$/) {
-                    sub(/,$/, "", t)
-                } else {
-                    break
-                }
+            nt = split(substr($0, 1, end), tok, /[ ,]+/)
+            for (k = 1; k <= nt; k++) {
+                t = tok[k]
+                if (t == "") continue
+                if (t ~ /=/) arg = " ARG"
+                sub(/\[?=.*/, "", t)
                 opt[n++] = t
             }
-            for (i = 0; i < n; i++) print opt[i] arg
+            for (i = 0; i < n; i++) if (!seen[opt[i]]++) print opt[i] arg
         }'
 }
 
@@ -71,7 +93,15 @@ _leanprofiler_probes()
         __expand_tilde_by_ref target
         [[ $target == */* ]] || target=$(type -P -- "$target") || return
         "$bin" list "$target" 2>/dev/null
-    fi | awk '$1 ~ /^[^:]+:[^:]+$/ { print $1 }' | sort -u
+    fi | awk '$1 ~ /^[[:alnum:]_.-]+:[[:alnum:]_.-]+$/ { print $1 }' | LC_ALL=C sort -u
+}
+
+# The keys of report --sort, from its own error for a key it does not know ("invalid --sort
+# '': self, total, calls, mean, p95 or name; see ...").
+_leanprofiler_sort_keys()
+{
+    "$1" report --sort '' 2>&1 >/dev/null |
+        sed -n "s/^.*invalid --sort '': \(.*\); see .*$/\1/p" | sed 's/ or /, /' | tr -s ', ' '\n\n'
 }
 
 # COMP_WORDS' index of words[K]: words joins COMP_WORDS' pieces at ":" and "=".
@@ -88,6 +118,10 @@ _leanprofiler_comp_index()
     echo "$j"
 }
 
+# What a probe ("provider:name") offered for --span may be made of; a name with anything else
+# is not offered (type it).
+_leanprofiler_probe_chars='a-zA-Z0-9_.:-'
+
 # --span 'PROVIDER:ENTRY,PROVIDER:EXIT[,...]': the entry probe, then the exit probe.
 _leanprofiler_span()
 {
@@ -95,11 +129,11 @@ _leanprofiler_span()
     probes=$(_leanprofiler_probes "$1" "$2")
     if [[ $cur != *,* ]]; then
         # The spec goes on with the exit probe.
-        COMPREPLY=($(compgen -S , -W "$probes" -- "$cur"))
+        _leanprofiler_reply "" , "$cur" "$_leanprofiler_probe_chars" <<<"$probes"
         compopt -o nospace
     elif [[ $cur != *,*,* ]]; then
         entry=${cur%%,*}
-        COMPREPLY=($(compgen -P "$entry," -W "$probes" -- "${cur#*,}"))
+        _leanprofiler_reply "$entry," "" "${cur#*,}" "$_leanprofiler_probe_chars" <<<"$probes"
     fi
     __ltrim_colon_completions "$cur"
 }
@@ -119,9 +153,9 @@ _leanprofiler()
     done
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then
-            COMPREPLY=($(compgen -W '--help --version' -- "$cur"))
+            _leanprofiler_reply "" "" "$cur" a-z- <<<$'--help\n--version'
         else
-            COMPREPLY=($(compgen -W "$(_leanprofiler_commands "$bin")" -- "$cur"))
+            _leanprofiler_reply "" "" "$cur" a-z0-9- < <(_leanprofiler_commands "$bin")
         fi
         return
     fi
@@ -147,9 +181,16 @@ _leanprofiler()
         done
     fi
 
+    # help COMMAND: the commands.
+    if [[ $cmd == help ]]; then
+        [[ $cword -eq $((cmdi + 1)) ]] &&
+            _leanprofiler_reply "" "" "$cur" a-z0-9- < <(_leanprofiler_commands "$bin")
+        return
+    fi
     if [[ $'\n'$opts$'\n' == *$'\n'"$prev ARG"$'\n'* ]]; then
         case $prev in
-            --preset) COMPREPLY=($(compgen -W "$(_leanprofiler_presets "$bin")" -- "$cur")) ;;
+            --preset) _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_presets "$bin") ;;
+            --sort) _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_sort_keys "$bin") ;;
             --span) _leanprofiler_span "$bin" "$opts" ;;
             -p | --pid) _pids ;;
             -o | --output | --svg) _filedir -d ;;
@@ -162,7 +203,7 @@ _leanprofiler()
 
     if [[ $cur == -* ]]; then
         # Long options that take a value end in "=", and the value follows it.
-        COMPREPLY=($(compgen -W "$(awk '{ print $1 ($2 == "ARG" && $1 ~ /^--/ ? "=" : "") }' <<<"$opts")" -- "$cur"))
+        _leanprofiler_reply "" "" "$cur" a-zA-Z0-9?=- < <(awk '{ print $1 ($2 == "ARG" && $1 ~ /^--/ ? "=" : "") }' <<<"$opts")
         [[ ${COMPREPLY-} == *= ]] && compopt -o nospace
         return
     fi

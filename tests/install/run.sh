@@ -12,9 +12,10 @@
 #     prefix and nothing else, and the installed binary records it from another directory,
 #     into -o DIR and by default into the current directory (or ./build).
 #  3. man finds every installed man page; bash-completion loads the installed completion.
-#  4. The completion, sourced in bash and called as readline would: commands, options,
-#     preset names, --span probe names of a program named after --, --all-processes or -p,
-#     PIDs, directories.
+#  4. The completion, sourced in bash and called as readline would: commands, options (each
+#     once), preset names, report --sort keys, help's commands, --span probe names of a
+#     program named after --, --all-processes or -p (names that are shell code neither
+#     offered nor run), PIDs, directories.
 #  5. make uninstall leaves no file under the prefix (nor under DESTDIR).
 #  6. make deb: lintian finds no error; dpkg -i installs it, pkg-config finds the header
 #     with no PKG_CONFIG_PATH, /usr/bin/leanprofiler records; dpkg -r removes every file
@@ -114,7 +115,7 @@ end "make install DESTDIR=... PREFIX=... stages the tree; make uninstall with bo
 # --- 2. compile with pkg-config, record with the installed binary ---------------
 work=$tmp/work
 mkdir -p "$work" "$tmp/run"
-cp examples/nested.c tests/install/waiter.c "$work/"
+cp examples/nested.c tests/install/waiter.c tests/install/evilprobe.c "$work/"
 begin
 export PKG_CONFIG_PATH=$prefix/share/pkgconfig
 expect "pkg-config --cflags" "$(pkg-config --cflags leanprofiler 2>&1 | sed 's/ *$//')" "-I$prefix/include"
@@ -124,7 +125,8 @@ if (cd "$work" && cc -c nested.c -o /dev/null 2>/dev/null); then
 	complain "nested.c compiles without the pkg-config flags: the header came from elsewhere"
 fi
 (cd "$work" && run "$tmp/cc.log" cc $(pkg-config --cflags leanprofiler) nested.c -o nested &&
-	run "$tmp/cc.log" cc $(pkg-config --cflags leanprofiler) waiter.c -o waiter)
+	run "$tmp/cc.log" cc $(pkg-config --cflags leanprofiler) waiter.c -o waiter &&
+	run "$tmp/cc.log" cc $(pkg-config --cflags leanprofiler) evilprobe.c -o evilprobe)
 unset PKG_CONFIG_PATH
 [[ -x $work/nested ]] && expect "probes of the compiled copy" \
 	"$("$prefix/bin/leanprofiler" list "$work/nested" | awk '{print $1}' | sort | paste -sd' ')" \
@@ -214,11 +216,16 @@ COMP_WORDS+=("${more[@]}")
 COMP_LINE=$line$rest COMP_POINT=${#line}
 COMPREPLY=()
 _leanprofiler
-printf '%s\n' "${COMPREPLY[@]}" | sort -u | paste -sd' '
+# RAW=1: every word as offered, in order, twice if twice.
+if [[ -n ${RAW-} ]]; then
+	printf '%s\n' "${COMPREPLY[@]}" | paste -sd' '
+else
+	printf '%s\n' "${COMPREPLY[@]}" | sort -u | paste -sd' '
+fi
 EOF
 comp() { PREFIX_DIR=$prefix bash "$tmp/complete.bash" "$@" 2>&1; }
 
-if [[ ! -f /usr/share/bash-completion/bash_completion || ! -x $work/waiter ]]; then
+if [[ ! -f /usr/share/bash-completion/bash_completion || ! -x $work/waiter || ! -x $work/evilprobe ]]; then
 	begin; complain "needs bash-completion and the compiled tests/install/waiter.c"; end "the completion"
 else
 	begin
@@ -241,7 +248,28 @@ else
 	for opt in $("$prefix/bin/leanprofiler" record --help | grep -oE '^ {2,6}(-., )?--[a-z-]+' | grep -oE -- '--[a-z-]+'); do
 		[[ " $(comp 'leanprofiler record --') " == *" $opt"[\ =]* ]] || complain "record --<TAB> lacks $opt"
 	done
+	# Each option once, with "=" or without: an example line of --help ("      --span
+	# 'python:...'") is no option.
+	for c in record report diff list export; do
+		dups=$(RAW=1 comp "leanprofiler $c --" | tr ' ' '\n' | sed 's/=$//' | sort | uniq -d |
+			paste -sd' ')
+		expect "$c --<TAB> offers each option once" "$dups" ""
+	done
 	end "options, from leanprofiler CMD --help (long ones that take a value end in =)"
+
+	begin
+	keys=$(comp 'leanprofiler report --sort ')
+	[[ " $keys " == *" total "* && " $keys " == *" p95 "* ]] ||
+		complain "report --sort <TAB> offers '$keys', not the keys of report --help"
+	for k in $keys; do
+		"$prefix/bin/leanprofiler" report --sort "$k" "$tmp/no-recording" 2>&1 |
+			grep -q "invalid --sort" && complain "report --sort <TAB> offers $k, which report refuses"
+	done
+	expect "report --sort=ca<TAB>" "$(comp 'leanprofiler report --sort=ca')" calls
+	expect "help <TAB>" "$(comp 'leanprofiler help ')" "$commands"
+	expect "help re<TAB>" "$(comp 'leanprofiler help re')" "record report"
+	expect "help record <TAB>" "$(comp 'leanprofiler help record ')" ""
+	end "report --sort keys, from report's own list; help's commands"
 
 	begin
 	presets=$("$prefix/bin/leanprofiler" list --presets | grep -oE '^[a-z0-9_-]+:' | tr -d : | sort | paste -sd' ')
@@ -274,6 +302,40 @@ else
 	wait "$waiter_pid" 2>/dev/null
 	waiter_pid=""
 	end "probe names for --span, from list of the target (after --, --all-processes, -p), and PIDs"
+
+	begin
+	# Probe names are any bytes an ELF file's author chose: completing them runs nothing,
+	# whoever completes (a root shell completing -p PID of another user's program).
+	mkdir -p "$tmp/cwd"
+	pwned() { ls "$tmp/cwd" | paste -sd' '; }
+	# The harness gives an empty word as " ": each probe's first letters are typed.
+	expect "--span ok:n<TAB> -- EVIL (\$(...) and \`...\` in probe names)" \
+		"$(cd "$tmp/cwd" && comp 'leanprofiler record --span ok:n' " -- $work/evilprobe")" ""
+	expect "--span ok:s<TAB> -- EVIL" \
+		"$(cd "$tmp/cwd" && comp 'leanprofiler record --span ok:s' " -- $work/evilprobe")" "safe_probe,"
+	expect "--span p<TAB> -- EVIL" \
+		"$(cd "$tmp/cwd" && comp 'leanprofiler record --span p' " -- $work/evilprobe")" ""
+	expect "--all-processes EVIL --span o<TAB>" \
+		"$(cd "$tmp/cwd" && comp "leanprofiler record --all-processes $work/evilprobe --span o")" \
+		"ok:safe_probe,"
+	expect "--span=ok:safe_probe,<TAB> -- EVIL" \
+		"$(cd "$tmp/cwd" && comp 'leanprofiler record --span=ok:safe_probe,' " -- $work/evilprobe")" \
+		"safe_probe,leanprofiler:span_enter safe_probe,leanprofiler:span_exit safe_probe,ok:safe_probe"
+	coproc EVIL { exec "$work/evilprobe"; }
+	waiter_pid=$EVIL_PID
+	if read -r -t 10 ready <&"${EVIL[0]}" && [[ $ready == ready ]]; then
+		expect "-p EVIL --span o<TAB>" \
+			"$(cd "$tmp/cwd" && comp "leanprofiler record -p $waiter_pid --span o")" "ok:safe_probe,"
+		expect "-p EVIL --span p<TAB>" \
+			"$(cd "$tmp/cwd" && comp "leanprofiler record -p $waiter_pid --span p")" ""
+	else
+		complain "evilprobe did not say ready within 10 s"
+	fi
+	kill "$waiter_pid" 2>/dev/null
+	wait "$waiter_pid" 2>/dev/null
+	waiter_pid=""
+	expect "files the completions made in their directory" "$(pwned)" ""
+	end "probe names that are shell code are not offered and never run"
 
 	begin
 	mkdir -p "$tmp/files/outdir"
