@@ -254,5 +254,10 @@ bench/offcpu.sh "$build"
 echo
 bench/export.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 14. What --preset libstdcxx costs a program that throws (bench/throw.sh; THROWS).
+echo
+bench/throw.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

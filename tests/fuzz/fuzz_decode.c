@@ -834,6 +834,10 @@ static void check_totals(struct fuzz *f, const struct lp_report *rep)
 	FUZZ_CHECK(t->unterminated == f->unterminated && t->uncertain == f->uncertain &&
 			   t->started_before == f->started_before,
 		   "flag counts");
+	FUZZ_CHECK(t->unterminated_outer + t->unterminated_pairs + t->unterminated_thread +
+				   t->unterminated_end ==
+			   t->unterminated,
+		   "unterminated spans by where they closed do not add up");
 	FUZZ_CHECK(t->counter_total == f->counter_self, "counter total");
 	FUZZ_CHECK(!t->spans || t->first_ns <= t->last_ns, "window %llu..%llu",
 		   (unsigned long long)t->first_ns, (unsigned long long)t->last_ns);

@@ -333,8 +333,13 @@ static void test_counters(void **state)
 	assert_int_equal(get_int(rec.sum, "uncertain_spans"), 0);
 	assert_int_equal(get_int(get(rec.trace, "otherData"), "unterminated_spans"), 2);
 	/* The header says so too. */
-	assert_non_null(strstr(rec.r.out, fmt("Unterminated spans: 2, started before recording: 0, "
-					      "exits without an open span: 2, enters past depth %d: %d\n",
+	assert_int_equal(get_int(get(rec.sum, "unterminated_by"), "enclosing_exit"), 1);
+	assert_int_equal(get_int(get(rec.sum, "unterminated_by"), "thread_end"), 1);
+	assert_non_null(strstr(rec.r.out, fmt("Unterminated spans: 2 (1 closed by the exit of a span "
+					      "around them, 0 given up by span pairs, 1 at their "
+					      "thread's end, 0 open when the recording ended), started "
+					      "before recording: 0, exits without an open span: 2, "
+					      "enters past depth %d: %d\n",
 					      LP_NEST_MAX_DEPTH, DEEP - LP_NEST_MAX_DEPTH)));
 }
 

@@ -396,6 +396,30 @@ static void pgss_reset(void)
 	run_free(&r);
 }
 
+/* The summary's calls of the statement row whose query is q (-1: none). */
+static long statement_calls(json_object *sum, const char *q)
+{
+	json_object *rows = get(sum, "rows");
+	long calls = -1;
+
+	for (size_t j = 0; j < json_object_array_length(rows); j++) {
+		json_object *row = json_object_array_get_idx(rows, j), *meta, *v;
+		char *text;
+
+		if (strcmp(get_s(row, "name"), "statement") ||
+		    !json_object_object_get_ex(row, "meta", &meta) || !meta ||
+		    !json_object_object_get_ex(meta, "query", &v))
+			continue;
+		text = plain(json_object_get_string(v));
+		if (!strcmp(text, q)) {
+			assert_int_equal(calls, -1); /* one row per normalized statement */
+			calls = get_i(row, "calls");
+		}
+		free(text);
+	}
+	return calls;
+}
+
 /*
  * The statements that ran: their spans with an execute inside that was not
  * given up, the way pg_stat_statements counts a call (at the end of its
@@ -414,7 +438,6 @@ static void check_pgss(json_object *trace, json_object *sum, const char *what,
 		char *query;
 		long calls, spans;
 	} rows[64];
-	json_object *srows = get(sum, "rows");
 
 	psql_ok("select s.query, s.calls from pg_stat_statements s join pg_database d on "
 		"d.oid = s.dbid where d.datname = '" DB "'",
@@ -456,7 +479,7 @@ static void check_pgss(json_object *trace, json_object *sum, const char *what,
 		free(q);
 	}
 	for (size_t k = 0; k < nrows; k++) {
-		long calls = -1;
+		long calls;
 		bool once = false;
 
 		for (const char *const *u = uncounted; u && *u && !once; u++)
@@ -466,21 +489,7 @@ static void check_pgss(json_object *trace, json_object *sum, const char *what,
 		if (rows[k].spans != rows[k].calls)
 			fail_msg("%s: pg_stat_statements: '%s' %ld calls, the trace %ld statements",
 				 what, rows[k].query, rows[k].calls, rows[k].spans);
-		for (size_t j = 0; j < json_object_array_length(srows); j++) {
-			json_object *row = json_object_array_get_idx(srows, j), *meta, *q;
-			char *text;
-
-			if (strcmp(get_s(row, "name"), "statement") ||
-			    !json_object_object_get_ex(row, "meta", &meta) || !meta ||
-			    !json_object_object_get_ex(meta, "query", &q))
-				continue;
-			text = plain(json_object_get_string(q));
-			if (!strcmp(text, rows[k].query)) {
-				assert_int_equal(calls, -1); /* one row per normalized statement */
-				calls = get_i(row, "calls");
-			}
-			free(text);
-		}
+		calls = statement_calls(sum, rows[k].query);
 		if (calls < rows[k].calls)
 			fail_msg("%s: the summary's row for '%s' has %ld calls, pg_stat_statements %ld",
 				 what, rows[k].query, calls, rows[k].calls);
@@ -1148,6 +1157,131 @@ static void test_undecodable_probe(void **state)
 	run_free(&r);
 }
 
+/* ---- SQL-level PREPARE and EXECUTE; a failure inside a SAVEPOINT ---- */
+
+#define NEXECUTE 40
+
+/*
+ * A user's psql script: a statement prepared in SQL and executed 40 times is
+ * one row, as pg_stat_statements counts the 40 under its PREPARE; a failure
+ * inside a SAVEPOINT (no transaction__abort: the subtransaction aborts) leaves
+ * its phase unterminated, closed with its statement, and the header says so:
+ * every unterminated span has its cause counted.
+ */
+static void test_prepared_and_savepoint(void **state)
+{
+	char *out = fmt("%s/prepared", tmpdir), *sql = fmt("%s/prepared.sql", tmpdir);
+	char *psql[] = { PSQL, "-X", "-q", "-h", fmt("%s/sock", tmpdir), "-U", "lp", "-d",
+			 DB, "-f", sql, NULL };
+	char *text = strdup("prepare lp_p1(int) as select $1 + 1;\n"), *table;
+	static const struct {
+		const char *pgss, *ours; /* pg_stat_statements' PREPARE, our EXECUTE row */
+		long calls;
+	} want[] = {
+		{ "prepare lp_p1(int) as select $1 + $2", "execute lp_p1($1)", NEXECUTE },
+		{ "prepare lp_p2(text, int) as select $1 || $3, $2 * $4", "execute lp_p2($1, $2)", 2 },
+	};
+	json_object *sum, *trace, *evs, *by;
+	size_t nst, nph, nex, unterminated = 0, executed = 0, u;
+	struct span *st, *ph, *ex;
+	const struct span *failed = NULL;
+	struct run r;
+	pid_t lp;
+
+	(void)state;
+	for (int i = 1; i <= NEXECUTE; i++) {
+		char *t = fmt("%sexecute lp_p1(%d);\n", text, i);
+
+		free(text);
+		text = strdup(t);
+	}
+	text = fmt("%sprepare lp_p2(text, int) as select $1 || 'x', $2 * 3;\n"
+		   "execute lp_p2('a', 1);\nexecute lp_p2('b', -2);\n"
+		   "begin;\nsavepoint s1;\nselect * from no_such_table;\n"
+		   "rollback to savepoint s1;\nselect 'after';\ncommit;\n",
+		   text);
+	write_file(sql, text);
+	chmod(sql, 0644);
+	pgss_reset();
+	lp = start_recording(out);
+	assert_int_equal(run(&r, psql), 0);
+	stop_recording(lp, out);
+	assert_int_equal(r.status, 0);
+	assert_non_null(strstr(r.err, "relation \"no_such_table\" does not exist"));
+	run_free(&r);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+
+	/* pg_stat_statements: the executions under the PREPARE; here one EXECUTE row. */
+	for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
+		char *q = fmt("select calls from pg_stat_statements s join pg_database d on "
+			      "d.oid = s.dbid where d.datname = '" DB "' and s.query = '%s'",
+			      want[k].pgss);
+
+		psql_ok(q, &r);
+		if (strtol(r.out, NULL, 10) != want[k].calls)
+			fail_msg("pg_stat_statements: '%s' has calls '%s', want %ld", want[k].pgss,
+				 r.out, want[k].calls);
+		run_free(&r);
+		if (statement_calls(sum, want[k].ours) != want[k].calls)
+			fail_msg("the summary's row '%s' has %ld calls, want %ld", want[k].ours,
+				 statement_calls(sum, want[k].ours), want[k].calls);
+	}
+	/* Each PREPARE's own span keeps the text pg_stat_statements shows for it. */
+	st = spans(trace, "statement", &nst);
+	ex = spans(trace, "execute", &nex);
+	for (size_t i = 0; i < nst; i++) {
+		char *q = plain(st[i].query), *sent = plain(st[i].sql);
+
+		if (!strncmp(sent, "prepare lp_p1", 13))
+			assert_string_equal(q, want[0].pgss);
+		if (!strncmp(sent, "prepare lp_p2", 13))
+			assert_string_equal(q, want[1].pgss);
+		/* EXECUTE's portal runs the prepared statement's own: two execute spans. */
+		if (!strcmp(q, want[0].ours))
+			executed += count_in(&st[i], ex, nex, &u) == 2 && !u;
+		if (!strcmp(sent, "select * from no_such_table;"))
+			failed = &st[i];
+		free(q);
+		free(sent);
+	}
+	assert_int_equal(executed, NEXECUTE);
+	/* The failed phase: closed with its statement, unterminated; nothing after it. */
+	assert_non_null(failed);
+	ph = spans(trace, "analyze and rewrite", &nph);
+	assert_int_equal(count_in(failed, ph, nph, &u), 1);
+	assert_int_equal(u, 1);
+	free(ph);
+	ph = spans(trace, "plan", &nph);
+	assert_int_equal(count_in(failed, ph, nph, NULL), 0);
+	free(ph);
+
+	/* Every unterminated span of the trace is counted, and where it was closed. */
+	evs = get(trace, "traceEvents");
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		json_object *e = json_object_array_get_idx(evs, i);
+
+		if (!strcmp(json_object_get_string(get(e, "ph")), "X"))
+			unterminated += span_of(e).unterminated;
+	}
+	assert_true(unterminated >= 1);
+	assert_int_equal(get_i(sum, "unterminated_spans"), unterminated);
+	by = get(sum, "unterminated_by");
+	assert_int_equal(get_i(by, "enclosing_exit") + get_i(by, "span_pairs") +
+				 get_i(by, "thread_end") + get_i(by, "recording_end"),
+			 unterminated);
+	assert_true(get_i(get(sum, "span_pairs"), "enclosed") >= 1);
+	table = slurp(fmt("%s.out", out), NULL);
+	assert_non_null(table);
+	assert_non_null(strstr(table, fmt("Unterminated spans: %zu (", unterminated)));
+	assert_non_null(strstr(table, " closed with a span of another spec around them"));
+	free(st);
+	free(ex);
+	free(text);
+	json_object_put(sum);
+	json_object_put(trace);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1157,6 +1291,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pgbench_prepared),
 		cmocka_unit_test(test_lock_wait),
 		cmocka_unit_test(test_undecodable_probe),
+		cmocka_unit_test(test_prepared_and_savepoint),
 	};
 
 	if (argc > 1)
@@ -1172,5 +1307,8 @@ int main(int argc, char **argv)
 	}
 	if (!mkdtemp(tmpdir))
 		return 1;
+	/* One test, or a few, on a cluster of its own (LP_TEST_FILTER=test_lock_wait). */
+	if (getenv("LP_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("LP_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, start_cluster, stop_cluster);
 }

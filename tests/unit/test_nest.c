@@ -343,6 +343,7 @@ static void test_exit_of_outer_closes_inner(void **state)
 		assert_int_equal(fx->rec.s[i].self_ns,
 				 fx->rec.s[i].total_ns - fx->rec.s[i - 1].total_ns);
 	assert_int_equal(totals(fx)->unterminated, 3);
+	assert_int_equal(totals(fx)->unterminated_outer, 3);
 	assert_int_equal(totals(fx)->recorded_ns, 100);
 
 	/* The late exits of B, C and D find nothing open. */
@@ -373,6 +374,9 @@ static void test_exit_of_middle_frame(void **state)
 	assert_int_equal(fx->rec.n, 3);
 	check_span(&fx->rec.s[2], 1, 1, 0, 60, 20, 0, 0);
 	assert_int_equal(totals(fx)->unterminated, 1);
+	assert_int_equal(totals(fx)->unterminated_outer, 1);
+	assert_int_equal(totals(fx)->unterminated_pairs + totals(fx)->unterminated_thread +
+				 totals(fx)->unterminated_end, 0);
 }
 
 /* An exit given up (span-pair reentry=close): the span and those inside it close unterminated. */
@@ -393,6 +397,9 @@ static void test_unterminated_exit(void **state)
 	check_span(&fx->rec.s[1], 1, 2, 10, 50, 40 - (fx->rec.s[0].end_ns - 20), 1,
 		   LP_SPAN_UNTERMINATED);
 	assert_int_equal(totals(fx)->unterminated, 2);
+	/* The given-up span itself; the one inside it, by its (given-up) exit. */
+	assert_int_equal(totals(fx)->unterminated_pairs, 1);
+	assert_int_equal(totals(fx)->unterminated_outer, 1);
 	/* Nothing of that name open: nothing happens, and it is no unmatched exit. */
 	ev.ts_ns = 60;
 	assert_int_equal(lp_nest_event(fx->n, &ev), 0);
@@ -532,6 +539,9 @@ static void test_finish_closes_open_spans(void **state)
 	assert_int_equal(t2->end_ns, 1000);
 	assert_int_equal(t2->total_ns, 995);
 	assert_int_equal(totals(fx)->unterminated, 4);
+	assert_int_equal(totals(fx)->unterminated_end, 4);
+	assert_int_equal(totals(fx)->unterminated_outer + totals(fx)->unterminated_pairs +
+				 totals(fx)->unterminated_thread, 0);
 	assert_int_equal(totals(fx)->spans, 5);
 	assert_int_equal(totals(fx)->recorded_ns, 1000 + 995 + 10);
 	assert_int_equal(totals(fx)->last_ns, 1000);
@@ -813,6 +823,8 @@ static void test_thread_end_closes_its_spans(void **state)
 	check_span(&fx->rec.s[0], 1, 2, 20, 29, 9, 1, LP_SPAN_UNTERMINATED);
 	check_span(&fx->rec.s[1], 1, 1, 10, 30, 11, 0, LP_SPAN_UNTERMINATED);
 	assert_true(fx->rec.s[0].end_ns < fx->rec.s[1].end_ns);
+	assert_int_equal(totals(fx)->unterminated_thread, 2);
+	assert_int_equal(totals(fx)->unterminated, 2);
 	/* The tid comes back (reused): a new thread, nothing of the old one open. */
 	leave(fx, 1, 1, 40);
 	assert_int_equal(totals(fx)->unmatched_exits, 1);
@@ -838,6 +850,7 @@ static void test_process_end_on_exec(void **state)
 	assert_int_equal(fx->rec.n, 2);
 	assert_int_equal(fx->rec.s[0].flags, LP_SPAN_UNTERMINATED);
 	assert_int_equal(fx->rec.s[1].flags, LP_SPAN_UNTERMINATED);
+	assert_int_equal(totals(fx)->unterminated_thread, 2);
 	leave(fx, 1, 1, 30);
 	assert_int_equal(totals(fx)->unmatched_exits, 1);
 	assert_int_equal(totals(fx)->started_before, 0);

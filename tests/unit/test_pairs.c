@@ -114,6 +114,8 @@ static void test_innermost(void **state)
 	check(5, LP_EVENT_EXIT, 8, "query", NULL);
 	assert_false(evs[5].unterminated);
 	check(6, LP_EVENT_EXIT, 8, "(unknown)", NULL);
+	/* Closed with the query around them, as a statement closes a failed phase. */
+	assert_int_equal(lp_pairs_stats(p)->enclosed, 2);
 	lp_pairs_free(p);
 	strtab_free(st);
 }
@@ -430,6 +432,7 @@ static void test_abort(void **state)
 	assert_true(evs[2].unterminated && evs[3].unterminated);
 	assert_int_equal(evs[2].ts_ns + 1, evs[3].ts_ns);
 	assert_int_equal(lp_pairs_stats(p)->aborted, 1);
+	assert_int_equal(lp_pairs_stats(p)->enclosed, 1); /* the plan, given up with its query */
 	/* The query's own exit, if it came now, closes nothing of ours. */
 	fire2(p, 0, LP_USDT_ROLE_EXIT, 0, 0, NULL);
 	check(4, LP_EVENT_EXIT, 8, "query", NULL); /* the builder finds none open */

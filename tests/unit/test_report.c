@@ -656,6 +656,7 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
  * texts, null where null and absent where absent, once the members that came
  * later are taken out ("groups", each row's "folded", null on these rows,
  * and "hist", "table" and resources' "until_exit", checked for their type;
+ * "unterminated_by" and span_pairs' "enclosed", checked for their values;
  * input's last four, the decoder's counts, and lost_events' off_cpu_waits,
  * checked for their values; these recordings have no --off-cpu).
  * Whitespace aside, json-c writes both the same way.
@@ -694,6 +695,22 @@ static void assert_same_as_tree(struct fx *fx)
 		for (size_t i = 0; i < ARRAY_SIZE(later); i++) {
 			assert_int_equal(u64(in, later[i]), want[i]);
 			json_object_object_del(in, later[i]);
+		}
+	}
+	/* Where the unterminated spans were closed, and span pairs' enclosed ones. */
+	{
+		const struct lp_nest_totals *t = fx->r.totals;
+		json_object *by = ut_get(streamed, "unterminated_by");
+
+		assert_int_equal(u64(by, "enclosing_exit"), t->unterminated_outer);
+		assert_int_equal(u64(by, "span_pairs"), t->unterminated_pairs);
+		assert_int_equal(u64(by, "thread_end"), t->unterminated_thread);
+		assert_int_equal(u64(by, "recording_end"), t->unterminated_end);
+		json_object_object_del(streamed, "unterminated_by");
+		if (fx->r.pairs) {
+			assert_int_equal(u64(ut_get(streamed, "span_pairs"), "enclosed"),
+					 fx->r.pairs->enclosed);
+			json_object_object_del(ut_get(streamed, "span_pairs"), "enclosed");
 		}
 	}
 	/* --off-cpu's waits not delivered, at the end of "lost_events". */

@@ -583,6 +583,31 @@ static const struct pair pgss[] = {
 	  "select * from n where b = $1 and c = $2 and d = $3" },
 	{ "select 'abc' similar to 'a%' escape '#'",
 	  "select $1 similar to $2 escape $3" },
+	/* PREPARE (psql -f, each executed once): the query's constants, numbered after its $N. */
+	{ "prepare p1(int) as select $1 + 1",
+	  "prepare p1(int) as select $1 + $2" },
+	{ "PREPARE p2 AS SELECT 'a', 2, -3",
+	  "PREPARE p2 AS SELECT $1, $2, $3" },
+	{ "prepare p3 (text, int) as select $1 || 'x', $2 * 3 where true",
+	  "prepare p3 (text, int) as select $1 || $3, $2 * $4 where $5" },
+	{ "prepare p4 as insert into t values (1, 'a')",
+	  "prepare p4 as insert into t values ($1, $2)" },
+	{ "prepare p5(int) as select relname from pg_class where oid > $1 order by 1 limit 5",
+	  "prepare p5(int) as select relname from pg_class where oid > $1 order by 1 limit $2" },
+	{ "prepare p6 as with x as (select 1 as a) select a from x",
+	  "prepare p6 as with x as (select $1 as a) select a from x" },
+	{ "prepare \"Q7\" (int) as select $1, 5",
+	  "prepare \"Q7\" (int) as select $1, $2" },
+	{ "prepare p8 as values (1), (2)",
+	  "prepare p8 as values ($1), ($2)" },
+	{ "prepare p10 as (select 1)",
+	  "prepare p10 as (select $1)" },
+	{ "prepare p11(int, int) as select $2 - 4, $1",
+	  "prepare p11(int, int) as select $2 - $3, $1" },
+	{ "prepare   p12\n  as select 'x'  ;",
+	  "prepare   p12\n  as select $1" },
+	{ "prepare p13 as update t set b = 'z' where a = 1",
+	  "prepare p13 as update t set b = $1 where a = $2" },
 };
 
 /* The text in an allocation of exactly its length, with no NUL after it. */
@@ -774,6 +799,31 @@ static void test_existing_parameters(void **state)
 	check("select $1 from n where a = 1; select 2", "select $1 from n where a = $2; select $1");
 }
 
+/*
+ * EXECUTE is no row of pg_stat_statements (its calls count under the PREPARE):
+ * its arguments are replaced so that one prepared statement's executions are
+ * one row; the name, the types of a PREPARE whose query is no planned
+ * statement, and other utility statements stay as written.
+ */
+static void test_prepared_statements(void **state)
+{
+	check("execute p1(1)", "execute p1($1)");
+	check("execute p1(40)", "execute p1($1)");
+	check("EXECUTE p2('a', -2, true, null, 1.5::numeric)",
+	      "EXECUTE p2($1, $2, $3, $4, $5::numeric)");
+	check("execute \"Q7\"(3)", "execute \"Q7\"($1)");
+	check("execute p3(f(1), (select 2))", "execute p3(f($1), (select $2))");
+	check("execute p2", "execute p2");
+	check("execute", "execute");
+	check("prepare", "prepare");
+	check("prepare p9(varchar(10)) as select $1", "prepare p9(varchar(10)) as select $1");
+	check("prepare p9 as", "prepare p9 as");
+	check("prepare p9 as vacuum 1", "prepare p9 as vacuum 1");
+	check("explain execute p1(1)", "explain execute p1(1)");
+	check("prepare p1(int) as select 1; execute p1(2); execute p1(3)",
+	      "prepare p1(int) as select $1; execute p1($1); execute p1($1)");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -787,6 +837,7 @@ int main(void)
 		cmocka_unit_test(test_deep_and_long),
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_existing_parameters),
+		cmocka_unit_test(test_prepared_statements),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -298,9 +298,10 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
  * at: the thread's snapshot at end_ns, or NULL.
  */
 static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint64_t end_ns,
-			const struct lp_sched *at)
+			const struct lp_sched *at, uint64_t *why)
 {
 	while (th->depth > keep) {
+		(*why)++;
 		uint64_t back = th->depth - keep; /* the frame just above keep gets 1 */
 		struct lp_sched then;
 
@@ -328,7 +329,7 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 	while (k < th->depth && th->stack[k].start_ns < from_ns)
 		k++;
 	/* Spans opened after from_ns and still open lie inside it: they end before it. */
-	close_above(n, th, k, ev->ts_ns, at);
+	close_above(n, th, k, ev->ts_ns, at, &n->t.unterminated_outer);
 	/* What its children took, already counted where it now stands. */
 	if (k == 0) {
 		bool all = from_ns == th->since_ns;
@@ -448,7 +449,8 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 				th->stack[i].meta = ev->meta;
 				th->stack[i].detail = ev->detail;
 			}
-			close_above(n, th, i + 1, ev->ts_ns, at);
+			close_above(n, th, i + 1, ev->ts_ns, at, &n->t.unterminated_outer);
+			n->t.unterminated_pairs += ev->unterminated;
 			close_top(n, th, ev->ts_ns, ev->counter, ev->has_counter,
 				  ev->unterminated ? LP_SPAN_UNTERMINATED : 0, at);
 			return 0;
@@ -514,7 +516,7 @@ int lp_nest_thread_begin(struct lp_nest *n, uint32_t pid, uint32_t tid, uint64_t
 static void end_thread(struct lp_nest *n, struct thread *th, uint64_t end_ns)
 {
 	if (th->depth)
-		close_above(n, th, 0, end_ns + 1, NULL);
+		close_above(n, th, 0, end_ns + 1, NULL, &n->t.unterminated_thread);
 	th->skipped = 0;
 }
 
@@ -555,7 +557,8 @@ void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
 {
 	for (size_t i = 0; i < n->nthreads; i++)
 		if (n->threads[i].depth)
-			close_above(n, &n->threads[i], 0, end_ns + 1, NULL);
+			close_above(n, &n->threads[i], 0, end_ns + 1, NULL,
+				    &n->t.unterminated_end);
 	/* A thread whose spans are all on its tracks is a thread with spans too. */
 	struct lp_map seen = { 0 };
 

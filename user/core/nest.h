@@ -116,7 +116,11 @@ struct lp_nest_sink {
 
 struct lp_nest_totals {
 	uint64_t spans;           /* completed spans, forced ones included */
-	uint64_t unterminated;    /* spans closed without their exit */
+	uint64_t unterminated;    /* spans closed without their exit: the four below add up to it */
+	uint64_t unterminated_outer;  /* closed by the exit of a span around them */
+	uint64_t unterminated_pairs;  /* given up by a span pair's rule (lp_pairs_stats says which) */
+	uint64_t unterminated_thread; /* at their thread's exit, or their process's exit or exec */
+	uint64_t unterminated_end;    /* still open when the recording ended */
 	uint64_t uncertain;       /* spans open while their thread lost events */
 	uint64_t unmatched_exits; /* exits with no open span of that name */
 	uint64_t started_before;  /* spans open at attach, rebuilt from their exits */

@@ -221,7 +221,7 @@ static int push(struct thread *t, const struct open_span *o)
  * another spec opened inside may have the same name.
  */
 static int pop_from(struct lp_pairs *p, struct thread *t, size_t i,
-		    const struct lp_usdt_event *ue, uint64_t end_ns)
+		    const struct lp_usdt_event *ue, uint64_t end_ns, uint64_t *why)
 {
 	uint64_t back = 0;
 	int err = 0;
@@ -245,6 +245,8 @@ static int pop_from(struct lp_pairs *p, struct thread *t, size_t i,
 
 		if (t->open[j].track)
 			continue;
+		if (j > i)
+			(*why)++;
 		if (j > i && !err && p->sink.event)
 			err = p->sink.event(p->sink.ctx, &ev);
 		back -= back > 0;
@@ -275,7 +277,7 @@ static int close_reentered(struct lp_pairs *p, struct thread *t, const struct lp
 
 		if (o.spec != ue->spec || o.track)
 			continue;
-		err = pop_from(p, t, i, ue, ev.ts_ns);
+		err = pop_from(p, t, i, ue, ev.ts_ns, &p->stats.enclosed);
 		p->stats.reentry_closed++;
 		if (err)
 			return err;
@@ -307,7 +309,7 @@ static int continue_open(struct lp_pairs *p, struct thread *t, const struct lp_u
 		prev.ts_ns = ue->ts_ns ? ue->ts_ns - 1 : 0;
 		prev.sched = lp_sched_back(ue->sched, 1);
 		prev.lost_before = 0; /* the new entry carries them */
-		err = pop_from(p, t, i, &prev, prev.ts_ns);
+		err = pop_from(p, t, i, &prev, prev.ts_ns, &p->stats.enclosed);
 		return err ? err : emit(p, &prev, LP_EVENT_EXIT, ue->tid, o.name, 0);
 	}
 	return 0;
@@ -418,9 +420,7 @@ static int leave_named(struct lp_pairs *p, struct thread *t, const struct lp_spe
 
 		if (o.spec != ue->spec || o.track || o.name != name)
 			continue;
-		for (size_t j = i + 1; j < t->n; j++)
-			p->stats.unwound += !t->open[j].track;
-		err = pop_from(p, t, i, ue, ue->ts_ns);
+		err = pop_from(p, t, i, ue, ue->ts_ns, &p->stats.unwound);
 		return err ? err : emit_exit(p, sp, &o, ue, ue->tid);
 	}
 	for (size_t i = t ? t->n : 0; i-- > 0;) {
@@ -454,7 +454,7 @@ static int abort_open(struct lp_pairs *p, struct thread *t, const struct lp_usdt
 
 		if (o.spec != ue->spec || o.track)
 			continue;
-		err = pop_from(p, t, i, ue, ue->ts_ns);
+		err = pop_from(p, t, i, ue, ue->ts_ns, &p->stats.enclosed);
 		p->stats.aborted++;
 		if (err)
 			return err;
@@ -493,7 +493,7 @@ static int leave(struct lp_pairs *p, struct thread *t, const struct lp_spec *sp,
 		if (o.spec != ue->spec || o.track)
 			continue;
 		/* The unkeyed spans above it close with it, unterminated. */
-		int err = pop_from(p, t, i, ue, ue->ts_ns);
+		int err = pop_from(p, t, i, ue, ue->ts_ns, &p->stats.enclosed);
 
 		return err ? err : emit_exit(p, sp, &o, ue, ue->tid);
 	}

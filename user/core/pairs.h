@@ -56,6 +56,8 @@ struct lp_pairs_stats {
 	uint64_t reentry_closed;  /* spans closed unterminated by a reentry=close entry */
 	uint64_t unwound;         /* match=name: spans closed unterminated by an outer exit */
 	uint64_t aborted;         /* spans given up, unterminated, by an abort= probe */
+	/* spans of other specs open inside one that closed (by its exit, abort= or reentry=close) */
+	uint64_t enclosed;
 	uint64_t continued;       /* reentry=continue entries that belonged to the open span */
 	/*
 	 * Skipped: probes whose [argN==V] predicate did not hold, and exits with

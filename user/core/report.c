@@ -337,6 +337,27 @@ static void put_cells(FILE *out, const struct table *t, const char *const cell[N
 }
 
 /*
+ * Says where every unterminated span was closed (the four add up to the count;
+ * a summary written before they were counted has none of them).
+ */
+static void unterminated_line(FILE *out, const struct lp_nest_totals *t)
+{
+	fprintf(out, "Unterminated spans: %" PRIu64, t->unterminated);
+	if (t->unterminated_outer + t->unterminated_pairs + t->unterminated_thread +
+	    t->unterminated_end)
+		fprintf(out,
+			" (%" PRIu64 " closed by the exit of a span around them, %" PRIu64
+			" given up by span pairs, %" PRIu64 " at their thread's end, %" PRIu64
+			" open when the recording ended)",
+			t->unterminated_outer, t->unterminated_pairs, t->unterminated_thread,
+			t->unterminated_end);
+	fprintf(out,
+		", started before recording: %" PRIu64 ", exits without an open span: %" PRIu64
+		", enters past depth %d: %" PRIu64 "\n",
+		t->started_before, t->unmatched_exits, LP_NEST_MAX_DEPTH, t->too_deep);
+}
+
+/*
  * The header row: the seed's own while the columns are the seed's (its
  * "Self" and "Total" stand 4 and 2 columns left of their figures, which
  * users' scripts and the reference run know), else every header over its
@@ -424,12 +445,15 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			" malformed records\n",
 			r->pairs->unmatched_keyed, r->pairs->too_many_tracks, LP_PAIRS_MAX_TRACKS,
 			r->pairs->too_deep, LP_PAIRS_MAX_OPEN, r->pairs->bad_spec + r->pairs->bad_tid);
-	if (r->pairs && (r->pairs->unwound || r->pairs->aborted))
+	if (r->pairs && (r->pairs->unwound || r->pairs->aborted || r->pairs->reentry_closed ||
+			 r->pairs->enclosed))
 		fprintf(out,
 			"Span pairs: %" PRIu64 " spans closed unterminated by an enclosing exit of "
 			"their name (match=name: their own exits never fired), %" PRIu64
-			" given up at an abort= probe\n",
-			r->pairs->unwound, r->pairs->aborted);
+			" given up at an abort= probe, %" PRIu64 " closed by a reentry=close entry, %" PRIu64
+			" closed with a span of another spec around them\n",
+			r->pairs->unwound, r->pairs->aborted, r->pairs->reentry_closed,
+			r->pairs->enclosed);
 	if (lost_total(&r->loss))
 		fprintf(out,
 			"Lost: %" PRIu64 " events (%" PRIu64 " entries, %" PRIu64
@@ -437,12 +461,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			"Try a larger --buffer-size.\n",
 			lost_total(&r->loss), r->loss.enter, r->loss.exit);
 	if (t->unterminated || t->unmatched_exits || t->too_deep || t->started_before)
-		fprintf(out,
-			"Unterminated spans: %" PRIu64 ", started before recording: %" PRIu64
-			", exits without an open span: %" PRIu64 ", enters past depth %d: %" PRIu64
-			"\n",
-			t->unterminated, t->started_before, t->unmatched_exits, LP_NEST_MAX_DEPTH,
-			t->too_deep);
+		unterminated_line(out, t);
 	input_lines(out, r);
 	if (r->off_cpu)
 		off_cpu_line(out, t, &r->loss);
@@ -591,6 +610,13 @@ static void write_totals(struct jw *w, const struct lp_report *r)
 	member_u64(w, "recorded_thread_time_ns", t->recorded_ns);
 	member_u64(w, "counter_total", t->counter_total);
 	member_u64(w, "unterminated_spans", t->unterminated);
+	member(w, "unterminated_by");
+	jw_obj_begin(w);
+	put_u64(w, "enclosing_exit", t->unterminated_outer);
+	put_u64(w, "span_pairs", t->unterminated_pairs);
+	put_u64(w, "thread_end", t->unterminated_thread);
+	put_u64(w, "recording_end", t->unterminated_end);
+	jw_obj_end(w);
 	member_u64(w, "started_before_recording", t->started_before);
 	member_u64(w, "uncertain_spans", t->uncertain);
 	member_u64(w, "unmatched_exits", t->unmatched_exits);
@@ -669,6 +695,7 @@ static void write_span_pairs(struct jw *w, const struct lp_report *r)
 	put_u64(w, "reentry_closed", r->pairs->reentry_closed);
 	put_u64(w, "unwound", r->pairs->unwound);
 	put_u64(w, "aborted", r->pairs->aborted);
+	put_u64(w, "enclosed", r->pairs->enclosed);
 	put_u64(w, "continued", r->pairs->continued);
 	put_u64(w, "filtered", r->pairs->filtered);
 	put_u64(w, "unmatched_keyed_exits", r->pairs->unmatched_keyed);

@@ -655,6 +655,32 @@ static bool distinct_null(const struct norm *n, size_t i)
 	return false;
 }
 
+/*
+ * PREPARE name [(types)] AS query: pg_stat_statements 15 keeps the PREPARE's
+ * text with the query's constants replaced (the query is analysed as a planned
+ * statement of that text). EXECUTE name (args): not a row of its own there (its
+ * calls count under the PREPARE); here its arguments are replaced, so that the
+ * executions of one prepared statement are one row. Where the constants to
+ * replace begin, or 0 (none: a utility statement kept whole).
+ */
+static size_t prepared_part(struct norm *n)
+{
+	size_t i = n->ts + 1;
+
+	if (!kw(n, n->ts, "prepare") && !kw(n, n->ts, "execute"))
+		return 0;
+	if (kind_at(n, i) != T_WORD && kind_at(n, i) != T_QIDENT)
+		return 0;
+	i++;
+	if (kw(n, n->ts, "execute"))
+		return kind_at(n, i) == T_LPAREN ? i : 0;
+	if (kind_at(n, i) == T_LPAREN)
+		i = close_paren(n, i, T_LPAREN, T_RPAREN); /* the types: modifiers kept */
+	if (!kw(n, i, "as") || i + 1 >= n->te)
+		return 0;
+	return i + 1;
+}
+
 static int statement(struct norm *n)
 {
 	static const char *const ends[] = { "limit",	 "offset", "fetch",  "for",	"having",
@@ -662,6 +688,7 @@ static int statement(struct norm *n)
 					    NULL };
 	static const char *const forms[] = { "nfc", "nfd", "nfkc", "nfkd", NULL };
 	unsigned highest = 0;
+	size_t from;
 
 	for (size_t i = n->ts; i < n->te; i++)
 		if (n->t[i].kind == T_PARAM && n->t[i].param > highest)
@@ -670,9 +697,17 @@ static int statement(struct norm *n)
 	n->depth = 1;
 	n->lost = 0;
 	n->fr[0] = (struct frame){ .kind = F_QUERY };
-	if (!planned(n))
+	if ((from = prepared_part(n))) {
+		/* PREPARE's query is a statement of its own; EXECUTE's arguments, a list. */
+		if (kw(n, n->ts, "prepare")) {
+			n->ts = from;
+			if (!planned(n))
+				return 0;
+		}
+	} else if (!planned(n)) {
 		return 0;
-	for (size_t i = n->ts; i < n->te; i++) {
+	}
+	for (size_t i = n->ts > from ? n->ts : from; i < n->te; i++) {
 		const struct tok *t = &n->t[i];
 		struct frame *f = top(n);
 		size_t e;

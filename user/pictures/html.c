@@ -180,7 +180,7 @@ static void facts(struct page *pg)
 static void warnings(struct page *pg)
 {
 	json_object *s = pg->r->summary, *lost = lp_sum_obj(s, "lost_events"),
-		    *in = lp_sum_obj(s, "input");
+		    *in = lp_sum_obj(s, "input"), *by = lp_sum_obj(s, "unterminated_by");
 	const struct lp_picture *p = pg->p;
 	uint64_t u;
 
@@ -190,7 +190,14 @@ static void warnings(struct page *pg)
 			  "buffer could not take; the spans around them are marked uncertain. "
 			  "Record with a larger --buffer-size.",
 		      u, lp_sum_u64(lost, "enter"), lp_sum_u64(lost, "exit"));
-	if ((u = lp_sum_u64(s, "unterminated_spans")))
+	if ((u = lp_sum_u64(s, "unterminated_spans")) && by)
+		textf(pg, "Unterminated spans: %" PRIu64 " never got their exit: %" PRIu64
+			  " closed by the exit of a span around them, %" PRIu64 " given up by span "
+			  "pairs, %" PRIu64 " at their thread's end, %" PRIu64 " open when the "
+			  "recording ended",
+		      u, lp_sum_u64(by, "enclosing_exit"), lp_sum_u64(by, "span_pairs"),
+		      lp_sum_u64(by, "thread_end"), lp_sum_u64(by, "recording_end"));
+	else if (u)
 		textf(pg, "Unterminated spans: %" PRIu64 " never got their exit (closed at an outer "
 			  "exit, their thread's exit or the end of the recording)", u);
 	if (lp_sum_u64(s, "uncertain_spans") || lp_sum_u64(s, "started_before_recording") ||

@@ -249,6 +249,7 @@ static void load_totals(struct rd *rd, json_object *root)
 {
 	struct lp_nest_totals *t = &rd->s->totals;
 	uint64_t window = 0;
+	json_object *by;
 
 	num(rd, root, "", "events", &t->spans, true);
 	num32(rd, root, "", "threads", &t->threads, true);
@@ -256,6 +257,13 @@ static void load_totals(struct rd *rd, json_object *root)
 	num(rd, root, "", "recorded_thread_time_ns", &t->recorded_ns, true);
 	num(rd, root, "", "counter_total", &t->counter_total, true);
 	num(rd, root, "", "unterminated_spans", &t->unterminated, false);
+	by = member(rd, root, "", "unterminated_by", json_type_object, false);
+	if (by) {
+		num(rd, by, "unterminated_by", "enclosing_exit", &t->unterminated_outer, false);
+		num(rd, by, "unterminated_by", "span_pairs", &t->unterminated_pairs, false);
+		num(rd, by, "unterminated_by", "thread_end", &t->unterminated_thread, false);
+		num(rd, by, "unterminated_by", "recording_end", &t->unterminated_end, false);
+	}
 	num(rd, root, "", "started_before_recording", &t->started_before, false);
 	num(rd, root, "", "uncertain_spans", &t->uncertain, false);
 	num(rd, root, "", "unmatched_exits", &t->unmatched_exits, false);
@@ -381,6 +389,7 @@ static void load_span_pairs(struct rd *rd, json_object *root)
 	num(rd, o, "span_pairs", "reentry_closed", &p->reentry_closed, false);
 	num(rd, o, "span_pairs", "unwound", &p->unwound, false);
 	num(rd, o, "span_pairs", "aborted", &p->aborted, false);
+	num(rd, o, "span_pairs", "enclosed", &p->enclosed, false);
 	num(rd, o, "span_pairs", "continued", &p->continued, false);
 	num(rd, o, "span_pairs", "filtered", &p->filtered, false);
 	num(rd, o, "span_pairs", "unmatched_keyed_exits", &p->unmatched_keyed, false);
