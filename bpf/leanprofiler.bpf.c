@@ -373,7 +373,7 @@ static __always_inline int intern(struct lp_task *st, struct task_struct *task, 
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
 	r->len = n > 0 ? n - 1 : n;
-	r->file = r->pad[0] = r->pad[1] = 0;
+	r->file = r->usdt_slot = r->usdt_max = 0;
 	r->file_dev = r->file_ino = r->file_off = 0;
 	if (n == -EFAULT)
 		text_in_file(task, addr, r, file, site);
@@ -599,8 +599,38 @@ static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
 	r->len = -EFAULT;
-	r->pad[0] = r->pad[1] = 0;
+	r->usdt_slot = r->usdt_max = 0;
 	if (!text_in_file(task, addr, r, file, site)) {
+		bpf_ringbuf_discard(r, 0);
+		return false;
+	}
+	bpf_ringbuf_submit(r, submit_flags());
+	return true;
+}
+
+/*
+ * A string argument of a span-pair probe the kernel could not read, in a
+ * read-only file mapping: a STRING record says where (LP_STR_USDT, for slot
+ * of the probe's record that follows, at most max bytes), and the slot says
+ * LP_USDT_STR_IN_FILE. False when it is not in such a file, or the mapping
+ * could not be looked up (another thread maps memory): its marker's file is
+ * no guide to where a probe's argument lies, so it stays unreadable.
+ */
+static __always_inline bool usdt_str_in_file(struct task_struct *task, __u64 addr, __u32 pid,
+					     __u32 tid, __u32 seq, __u32 slot, __u32 max)
+{
+	struct lp_rec_string *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count(LP_STAT_LOST_STRING);
+		return false;
+	}
+	fill_hdr(&r->h, LP_REC_STRING, LP_STR_USDT, pid, tid, seq);
+	r->addr = addr;
+	r->len = -EFAULT;
+	r->usdt_slot = (__u16)slot;
+	r->usdt_max = (__u16)max;
+	if (!text_in_file(task, addr, r, 0, 0) || !(r->h.flags & LP_STR_IN_FILE)) {
 		bpf_ringbuf_discard(r, 0);
 		return false;
 	}
@@ -1041,11 +1071,15 @@ int lp_usdt(struct pt_regs *ctx)
 			if (!got)
 				off += len;
 		} else {
+			len = LP_USDT_STR_MAX + 1;
 			got = bpf_probe_read_user_str(text + off, LP_USDT_STR_BUF, (void *)addr);
 			r->str_len[i] = got > 0 ? got - 1 : got;
 			if (got > 1)
 				off += got - 1;
 		}
+		/* A page not touched yet: the text is the file's (as the markers' texts). */
+		if (got == -EFAULT && usdt_str_in_file(task, addr, pid, tid, seq, i, len))
+			r->str_len[i] = LP_USDT_STR_IN_FILE;
 	}
 	size = sizeof(*r) + snap + off;
 	if (size > LP_USDT_REC_MAX_SIZE)

@@ -11,7 +11,7 @@
  * The format's version: the kernel half carries it (lp_wire_version in its
  * .rodata) and user space refuses a BPF object of another one.
  */
-#define LP_WIRE_VERSION 5
+#define LP_WIRE_VERSION 6
 
 /*
  * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
@@ -116,6 +116,13 @@ struct lp_rec_event {
  */
 #define LP_STR_AT_SITE 0x4u
 /*
+ * A string argument of a span-pair probe (LP_REC_USDT) the kernel could not
+ * read, found in a file as above (with LP_STR_IN_FILE): for string slot
+ * usdt_slot of the probe's record, which follows with the same h.seq and
+ * says LP_USDT_STR_IN_FILE in that slot; at most usdt_max bytes of it.
+ */
+#define LP_STR_USDT 0x8u
+/*
  * A literal is known by its address plus this bit for metadata: one literal
  * used as a name and as metadata is read with both limits. (User addresses
  * never have bit 63 set.)
@@ -128,7 +135,8 @@ struct lp_rec_string {
 	__u64 addr; /* address in process h.pid whose text this is */
 	__s16 len;
 	__u16 file;     /* with LP_STR_AT_SITE: the probed file (index) whose site ran */
-	__u16 pad[2];
+	__u16 usdt_slot; /* with LP_STR_USDT: the string slot, and the bytes wanted at most */
+	__u16 usdt_max;
 	__u64 file_dev; /* with LP_STR_IN_FILE, where the text is (dev: major << 20 | minor) */
 	__u64 file_ino;
 	__u64 file_off; /* with LP_STR_AT_SITE: the probe site's address in the process */
@@ -275,6 +283,9 @@ struct lp_usdt_desc {
 	struct lp_usdt_str str[LP_USDT_STR_SLOTS];
 };
 
+/* lp_rec_usdt.str_len: the text is in a file, see the LP_STR_USDT record before (below -MAX_ERRNO). */
+#define LP_USDT_STR_IN_FILE (-4096)
+
 /* lp_rec_usdt.h.flags */
 #define LP_USDT_EXIT 0x1u /* the exit role; else the entry */
 #define LP_USDT_ABORT 0x4u /* the abort role (with LP_USDT_EXIT) */
@@ -289,7 +300,11 @@ struct lp_rec_usdt {
 	__u8 nargs; /* arguments read (args[nargs..] are 0) */
 	__u8 nstr;  /* string slots that follow */
 	__u64 args[LP_USDT_ARGS];
-	/* per slot: bytes read (no NUL), LP_USDT_STR_MAX+1 when cut, -errno when unreadable */
+	/*
+	 * per slot: bytes read (no NUL), LP_USDT_STR_MAX+1 when cut, -errno when
+	 * unreadable, LP_USDT_STR_IN_FILE when a LP_STR_USDT string record just
+	 * before says where the text is (no bytes here)
+	 */
 	__s16 str_len[LP_USDT_STR_SLOTS];
 	/* char text[]: the slots' bytes one after another, max(len, 0) each, capped */
 };
