@@ -630,6 +630,64 @@ static void test_span_texts_from_file(void **state)
 	run_free(&r);
 }
 
+/*
+ * Two specs on one probe pair: each gets its own span of every pair, the
+ * first spec's enclosing the second's (docs/span-spec.md), each closed by the
+ * exit. Their totals differ by the first's self time alone: the few
+ * microseconds between the two programs of each probe hit. Before, the exit
+ * of B closed B with A inside it: A was 100 times unterminated, its 100 exits
+ * had no open span, and B's total held A's.
+ */
+static void test_two_specs_one_pair(void **state)
+{
+	char *opts[] = { "--span", "t:sz_in,sz_out,name=A", "--span", "t:sz_in,sz_out,name=B",
+			 NULL };
+	char *out = fmt("%s/twice", tmpdir);
+	struct run r;
+	json_object *sum = record_pairs(&r, out, opts, "twice", "100");
+	json_object *a = row(sum, "A", ""), *b = row(sum, "B", ""), *trace, *spans;
+	int64_t a_total, b_total, a_self;
+	size_t inside = 0;
+
+	(void)state;
+	assert_non_null(strstr(r.out, "twice=100\n"));
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(get_i(a, "calls"), 100);
+	assert_int_equal(get_i(b, "calls"), 100);
+	assert_int_equal(get_i(a, "unterminated"), 0);
+	assert_int_equal(get_i(b, "unterminated"), 0);
+	assert_int_equal(get_i(sum, "unterminated_spans"), 0);
+	assert_int_equal(get_i(sum, "unmatched_exits"), 0);
+	a_total = get_i(a, "total_ns");
+	b_total = get_i(b, "total_ns");
+	a_self = get_i(a, "self_ns");
+	/* B is A's only child; each pair spins 200 us, the programs take a few us. */
+	assert_int_equal(a_total - b_total, a_self);
+	assert_int_equal(get_i(b, "self_ns"), b_total);
+	if (a_self * 20 > a_total)
+		fail_msg("A's self time %lld ns is over 5%% of its total %lld ns", (long long)a_self,
+			 (long long)a_total);
+	/* In the trace: every B inside the A that begins before it. */
+	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	spans = spans_of(trace);
+	json_object_array_sort(spans, by_ts);
+	assert_int_equal(json_object_array_length(spans), 200);
+	for (size_t i = 0; i + 1 < json_object_array_length(spans); i += 2) {
+		json_object *outer = json_object_array_get_idx(spans, i);
+		json_object *inner = json_object_array_get_idx(spans, i + 1);
+
+		if (!strcmp(get_s(outer, "name"), "A") && !strcmp(get_s(inner, "name"), "B") &&
+		    span_end(inner) <= span_end(outer))
+			inside++;
+	}
+	assert_int_equal(inside, 100);
+	json_object_put(spans);
+	json_object_put(trace);
+	json_object_put(sum);
+	run_free(&r);
+}
+
 /* How many times needle occurs in hay. */
 static size_t count(const char *hay, const char *needle)
 {
@@ -796,6 +854,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_span_option),
 		cmocka_unit_test(test_argument_sizes),
 		cmocka_unit_test(test_span_texts_from_file),
+		cmocka_unit_test(test_two_specs_one_pair),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_late_never_appears),
 		cmocka_unit_test_setup_teardown(test_bpf_stats, bpf_stats_on, bpf_stats_restore),

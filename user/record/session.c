@@ -307,16 +307,23 @@ static void arg_sizes(struct lp_spec *sp, int role, const struct lp_usdt_note *n
 			sp->arg_size[role][i] = sizes[i];
 }
 
-/* Attaches the span-pair probes the file has; their number or -errno. */
+/*
+ * Attaches the span-pair probes the file has; their number or -errno. The
+ * kernel runs the programs of one probe in the order they were attached (the
+ * newest first): the entries are attached in the reverse order of the specs,
+ * the exits and aborts in their order, so that specs sharing a probe pair
+ * nest (the first spec outermost), the exit of the inner one first.
+ */
 static int attach_specs(struct lp_session *s, const char *path, const char *name,
 			const struct lp_usdt_note *notes, size_t n)
 {
+	size_t nspecs = s->opts.nspecs < LP_SPEC_MAX ? s->opts.nspecs : LP_SPEC_MAX;
 	int attached = 0;
 
-	for (size_t i = 0; i < s->opts.nspecs && i < LP_SPEC_MAX; i++) {
-		struct lp_spec *sp = &s->opts.specs[i];
-
-		for (int role = 0; role < LP_USDT_ROLES; role++) {
+	for (int role = 0; role < LP_USDT_ROLES; role++) {
+		for (size_t k_spec = 0; k_spec < nspecs; k_spec++) {
+			size_t i = role == LP_USDT_ROLE_ENTRY ? nspecs - 1 - k_spec : k_spec;
+			struct lp_spec *sp = &s->opts.specs[i];
 			const struct lp_probe_ref *probes = role == LP_USDT_ROLE_ENTRY  ? sp->entry
 							    : role == LP_USDT_ROLE_EXIT ? sp->exit
 											: sp->abort;
