@@ -265,6 +265,37 @@ struct lp_thread_lost {
 #define LP_USDT_COOKIE_ROLE(c) ((__u32)(c) & 3)
 #define LP_USDT_COOKIE_ALT(c) ((__u32)(c) >> 16 & 0xff)
 
+/*
+ * A site of a span-pair probe attached by leanprofiler itself (map
+ * "usdt_sites"), not through libbpf's USDT support, which refuses every site
+ * of a probe when it cannot decode the arguments of one: the sites it can are
+ * attached one by one, with their arguments decoded here (as libbpf's
+ * struct __bpf_usdt_spec) and the uprobe's cookie LP_USDT_OWN_SITE | index.
+ */
+#define LP_USDT_SITES_MAX 1024
+#define LP_USDT_OWN_SITE (1ULL << 62)
+
+enum lp_usdt_arg_kind {
+	LP_USDT_ARG_CONST = 0, /* $N: val_off is the value */
+	LP_USDT_ARG_REG = 1,   /* %reg: the register at reg_off in struct pt_regs */
+	LP_USDT_ARG_DEREF = 2, /* N(%reg): the 8 bytes at that register + val_off */
+};
+
+struct lp_usdt_arg {
+	__u64 val_off;
+	__u32 kind;      /* enum lp_usdt_arg_kind */
+	__s16 reg_off;
+	__u8 is_signed;  /* -N@: sign-extended */
+	__u8 bitshift;   /* 64 - 8 x its size: the bits above it cleared (or the sign copied) */
+};
+
+struct lp_usdt_site {
+	struct lp_usdt_arg args[LP_USDT_ARGS];
+	__u64 cookie; /* LP_USDT_COOKIE(file, spec, role, alt) */
+	__u32 nargs;
+	__u32 pad;
+};
+
 /* One string argument to copy: at address args[arg], or at the pointer stored there + off. */
 struct lp_usdt_str {
 	__s8 arg;     /* argument index holding the address */
@@ -367,6 +398,7 @@ LP_WIRE_CHECK("usdt size", sizeof(struct lp_rec_usdt) == 136);
 LP_WIRE_CHECK("target size", sizeof(struct lp_target) == 24);
 LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
 LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
+LP_WIRE_CHECK("usdt site size", sizeof(struct lp_usdt_site) == 208);
 LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
 LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 48);
 LP_WIRE_CHECK("sched interval size", sizeof(struct lp_rec_sched) == 40);

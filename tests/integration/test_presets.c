@@ -688,6 +688,39 @@ static void test_two_specs_one_pair(void **state)
 	run_free(&r);
 }
 
+/*
+ * A probe of two sites, the second's argument an indexed operand libbpf 1.1
+ * cannot decode (8@32(%rsp,%rax,8)): the first site is attached by itself and
+ * records its 100 spans exactly, arguments and all; the second is skipped,
+ * said under -v and counted. Before, libbpf refused the probe as a whole and
+ * record failed: no usable entry probe.
+ */
+static void test_site_not_decoded(void **state)
+{
+	char *opts[] = { "--span", "t:two_in,two_out,name=two,meta=i={arg0}", NULL };
+	struct run r;
+	json_object *sum = record_pairs(&r, fmt("%s/sites", tmpdir), opts, "sites", "100");
+	json_object *rows = get(sum, "rows");
+
+	(void)state;
+	assert_non_null(strstr(r.out, "sites=100\n"));
+	/* the file by its full path */
+	assert_non_null(strstr(r.err, "/tests/targets/spanpairs: site 2 of 2 (at 0x"));
+	assert_non_null(strstr(r.err, "leanprofiler: t:two_in in /"));
+	assert_non_null(strstr(r.err, ") not attached: libbpf cannot decode its argument "
+				      "'8@32(%rsp,%rax,8)'; its other sites are recorded\n"));
+	assert_null(strstr(r.err, "warning"));
+	assert_int_equal(json_object_array_length(rows), 100);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(calls(sum, "two", fmt("i=%d", i)), 1);
+	assert_int_equal(get_i(sum, "unterminated_spans"), 0);
+	assert_int_equal(get_i(sum, "unmatched_exits"), 0);
+	assert_int_equal(get_i(get(sum, "span_pairs"), "sites_skipped"), 1);
+	assert_non_null(strstr(r.out, "Span pairs: 1 probe site not attached"));
+	json_object_put(sum);
+	run_free(&r);
+}
+
 /* How many times needle occurs in hay. */
 static size_t count(const char *hay, const char *needle)
 {
@@ -855,6 +888,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_argument_sizes),
 		cmocka_unit_test(test_span_texts_from_file),
 		cmocka_unit_test(test_two_specs_one_pair),
+		cmocka_unit_test(test_site_not_decoded),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_late_never_appears),
 		cmocka_unit_test_setup_teardown(test_bpf_stats, bpf_stats_on, bpf_stats_restore),
