@@ -223,6 +223,14 @@ struct {
 	__type(value, struct lp_usdt_desc);
 } usdt_desc SEC(".maps");
 
+/* Sites of span-pair probes attached by user space itself (wire.h LP_USDT_OWN_SITE). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LP_USDT_SITES_MAX);
+	__type(key, __u32);
+	__type(value, struct lp_usdt_site);
+} usdt_sites SEC(".maps");
+
 #define LP_USDT_ARGS_POW2 16 /* a power of two above LP_USDT_ARGS, to bound indexes */
 
 #define VM_WRITE_ 0x2ULL /* vm_area_struct.vm_flags */
@@ -373,7 +381,7 @@ static __always_inline int intern(struct lp_task *st, struct task_struct *task, 
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
 	r->len = n > 0 ? n - 1 : n;
-	r->file = r->pad[0] = r->pad[1] = 0;
+	r->file = r->usdt_slot = r->usdt_max = 0;
 	r->file_dev = r->file_ino = r->file_off = 0;
 	if (n == -EFAULT)
 		text_in_file(task, addr, r, file, site);
@@ -599,8 +607,38 @@ static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr
 	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
 	r->addr = addr;
 	r->len = -EFAULT;
-	r->pad[0] = r->pad[1] = 0;
+	r->usdt_slot = r->usdt_max = 0;
 	if (!text_in_file(task, addr, r, file, site)) {
+		bpf_ringbuf_discard(r, 0);
+		return false;
+	}
+	bpf_ringbuf_submit(r, submit_flags());
+	return true;
+}
+
+/*
+ * A string argument of a span-pair probe the kernel could not read, in a
+ * read-only file mapping: a STRING record says where (LP_STR_USDT, for slot
+ * of the probe's record that follows, at most max bytes), and the slot says
+ * LP_USDT_STR_IN_FILE. False when it is not in such a file, or the mapping
+ * could not be looked up (another thread maps memory): its marker's file is
+ * no guide to where a probe's argument lies, so it stays unreadable.
+ */
+static __always_inline bool usdt_str_in_file(struct task_struct *task, __u64 addr, __u32 pid,
+					     __u32 tid, __u32 seq, __u32 slot, __u32 max)
+{
+	struct lp_rec_string *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+
+	if (!r) {
+		count(LP_STAT_LOST_STRING);
+		return false;
+	}
+	fill_hdr(&r->h, LP_REC_STRING, LP_STR_USDT, pid, tid, seq);
+	r->addr = addr;
+	r->len = -EFAULT;
+	r->usdt_slot = (__u16)slot;
+	r->usdt_max = (__u16)max;
+	if (!text_in_file(task, addr, r, 0, 0) || !(r->h.flags & LP_STR_IN_FILE)) {
 		bpf_ringbuf_discard(r, 0);
 		return false;
 	}
@@ -910,12 +948,51 @@ int BPF_KPROBE(lp_span_exit, const char *name, __u64 counter, __u64 flags)
 	return record(ctx, LP_REC_EXIT, (__u64)name, 0, counter, flags);
 }
 
+/*
+ * Argument i of a site user space attached itself (LP_USDT_OWN_SITE), decoded
+ * as libbpf's bpf_usdt_arg() decodes its own: 0 or -errno, *res 0 then.
+ */
+static __noinline long own_usdt_arg(struct pt_regs *ctx, const struct lp_usdt_site *site, __u32 i,
+				    long *res)
+{
+	const struct lp_usdt_arg *a;
+	unsigned long val = 0;
+	__u32 shift;
+
+	*res = 0;
+	if (i >= LP_USDT_ARGS || i >= site->nargs)
+		return -ENOENT;
+	a = &site->args[i];
+	shift = a->bitshift & 63;
+	switch (a->kind) {
+	case LP_USDT_ARG_CONST:
+		val = a->val_off;
+		break;
+	case LP_USDT_ARG_REG:
+		if (bpf_probe_read_kernel(&val, sizeof(val), (void *)ctx + a->reg_off))
+			return -EFAULT;
+		break;
+	case LP_USDT_ARG_DEREF:
+		if (bpf_probe_read_kernel(&val, sizeof(val), (void *)ctx + a->reg_off) ||
+		    bpf_probe_read_user(&val, sizeof(val), (void *)val + a->val_off))
+			return -EFAULT;
+		break;
+	default:
+		return -EINVAL;
+	}
+	val <<= shift;
+	val = a->is_signed ? (unsigned long)((long)val >> shift) : val >> shift;
+	*res = (long)val;
+	return 0;
+}
+
 /* The fixed part of a span-pair probe's record: header, time, spec, the arguments it uses. */
 static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r,
 				      const struct lp_usdt_desc *d, __u32 role, __u32 pid, __u32 tid,
-				      __u32 seq, __u64 ts, __u32 spec, __u32 file, __u32 alt)
+				      __u32 seq, __u64 ts, __u32 spec, __u32 file, __u32 alt,
+				      const struct lp_usdt_site *own)
 {
-	int n = bpf_usdt_arg_cnt(ctx);
+	int n = own ? (int)own->nargs : bpf_usdt_arg_cnt(ctx);
 	__u16 flags = role == LP_USDT_ROLE_EXIT	   ? LP_USDT_EXIT
 		      : role == LP_USDT_ROLE_ABORT ? LP_USDT_EXIT | LP_USDT_ABORT
 						   : 0;
@@ -937,7 +1014,9 @@ static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r
 	for (int i = 0; i < LP_USDT_ARGS; i++) {
 		long v = 0;
 
-		if (i < n)
+		if (i < n && own)
+			own_usdt_arg(ctx, own, i, &v);
+		else if (i < n)
 			bpf_usdt_arg(ctx, i, &v);
 		r->args[i] = v;
 	}
@@ -954,7 +1033,13 @@ static __always_inline void fill_usdt(struct pt_regs *ctx, struct lp_rec_usdt *r
 SEC("usdt")
 int lp_usdt(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_usdt_cookie(ctx);
+	/* libbpf's own cookie is its spec's index; a site user space attached has its own. */
+	__u64 bpf_cookie = bpf_get_attach_cookie(ctx);
+	__u32 own_key = (__u32)bpf_cookie;
+	const struct lp_usdt_site *own = bpf_cookie & LP_USDT_OWN_SITE
+						 ? bpf_map_lookup_elem(&usdt_sites, &own_key)
+						 : NULL;
+	__u64 cookie = own ? own->cookie : bpf_usdt_cookie(ctx);
 	__u32 file = LP_USDT_COOKIE_FILE(cookie), spec = LP_USDT_COOKIE_SPEC(cookie);
 	__u32 role = LP_USDT_COOKIE_ROLE(cookie), alt = LP_USDT_COOKIE_ALT(cookie), nstr = 0;
 	__u64 off = 0, size, snap = 0;
@@ -988,7 +1073,7 @@ int lp_usdt(struct pt_regs *ctx)
 			count_lost(type, pid, tid);
 			return 0;
 		}
-		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt);
+		fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt, own);
 		if (off_cpu) {
 			r->h.flags |= LP_USDT_SCHED;
 			sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));
@@ -997,7 +1082,7 @@ int lp_usdt(struct pt_regs *ctx)
 		return 0;
 	}
 	r = (void *)st->buf;
-	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt);
+	fill_usdt(ctx, r, d, role, pid, tid, seq, ts, spec, file, alt, own);
 	if (off_cpu) {
 		r->h.flags |= LP_USDT_SCHED;
 		sched_snap(st, task, ts, (struct lp_sched_snap *)(r + 1));
@@ -1041,11 +1126,15 @@ int lp_usdt(struct pt_regs *ctx)
 			if (!got)
 				off += len;
 		} else {
+			len = LP_USDT_STR_MAX + 1;
 			got = bpf_probe_read_user_str(text + off, LP_USDT_STR_BUF, (void *)addr);
 			r->str_len[i] = got > 0 ? got - 1 : got;
 			if (got > 1)
 				off += got - 1;
 		}
+		/* A page not touched yet: the text is the file's (as the markers' texts). */
+		if (got == -EFAULT && usdt_str_in_file(task, addr, pid, tid, seq, i, len))
+			r->str_len[i] = LP_USDT_STR_IN_FILE;
 	}
 	size = sizeof(*r) + snap + off;
 	if (size > LP_USDT_REC_MAX_SIZE)

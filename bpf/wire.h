@@ -11,7 +11,7 @@
  * The format's version: the kernel half carries it (lp_wire_version in its
  * .rodata) and user space refuses a BPF object of another one.
  */
-#define LP_WIRE_VERSION 5
+#define LP_WIRE_VERSION 6
 
 /*
  * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
@@ -116,6 +116,13 @@ struct lp_rec_event {
  */
 #define LP_STR_AT_SITE 0x4u
 /*
+ * A string argument of a span-pair probe (LP_REC_USDT) the kernel could not
+ * read, found in a file as above (with LP_STR_IN_FILE): for string slot
+ * usdt_slot of the probe's record, which follows with the same h.seq and
+ * says LP_USDT_STR_IN_FILE in that slot; at most usdt_max bytes of it.
+ */
+#define LP_STR_USDT 0x8u
+/*
  * A literal is known by its address plus this bit for metadata: one literal
  * used as a name and as metadata is read with both limits. (User addresses
  * never have bit 63 set.)
@@ -128,7 +135,8 @@ struct lp_rec_string {
 	__u64 addr; /* address in process h.pid whose text this is */
 	__s16 len;
 	__u16 file;     /* with LP_STR_AT_SITE: the probed file (index) whose site ran */
-	__u16 pad[2];
+	__u16 usdt_slot; /* with LP_STR_USDT: the string slot, and the bytes wanted at most */
+	__u16 usdt_max;
 	__u64 file_dev; /* with LP_STR_IN_FILE, where the text is (dev: major << 20 | minor) */
 	__u64 file_ino;
 	__u64 file_off; /* with LP_STR_AT_SITE: the probe site's address in the process */
@@ -257,6 +265,37 @@ struct lp_thread_lost {
 #define LP_USDT_COOKIE_ROLE(c) ((__u32)(c) & 3)
 #define LP_USDT_COOKIE_ALT(c) ((__u32)(c) >> 16 & 0xff)
 
+/*
+ * A site of a span-pair probe attached by leanprofiler itself (map
+ * "usdt_sites"), not through libbpf's USDT support, which refuses every site
+ * of a probe when it cannot decode the arguments of one: the sites it can are
+ * attached one by one, with their arguments decoded here (as libbpf's
+ * struct __bpf_usdt_spec) and the uprobe's cookie LP_USDT_OWN_SITE | index.
+ */
+#define LP_USDT_SITES_MAX 1024
+#define LP_USDT_OWN_SITE (1ULL << 62)
+
+enum lp_usdt_arg_kind {
+	LP_USDT_ARG_CONST = 0, /* $N: val_off is the value */
+	LP_USDT_ARG_REG = 1,   /* %reg: the register at reg_off in struct pt_regs */
+	LP_USDT_ARG_DEREF = 2, /* N(%reg): the 8 bytes at that register + val_off */
+};
+
+struct lp_usdt_arg {
+	__u64 val_off;
+	__u32 kind;      /* enum lp_usdt_arg_kind */
+	__s16 reg_off;
+	__u8 is_signed;  /* -N@: sign-extended */
+	__u8 bitshift;   /* 64 - 8 x its size: the bits above it cleared (or the sign copied) */
+};
+
+struct lp_usdt_site {
+	struct lp_usdt_arg args[LP_USDT_ARGS];
+	__u64 cookie; /* LP_USDT_COOKIE(file, spec, role, alt) */
+	__u32 nargs;
+	__u32 pad;
+};
+
 /* One string argument to copy: at address args[arg], or at the pointer stored there + off. */
 struct lp_usdt_str {
 	__s8 arg;     /* argument index holding the address */
@@ -275,6 +314,9 @@ struct lp_usdt_desc {
 	struct lp_usdt_str str[LP_USDT_STR_SLOTS];
 };
 
+/* lp_rec_usdt.str_len: the text is in a file, see the LP_STR_USDT record before (below -MAX_ERRNO). */
+#define LP_USDT_STR_IN_FILE (-4096)
+
 /* lp_rec_usdt.h.flags */
 #define LP_USDT_EXIT 0x1u /* the exit role; else the entry */
 #define LP_USDT_ABORT 0x4u /* the abort role (with LP_USDT_EXIT) */
@@ -289,7 +331,11 @@ struct lp_rec_usdt {
 	__u8 nargs; /* arguments read (args[nargs..] are 0) */
 	__u8 nstr;  /* string slots that follow */
 	__u64 args[LP_USDT_ARGS];
-	/* per slot: bytes read (no NUL), LP_USDT_STR_MAX+1 when cut, -errno when unreadable */
+	/*
+	 * per slot: bytes read (no NUL), LP_USDT_STR_MAX+1 when cut, -errno when
+	 * unreadable, LP_USDT_STR_IN_FILE when a LP_STR_USDT string record just
+	 * before says where the text is (no bytes here)
+	 */
 	__s16 str_len[LP_USDT_STR_SLOTS];
 	/* char text[]: the slots' bytes one after another, max(len, 0) each, capped */
 };
@@ -352,6 +398,7 @@ LP_WIRE_CHECK("usdt size", sizeof(struct lp_rec_usdt) == 136);
 LP_WIRE_CHECK("target size", sizeof(struct lp_target) == 24);
 LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
 LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
+LP_WIRE_CHECK("usdt site size", sizeof(struct lp_usdt_site) == 208);
 LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
 LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 48);
 LP_WIRE_CHECK("sched interval size", sizeof(struct lp_rec_sched) == 40);

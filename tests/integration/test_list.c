@@ -115,6 +115,30 @@ static void test_pid(void **state)
 	run_free(&r);
 }
 
+/*
+ * A probe whose second site's argument libbpf cannot decode (an indexed
+ * operand): said, with how many of the sites it is. Before, only the first
+ * site was looked at, and the line had no unsupported= at all.
+ */
+static void test_unsupported_site(void **state)
+{
+	char *bin = fmt("%s/tests/targets/spanpairs", build);
+	struct run r;
+
+	(void)state;
+	list_as_nobody(&r, bin, NULL);
+	assert_int_equal(r.status, 0);
+	assert_string_equal(r.err, "");
+	assert_non_null(strstr(r.out, fmt("t:two_in                                     sites=2 "
+					  "semaphore=no args=\"8@%%rdi\"(first of 2 sites, they "
+					  "differ) file=%s unsupported=\"8@32(%%rsp,%%rax,8)\"(1 of "
+					  "2 sites)\n",
+					  bin)));
+	/* the only one */
+	assert_int_equal(count_lines(r.out, "unsupported="), 1);
+	run_free(&r);
+}
+
 static void test_errors(void **state)
 {
 	struct run r;
@@ -169,6 +193,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_our_markers),
 		cmocka_unit_test(test_libstdcxx),
 		cmocka_unit_test(test_pid),
+		cmocka_unit_test(test_unsupported_site),
 		cmocka_unit_test(test_errors),
 	};
 	int rc;

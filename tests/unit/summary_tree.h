@@ -178,6 +178,7 @@ static char *tree_summary_json(const struct lp_report *r)
 		tree_u64(o, "too_many_tracks", r->pairs->too_many_tracks);
 		tree_u64(o, "too_deep_entries", r->pairs->too_deep);
 		tree_u64(o, "malformed_records", r->pairs->bad_spec + r->pairs->bad_tid);
+		tree_u64(o, "sites_skipped", r->pairs->sites_skipped);
 		json_object_object_add(root, "span_pairs", o);
 	}
 

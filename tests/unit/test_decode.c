@@ -1026,6 +1026,92 @@ static size_t usdt_rec(uint64_t *buf, uint16_t flags, uint32_t seq, uint8_t narg
 	return sizeof(*r) + text_len;
 }
 
+/* A span-pair string argument said to lie in a file (LP_STR_USDT), for slot of record seq. */
+static void send_usdt_in_file(struct fx *fx, uint32_t seq, uint16_t slot, uint16_t max)
+{
+	struct lp_rec_string *r = (struct lp_rec_string *)fx->rec;
+
+	memset(fx->rec, 0, sizeof(fx->rec));
+	r->h.type = LP_REC_STRING;
+	r->h.flags = LP_STR_USDT | LP_STR_IN_FILE;
+	r->h.pid = PID;
+	r->h.tid = TID;
+	r->h.seq = seq;
+	r->addr = 0x5000;
+	r->len = -EFAULT;
+	r->usdt_slot = slot;
+	r->usdt_max = max;
+	r->file_dev = 0x800001;
+	r->file_ino = 77;
+	r->file_off = 0x400000;
+	assert_int_equal(lp_decode(fx->d, r, sizeof(*r)), 0);
+}
+
+/*
+ * A --span string argument in a page not touched yet: read from the file for
+ * its slot of the probe record that follows, at most the bytes the kernel
+ * would have read; a slot whose string record is not the record's (another
+ * seq, or none) is unreadable. Literals are not touched.
+ */
+static void test_usdt_str_in_file(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_decode_sink sink = { .usdt = on_usdt, .file_text = on_file_text, .ctx = fx };
+	static uint64_t buf[(sizeof(struct lp_rec_usdt) + 2048) / 8];
+	const char *s;
+	size_t len, n;
+
+	lp_decoder_free(fx->d);
+	fx->d = lp_decoder_new(fx->st, &sink);
+	assert_non_null(fx->d);
+	nusdt = 0;
+	fx->read_text = "get";
+	send_usdt_in_file(fx, 7, 1, LP_USDT_STR_MAX + 1);
+	assert_int_equal(fx->reads, 1);
+	assert_int_equal(fx->read_off, 0x400000);
+	assert_int_equal(fx->read_size, LP_USDT_STR_MAX + 2);
+	n = usdt_rec(buf, 0, 7, 2, 2, (const int16_t[]){ 2, LP_USDT_STR_IN_FILE }, "ab", 2);
+	assert_int_equal(lp_decode(fx->d, buf, n), 0);
+	assert_int_equal(nusdt, 1);
+	s = strtab_str(fx->st, usdt_seen[0].str[0], &len);
+	assert_int_equal(len, 2);
+	assert_memory_equal(s, "ab", 2);
+	s = strtab_str(fx->st, usdt_seen[0].str[1], &len);
+	assert_int_equal(len, 3);
+	assert_memory_equal(s, "get", 3);
+	assert_int_equal(dstats(fx)->from_file, 1);
+	assert_int_equal(dstats(fx)->unreadable, 0);
+
+	/* str/argN of 2 bytes: no more than 2 read */
+	send_usdt_in_file(fx, 8, 0, 2);
+	assert_int_equal(fx->read_size, 3);
+	n = usdt_rec(buf, 0, 8, 2, 1, (const int16_t[]){ LP_USDT_STR_IN_FILE }, "", 0);
+	assert_int_equal(lp_decode(fx->d, buf, n), 0);
+	s = strtab_str(fx->st, usdt_seen[1].str[0], &len);
+	assert_int_equal(len, 2);
+	assert_memory_equal(s, "ge", 2);
+
+	/* its string record lost (the one there is of seq 8): unreadable */
+	n = usdt_rec(buf, 0, 9, 2, 1, (const int16_t[]){ LP_USDT_STR_IN_FILE }, "", 0);
+	assert_int_equal(lp_decode(fx->d, buf, n), 0);
+	s = strtab_str(fx->st, usdt_seen[2].str[0], &len);
+	assert_int_equal(len, 12);
+	assert_memory_equal(s, "(unreadable)", 12);
+	assert_int_equal(dstats(fx)->unreadable, 1);
+
+	/* the file cannot give it: unreadable, not from the file; a bad slot is ignored */
+	fx->read_text = NULL;
+	send_usdt_in_file(fx, 10, 0, LP_USDT_STR_MAX + 1);
+	send_usdt_in_file(fx, 10, LP_USDT_STR_SLOTS, LP_USDT_STR_MAX + 1);
+	n = usdt_rec(buf, 0, 10, 2, 1, (const int16_t[]){ LP_USDT_STR_IN_FILE }, "", 0);
+	assert_int_equal(lp_decode(fx->d, buf, n), 0);
+	s = strtab_str(fx->st, usdt_seen[3].str[0], &len);
+	assert_memory_equal(s, "(unreadable)", 12);
+	assert_int_equal(dstats(fx)->from_file, 2);
+	assert_int_equal(dstats(fx)->unreadable, 2);
+	assert_int_equal(dstats(fx)->unknown_literal, 0);
+}
+
 static void test_usdt_records(void **state)
 {
 	struct lp_decode_sink sink = { .usdt = on_usdt };
@@ -1163,6 +1249,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_text_in_file, setup_libs, teardown),
 		cmocka_unit_test_setup_teardown(test_text_at_site, setup_libs, teardown),
 		cmocka_unit_test(test_usdt_records),
+		cmocka_unit_test_setup_teardown(test_usdt_str_in_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sched_snapshot, setup, teardown),
 		T(test_truncated_literal),
 		T(test_abi_mismatch_counted),

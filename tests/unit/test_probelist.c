@@ -87,6 +87,33 @@ static void test_marks(void **state)
 			    "args=\"8@%rdi 8@%rsi\" file=libstdc++.so.6 presets=libstdcxx\n");
 }
 
+/*
+ * A site libbpf cannot decode is said whichever site it is, with how many of
+ * the sites it is when others can be recorded.
+ */
+static void test_unsupported_site(void **state)
+{
+	struct lp_usdt_note n[] = {
+		note("t", "two_in", "8@%rdi", 0),
+		note("t", "two_in", "8@32(%rsp,%rax,8)", 0),
+		note("t", "two_in", "8@%rsi", 0),
+		note("t", "bad", "8@x(%rip)", 0),
+		note("t", "bad", "-4@y(%rip)", 0),
+	};
+	struct lp_probe_row rows[5];
+
+	(void)state;
+	assert_int_equal(lp_probe_rows(n, 5, rows), 2);
+	assert_string_equal(line(&rows[0], "f"),
+			    "t:two_in                                     sites=3 semaphore=no "
+			    "args=\"8@%rdi\"(first of 3 sites, they differ) file=f "
+			    "unsupported=\"8@32(%rsp,%rax,8)\"(1 of 3 sites)\n");
+	assert_string_equal(line(&rows[1], "f"),
+			    "t:bad                                        sites=2 semaphore=no "
+			    "args=\"8@x(%rip)\"(first of 2 sites, they differ) file=f "
+			    "unsupported=\"8@x(%rip)\"\n");
+}
+
 /* Names and paths come from the file: control bytes are escaped, long names push right. */
 static void test_hostile_text(void **state)
 {
@@ -111,6 +138,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_group_sites),
 		cmocka_unit_test(test_marks),
+		cmocka_unit_test(test_unsupported_site),
 		cmocka_unit_test(test_hostile_text),
 	};
 

@@ -554,7 +554,7 @@ static void test_span_pairs_reported(void **state)
 {
 	struct fx *fx = *state;
 	struct lp_pairs_stats ps = { .unmatched_keyed = 3, .too_deep = 7, .bad_tid = 1,
-				     .reentry_closed = 2 };
+				     .reentry_closed = 2, .sites_skipped = 2 };
 	json_object *o, *sp;
 	char *text;
 
@@ -564,6 +564,9 @@ static void test_span_pairs_reported(void **state)
 	render_table(fx);
 	assert_non_null(strstr(fx->out, "Span pairs: 3 keyed exits without an open span, 0 entries "
 					 "past 255 tracks, 7 past depth 1024, 1 malformed records\n"));
+	assert_non_null(strstr(fx->out, "Span pairs: 2 probe sites not attached (arguments libbpf "
+					 "cannot decode, or fewer than the spec uses) while the "
+					 "probe's other sites were: 'record -v' says which\n"));
 	text = ut_summary_text(&fx->r);
 	o = json_tokener_parse(text);
 	sp = json_object_object_get(o, "span_pairs");
@@ -572,6 +575,7 @@ static void test_span_pairs_reported(void **state)
 	assert_int_equal(u64(sp, "reentry_closed"), 2);
 	assert_int_equal(u64(sp, "unmatched_keyed_exits"), 3);
 	assert_int_equal(u64(sp, "too_deep_entries"), 7);
+	assert_int_equal(u64(sp, "sites_skipped"), 2);
 	assert_int_equal(u64(sp, "malformed_records"), 1);
 	json_object_put(o);
 	free(text);

@@ -317,6 +317,40 @@ static void test_args_check(void **state)
 	assert_int_equal(lp_usdt_args_check("8@$", bad, sizeof(bad)), -EINVAL);
 }
 
+/* A site's arguments decoded as libbpf decodes them, for the sites attached without it. */
+static void test_site_args(void **state)
+{
+	struct lp_usdt_site site = { .cookie = 77 };
+
+	(void)state;
+	assert_int_equal(lp_usdt_site_args("-4@%edi 8@$-9 2@-1204(%rbp) 1@(%r12) 8@%r15b", &site),
+			 5);
+	assert_int_equal(site.nargs, 5);
+	assert_int_equal(site.cookie, 77);
+	assert_int_equal(site.args[0].kind, LP_USDT_ARG_REG);
+	assert_int_equal(site.args[0].reg_off, 112); /* struct pt_regs: rdi */
+	assert_int_equal(site.args[0].is_signed, 1);
+	assert_int_equal(site.args[0].bitshift, 32);
+	assert_int_equal(site.args[1].kind, LP_USDT_ARG_CONST);
+	assert_int_equal((int64_t)site.args[1].val_off, -9);
+	assert_int_equal(site.args[1].bitshift, 0);
+	assert_int_equal(site.args[2].kind, LP_USDT_ARG_DEREF);
+	assert_int_equal((int64_t)site.args[2].val_off, -1204);
+	assert_int_equal(site.args[2].reg_off, 32); /* rbp */
+	assert_int_equal(site.args[2].bitshift, 48);
+	assert_int_equal(site.args[2].is_signed, 0);
+	assert_int_equal(site.args[3].kind, LP_USDT_ARG_DEREF);
+	assert_int_equal(site.args[3].val_off, 0);
+	assert_int_equal(site.args[3].reg_off, 24); /* r12 */
+	assert_int_equal(site.args[3].bitshift, 56);
+	assert_int_equal(site.args[4].reg_off, 0); /* r15 */
+	assert_int_equal(lp_usdt_site_args("", &site), 0);
+	assert_int_equal(site.nargs, 0);
+	/* what libbpf cannot decode, neither is decoded here */
+	assert_int_equal(lp_usdt_site_args("8@%rdi 8@32(%rsp,%rax,8)", &site), -EINVAL);
+	assert_int_equal(lp_usdt_site_args("8@foo(%rip)", &site), -EINVAL);
+}
+
 /* Exit arguments, match=name, abort=, args=, filters: what the kernel reads at which probe. */
 static void test_exit_side(void **state)
 {
@@ -489,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_presets_parse),
 		cmocka_unit_test(test_args_check),
+		cmocka_unit_test(test_site_args),
 		cmocka_unit_test(test_exit_side),
 		cmocka_unit_test(test_lambda_filter),
 		cmocka_unit_test(test_sql_filter),

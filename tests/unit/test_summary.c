@@ -192,7 +192,8 @@ static void test_table_round_trip(void **state)
 	round_trip(fx);
 	assert_true(fx->s.rep.show_self);
 	{
-		struct lp_pairs_stats ps = { .unmatched_keyed = 3, .too_deep = 7, .bad_tid = 1 };
+		struct lp_pairs_stats ps = { .unmatched_keyed = 3, .too_deep = 7, .bad_tid = 1,
+					     .sites_skipped = 4 };
 
 		fx->r.pairs = &ps;
 		fx->r.nspecs = 2;

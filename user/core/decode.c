@@ -39,6 +39,13 @@ struct lp_decoder {
 	struct lp_map names;    /* (pid, tid) -> comm id, pcomm id */
 	struct lp_buf tmp;
 	uint32_t id_null, id_unreadable, id_unknown;
+	/*
+	 * Span-pair string arguments read from their file (LP_STR_USDT), for the
+	 * probe record that follows them: its thread and seq, the text's id + 1.
+	 */
+	struct {
+		uint32_t pid, tid, seq, id1;
+	} usdt_file[LP_USDT_STR_SLOTS];
 	uint64_t file_since[LP_MAX_FILES];
 };
 
@@ -102,6 +109,9 @@ void lp_decoder_mark(const struct lp_decoder *d, struct strtab *st)
 	for (size_t i = 0; i < RECENT_LITERALS; i++)
 		if (d->recent_lit[i].id1)
 			strtab_mark(st, d->recent_lit[i].id1 - 1);
+	for (size_t i = 0; i < LP_USDT_STR_SLOTS; i++)
+		if (d->usdt_file[i].id1)
+			strtab_mark(st, d->usdt_file[i].id1 - 1);
 }
 
 /* True when s[0..len) starts a UTF-8 sequence that continues past len. */
@@ -167,6 +177,47 @@ static struct recent_literal *recent_literal(struct lp_decoder *d, uint64_t key,
 	return &d->recent_lit[((key ^ pid) * 0x9e3779b97f4a7c15ULL) >> 54];
 }
 
+/*
+ * A span-pair probe's string argument the kernel could not read (LP_STR_USDT):
+ * read from the file it lies in now, kept for its slot of the probe's record,
+ * which comes next. Unreadable when the file cannot give it.
+ */
+static int decode_usdt_string(struct lp_decoder *d, const struct lp_rec_string *r)
+{
+	char buf[LP_USDT_STR_BUF];
+	size_t want = r->usdt_max < LP_USDT_STR_MAX + 1 ? r->usdt_max : LP_USDT_STR_MAX + 1;
+	long n = -ENOENT;
+	uint32_t id;
+
+	if (r->usdt_slot >= LP_USDT_STR_SLOTS)
+		return 0; /* names no slot: the probe's slot stays unreadable */
+	if ((r->h.flags & LP_STR_IN_FILE) && d->sink.file_text && want)
+		n = d->sink.file_text(d->sink.ctx, r->file_dev, r->file_ino, r->file_off, buf,
+				      want + 1);
+	if (n >= 0)
+		d->stats.from_file++;
+	id = text_id(d, buf, n >= 0 ? n : -EFAULT, n >= 0 ? (size_t)n : 0, LP_USDT_STR_MAX,
+		     false);
+	if (id == UINT32_MAX)
+		return -ENOMEM;
+	d->usdt_file[r->usdt_slot].pid = r->h.pid;
+	d->usdt_file[r->usdt_slot].tid = r->h.tid;
+	d->usdt_file[r->usdt_slot].seq = r->h.seq;
+	d->usdt_file[r->usdt_slot].id1 = id + 1;
+	return 0;
+}
+
+/* Slot i of a probe record that says LP_USDT_STR_IN_FILE: the text read before, if it is its. */
+static uint32_t usdt_file_text(struct lp_decoder *d, const struct lp_rec_usdt *r, uint32_t i)
+{
+	if (d->usdt_file[i].id1 && d->usdt_file[i].pid == r->h.pid &&
+	    d->usdt_file[i].tid == r->h.tid && d->usdt_file[i].seq == r->h.seq)
+		return d->usdt_file[i].id1 - 1;
+	/* Its string record did not arrive (lost, or malformed). */
+	d->stats.unreadable++;
+	return d->id_unreadable;
+}
+
 static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, size_t size)
 {
 	const char *text = (const char *)(r + 1);
@@ -180,6 +231,8 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	long len = r->len;
 	char buf[LP_META_BUF];
 
+	if (r->h.flags & LP_STR_USDT)
+		return decode_usdt_string(d, r);
 	/*
 	 * Not in memory yet, but in a read-only file mapping: the file holds it.
 	 * Or where it is could not be looked up: in the file of its marker, if anywhere.
@@ -365,7 +418,10 @@ static int decode_usdt(struct lp_decoder *d, const struct lp_rec_usdt *r, size_t
 	for (uint32_t i = 0; i < ue.nstr; i++) {
 		size_t bytes = r->str_len[i] > 0 ? (size_t)r->str_len[i] : 0;
 
-		ue.str[i] = text_id(d, text, r->str_len[i], avail, LP_USDT_STR_MAX, false);
+		if (r->str_len[i] == LP_USDT_STR_IN_FILE)
+			ue.str[i] = usdt_file_text(d, r, i);
+		else
+			ue.str[i] = text_id(d, text, r->str_len[i], avail, LP_USDT_STR_MAX, false);
 		if (ue.str[i] == UINT32_MAX)
 			return -ENOMEM;
 		/* The kernel copies at most LP_USDT_STR_MAX + 1 bytes of a slot. */

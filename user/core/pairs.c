@@ -78,6 +78,11 @@ const struct lp_pairs_stats *lp_pairs_stats(const struct lp_pairs *p)
 	return &p->stats;
 }
 
+void lp_pairs_set_sites_skipped(struct lp_pairs *p, uint64_t n)
+{
+	p->stats.sites_skipped = n;
+}
+
 void lp_pairs_mark(const struct lp_pairs *p, struct strtab *st)
 {
 	strtab_mark(st, p->id_unknown);

@@ -64,6 +64,11 @@ struct lp_pairs_stats {
 	 * a predicate while nothing of their spec was open on the thread.
 	 */
 	uint64_t filtered;
+	/*
+	 * Sites of the specs' probes not attached (libbpf cannot decode their
+	 * arguments) while the probe's other sites were: set by the recorder.
+	 */
+	uint64_t sites_skipped;
 };
 
 struct lp_pairs;
@@ -79,6 +84,8 @@ void lp_pairs_thread_end(struct lp_pairs *p, uint32_t pid, uint32_t tid, uint64_
 /* The process exec'ed or ended: everything of it is forgotten (the builder closes it). */
 void lp_pairs_process_end(struct lp_pairs *p, uint32_t pid);
 const struct lp_pairs_stats *lp_pairs_stats(const struct lp_pairs *p);
+/* The recorder's count of probe sites not attached (lp_pairs_stats.sites_skipped). */
+void lp_pairs_set_sites_skipped(struct lp_pairs *p, uint64_t n);
 /* Marks the names of the open spans (strtab.h: a collection under way). */
 void lp_pairs_mark(const struct lp_pairs *p, struct strtab *st);
 

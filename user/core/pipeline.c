@@ -503,3 +503,8 @@ int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep)
 	rep->exits = ds->exits;
 	return collect_threads(p, rep);
 }
+
+void lp_pipeline_sites_skipped(struct lp_pipeline *p, uint64_t n)
+{
+	lp_pairs_set_sites_skipped(p->pairs, n);
+}

@@ -121,5 +121,7 @@ void lp_pipeline_finish(struct lp_pipeline *p, uint64_t end_ns);
  * lp_pipeline_free. 0 or -ENOMEM.
  */
 int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep);
+/* Sites of span-pair probes the recorder did not attach (lp_pairs_stats.sites_skipped). */
+void lp_pipeline_sites_skipped(struct lp_pipeline *p, uint64_t n);
 
 #endif

@@ -34,6 +34,10 @@ size_t lp_probe_rows(const struct lp_usdt_note *notes, size_t n, struct lp_probe
 			r->sema_vary |= r->sema_addr != no->sema_addr;
 		}
 		r->sites++;
+		if (lp_usdt_args_check(no->args, NULL, 0) < 0) {
+			r->bad = r->bad ? r->bad : no;
+			r->bad_sites++;
+		}
 	}
 	return nrows;
 }
@@ -92,10 +96,13 @@ int lp_probe_line(struct lp_buf *out, const struct lp_probe_row *r, const char *
 		e = e ?: put_fmt(out, " marker=leanprofiler");
 	if (lp_presets_using(no->provider, no->name, presets, sizeof(presets)))
 		e = e ?: put_fmt(out, " presets=%s", presets);
-	if (lp_usdt_args_check(no->args, bad, sizeof(bad)) < 0) {
+	if (r->bad && lp_usdt_args_check(r->bad->args, bad, sizeof(bad)) < 0) {
 		e = e ?: lp_buf_put(out, " unsupported=\"", 14);
 		e = e ?: put_text(out, bad);
 		e = e ?: lp_buf_putc(out, '"');
+		/* record attaches the others */
+		if (r->bad_sites < r->sites)
+			e = e ?: put_fmt(out, "(%zu of %zu sites)", r->bad_sites, r->sites);
 	}
 	return e ?: lp_buf_putc(out, '\n');
 }

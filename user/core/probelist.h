@@ -16,6 +16,8 @@ struct lp_probe_row {
 	bool args_vary;     /* sites with other argument specs (the first one's are shown) */
 	uint64_t sema_addr; /* 0: no semaphore */
 	bool sema_vary;     /* sites with another semaphore */
+	const struct lp_usdt_note *bad; /* the first site libbpf cannot decode, NULL: none */
+	size_t bad_sites;               /* how many sites it cannot decode */
 };
 
 /*
@@ -27,8 +29,10 @@ size_t lp_probe_rows(const struct lp_usdt_note *notes, size_t n, struct lp_probe
 /*
  * Appends one line (with '\n') for a row of file: probe, sites, semaphore,
  * arguments, file, then what applies: "marker=leanprofiler" for our own
- * probes, "presets=a,b" for presets using it, "unsupported=ARG" for argument
- * specs libbpf cannot decode. Untrusted bytes are shown escaped.
+ * probes, "presets=a,b" for presets using it, "unsupported=ARG" for the first
+ * argument spec libbpf cannot decode (of the first site with one), followed by
+ * "(N of M sites)" when only some sites have one. Untrusted bytes are shown
+ * escaped.
  */
 int lp_probe_line(struct lp_buf *out, const struct lp_probe_row *r, const char *file);
 

@@ -445,6 +445,12 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 			" malformed records\n",
 			r->pairs->unmatched_keyed, r->pairs->too_many_tracks, LP_PAIRS_MAX_TRACKS,
 			r->pairs->too_deep, LP_PAIRS_MAX_OPEN, r->pairs->bad_spec + r->pairs->bad_tid);
+	if (r->pairs && r->pairs->sites_skipped)
+		fprintf(out,
+			"Span pairs: %" PRIu64 " probe site%s not attached (arguments libbpf cannot "
+			"decode, or fewer than the spec uses) while the probe's other sites were: "
+			"'record -v' says which\n",
+			r->pairs->sites_skipped, r->pairs->sites_skipped > 1 ? "s" : "");
 	if (r->pairs && (r->pairs->unwound || r->pairs->aborted || r->pairs->reentry_closed ||
 			 r->pairs->enclosed))
 		fprintf(out,
@@ -702,6 +708,7 @@ static void write_span_pairs(struct jw *w, const struct lp_report *r)
 	put_u64(w, "too_many_tracks", r->pairs->too_many_tracks);
 	put_u64(w, "too_deep_entries", r->pairs->too_deep);
 	put_u64(w, "malformed_records", r->pairs->bad_spec + r->pairs->bad_tid);
+	put_u64(w, "sites_skipped", r->pairs->sites_skipped);
 	jw_obj_end(w);
 }
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "spec.h"
 
+#include <asm/ptrace.h>
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -810,6 +812,91 @@ static bool arg_supported(const char *a, size_t len)
 	if (end - p < 4 || p[0] != '(' || p[1] != '%' || end[-1] != ')')
 		return false;
 	return gp_register(p + 2, (size_t)(end - p - 3));
+}
+
+/* Where struct pt_regs (x86-64) keeps a general-purpose register: its offset, or -1. */
+static int reg_offset(const char *r, size_t len)
+{
+	static const struct {
+		const char *names[4];
+		short off;
+	} regs[] = {
+		{ { "rax", "eax", "ax", "al" }, offsetof(struct pt_regs, rax) },
+		{ { "rbx", "ebx", "bx", "bl" }, offsetof(struct pt_regs, rbx) },
+		{ { "rcx", "ecx", "cx", "cl" }, offsetof(struct pt_regs, rcx) },
+		{ { "rdx", "edx", "dx", "dl" }, offsetof(struct pt_regs, rdx) },
+		{ { "rsi", "esi", "si", "sil" }, offsetof(struct pt_regs, rsi) },
+		{ { "rdi", "edi", "di", "dil" }, offsetof(struct pt_regs, rdi) },
+		{ { "rbp", "ebp", "bp", "bpl" }, offsetof(struct pt_regs, rbp) },
+		{ { "rsp", "esp", "sp", "spl" }, offsetof(struct pt_regs, rsp) },
+		{ { "r8", "r8d", "r8w", "r8b" }, offsetof(struct pt_regs, r8) },
+		{ { "r9", "r9d", "r9w", "r9b" }, offsetof(struct pt_regs, r9) },
+		{ { "r10", "r10d", "r10w", "r10b" }, offsetof(struct pt_regs, r10) },
+		{ { "r11", "r11d", "r11w", "r11b" }, offsetof(struct pt_regs, r11) },
+		{ { "r12", "r12d", "r12w", "r12b" }, offsetof(struct pt_regs, r12) },
+		{ { "r13", "r13d", "r13w", "r13b" }, offsetof(struct pt_regs, r13) },
+		{ { "r14", "r14d", "r14w", "r14b" }, offsetof(struct pt_regs, r14) },
+		{ { "r15", "r15d", "r15w", "r15b" }, offsetof(struct pt_regs, r15) },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(regs); i++)
+		for (size_t k = 0; k < 4; k++)
+			if (strlen(regs[i].names[k]) == len && !memcmp(regs[i].names[k], r, len))
+				return regs[i].off;
+	return -1;
+}
+
+/* One argument spec arg_supported() accepted, decoded into a. */
+static void site_arg(const char *s, size_t len, struct lp_usdt_arg *a)
+{
+	const char *at = memchr(s, '@', len), *p = at + 1, *end = s + len, *reg;
+	long size = strtol(s, NULL, 10);
+	char *e;
+
+	memset(a, 0, sizeof(*a));
+	a->is_signed = size < 0;
+	a->bitshift = (uint8_t)(64 - 8 * (size < 0 ? -size : size));
+	if (*p == '%') {
+		a->kind = LP_USDT_ARG_REG;
+		a->reg_off = (int16_t)reg_offset(p + 1, (size_t)(end - p - 1));
+		return;
+	}
+	if (*p == '$') {
+		a->kind = LP_USDT_ARG_CONST;
+		a->val_off = (uint64_t)strtoll(p + 1, NULL, 0);
+		return;
+	}
+	a->kind = LP_USDT_ARG_DEREF;
+	if (*p != '(') {
+		a->val_off = (uint64_t)strtoll(p, &e, 0);
+		p = e;
+	}
+	reg = p + 2; /* past "(%" */
+	a->reg_off = (int16_t)reg_offset(reg, (size_t)(end - 1 - reg));
+}
+
+int lp_usdt_site_args(const char *args, struct lp_usdt_site *site)
+{
+	const char *s = args;
+	int n = lp_usdt_args_check(args, NULL, 0);
+
+	if (n < 0)
+		return n;
+	memset(site->args, 0, sizeof(site->args));
+	site->nargs = 0;
+	site->pad = 0;
+	while (*s && site->nargs < LP_USDT_ARGS) {
+		size_t len;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		len = strcspn(s, " ");
+		site_arg(s, len, &site->args[site->nargs++]);
+		s += len;
+	}
+	return (int)site->nargs;
 }
 
 int lp_usdt_args_check(const char *args, char *bad, size_t badsz)

@@ -171,4 +171,12 @@ bool lp_spec_uses(const struct lp_spec *sp, const char *provider, const char *na
  */
 int lp_usdt_args_check(const char *args, char *bad, size_t badsz);
 
+/*
+ * A probe site's argument specs decoded as libbpf decodes them (wire.h struct
+ * lp_usdt_site: for the sites user space attaches itself), at most
+ * LP_USDT_ARGS: their number, or -EINVAL when lp_usdt_args_check refuses them.
+ * site->cookie is left as it is.
+ */
+int lp_usdt_site_args(const char *args, struct lp_usdt_site *site);
+
 #endif

@@ -397,6 +397,7 @@ static void load_span_pairs(struct rd *rd, json_object *root)
 	num(rd, o, "span_pairs", "too_deep_entries", &p->too_deep, false);
 	/* The table shows the sum of the two. */
 	num(rd, o, "span_pairs", "malformed_records", &p->bad_spec, false);
+	num(rd, o, "span_pairs", "sites_skipped", &p->sites_skipped, false);
 	rd->s->rep.nspecs = (size_t)specs;
 	rd->s->rep.pairs = p;
 }

@@ -364,7 +364,10 @@ static uint64_t unix_ns_of(uint64_t mono_ns)
 static int fill_report(struct recorder *r, struct lp_report *rep)
 {
 	const struct lp_record_opts *o = r->o;
-	int err = lp_pipeline_report(r->pl, rep);
+	int err;
+
+	lp_pipeline_sites_skipped(r->pl, lp_session_sites_skipped(r->s));
+	err = lp_pipeline_report(r->pl, rep);
 
 	lp_session_loss(r->s, &rep->loss);
 	rep->table_rows = o->table_rows;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +52,8 @@ struct lp_session {
 	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
 	uint64_t stop_ns;     /* the stop stored in the kernel half, 0: none yet */
 	size_t kept_fds;      /* files kept open for their texts (keep_fd) */
+	uint32_t own_sites;   /* span-pair sites attached without libbpf's USDT support */
+	uint64_t sites_skipped; /* sites of span-pair probes not attached while others were */
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
 };
@@ -249,74 +252,169 @@ static void attach_loader(struct lp_session *s, const char *path, const char *na
 }
 
 /*
- * Whether every site of probe (provider, name) in notes can be decoded by
- * libbpf and has the arguments the spec uses: 1 when it can be attached, 0 when
- * the file does not have it, -1 (said) when it cannot be used.
+ * Whether a site can be attached for a spec: libbpf decodes its arguments,
+ * and it has the ones the spec uses; if not, why into why.
+ */
+static bool site_usable(const struct lp_usdt_note *note, unsigned need_args, char *why,
+			size_t whysz)
+{
+	char bad[LP_USDT_FIELD_MAX * 2];
+	int nargs = lp_usdt_args_check(note->args, bad, sizeof(bad));
+
+	if (nargs < 0)
+		snprintf(why, whysz, "libbpf cannot decode its argument '%s'", bad);
+	else if ((unsigned)nargs < need_args)
+		snprintf(why, whysz, "it has %d arguments, the spec uses arg%u", nargs,
+			 need_args - 1);
+	return nargs >= 0 && (unsigned)nargs >= need_args;
+}
+
+static bool is_probe(const struct lp_usdt_note *note, const struct lp_probe_ref *p)
+{
+	return !strcmp(note->provider, p->provider) && !strcmp(note->name, p->name);
+}
+
+/*
+ * Which sites of probe (provider, name) in notes can be attached for a spec
+ * (site_usable): usable[i] for note i. Returns how many can (0 when the file
+ * does not have the probe, or none can: said), *all whether every site can,
+ * or -1 (said) when the probe has too many sites. A site that cannot be used
+ * while others can is said under -v, and counted in *skipped.
  */
 static int probe_usable(const struct lp_usdt_note *notes, size_t n, const struct lp_probe_ref *p,
-			unsigned need_args, const char *file)
+			unsigned need_args, const char *file, bool *usable, bool *all,
+			uint64_t *skipped)
 {
-	int found = 0;
+	char why[LP_USDT_FIELD_MAX * 3] = "", first_why[sizeof(why)] = "";
+	size_t sites = 0, good = 0, at = 0;
 
-	size_t sites = 0;
-
+	*all = false;
 	for (size_t i = 0; i < n; i++)
-		sites += !strcmp(notes[i].provider, p->provider) && !strcmp(notes[i].name, p->name);
+		sites += is_probe(&notes[i], p);
 	if (sites > LP_SPEC_SITES_MAX) {
 		lp_warn("skipping %s:%s in %s: %zu sites, at most %d (LP_SPEC_SITES_MAX)", p->provider,
 			p->name, file, sites, LP_SPEC_SITES_MAX);
 		return -1;
 	}
 	for (size_t i = 0; i < n; i++) {
-		char bad[LP_USDT_FIELD_MAX * 2];
-		int nargs;
-
-		if (strcmp(notes[i].provider, p->provider) || strcmp(notes[i].name, p->name))
-			continue;
-		found = 1;
-		nargs = lp_usdt_args_check(notes[i].args, bad, sizeof(bad));
-		if (nargs < 0) {
-			lp_warn("skipping %s:%s in %s: libbpf cannot decode its argument '%s'",
-				p->provider, p->name, file, bad);
-			return -1;
-		}
-		if ((unsigned)nargs < need_args) {
-			lp_warn("skipping %s:%s in %s: it has %d arguments, the spec uses arg%u",
-				p->provider, p->name, file, nargs, need_args - 1);
-			return -1;
-		}
+		usable[i] = is_probe(&notes[i], p) && site_usable(&notes[i], need_args, why,
+								   sizeof(why));
+		good += usable[i];
+		if (is_probe(&notes[i], p) && !usable[i] && !first_why[0])
+			memcpy(first_why, why, sizeof(why));
 	}
-	return found;
+	if (sites && !good)
+		lp_warn("skipping %s:%s in %s: %s", p->provider, p->name, file, first_why);
+	*all = sites && good == sites;
+	for (size_t i = 0; i < n && good && !*all; i++) {
+		if (!is_probe(&notes[i], p))
+			continue;
+		at++;
+		if (usable[i])
+			continue;
+		site_usable(&notes[i], need_args, why, sizeof(why));
+		lp_info("%s:%s in %s: site %zu of %zu (at 0x%" PRIx64 ") not attached: %s; "
+			"its other sites are recorded",
+			p->provider, p->name, file, at, sites, notes[i].loc_addr, why);
+		(*skipped)++;
+	}
+	return (int)good;
 }
 
 /*
- * The argument sizes of the probe's first site, for templates ({argN:u} of a
- * 4-byte argument), unless an earlier file gave them.
+ * The argument sizes of the probe's first site that can be attached, for
+ * templates ({argN:u} of a 4-byte argument), unless an earlier file gave them.
  */
 static void arg_sizes(struct lp_spec *sp, int role, const struct lp_usdt_note *notes, size_t n,
-		      const struct lp_probe_ref *p)
+		      const bool *usable)
 {
 	int8_t sizes[LP_USDT_ARGS] = { 0 };
 	size_t got = 0;
 
 	for (size_t i = 0; i < n && !got; i++)
-		if (!strcmp(notes[i].provider, p->provider) && !strcmp(notes[i].name, p->name))
+		if (usable[i])
 			got = lp_usdt_arg_sizes(notes[i].args, sizes, LP_USDT_ARGS);
 	for (size_t i = 0; i < got; i++)
 		if (!sp->arg_size[role][i])
 			sp->arg_size[role][i] = sizes[i];
 }
 
-/* Attaches the span-pair probes the file has; their number or -errno. */
+/*
+ * Attaches the usable sites of a probe libbpf refuses as a whole (it cannot
+ * decode another site's arguments), each by itself: its arguments decoded
+ * here (wire.h struct lp_usdt_site). Their number or -errno (said).
+ */
+static int attach_sites(struct lp_session *s, const char *path, const char *name,
+			const struct lp_usdt_note *notes, size_t n, const bool *usable,
+			__u64 cookie)
+{
+	int fd = bpf_map__fd(s->skel->maps.usdt_sites), attached = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct lp_usdt_site site = { .cookie = cookie };
+		__u32 key = s->own_sites;
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
+			    .bpf_cookie = LP_USDT_OWN_SITE | key);
+		struct bpf_link *l;
+		int err;
+
+		if (!usable[i])
+			continue;
+		if (key >= LP_USDT_SITES_MAX) {
+			lp_warn("skipping %s:%s in %s: already %d probe sites attached without "
+				"libbpf's USDT support (LP_USDT_SITES_MAX)",
+				notes[i].provider, notes[i].name, name, LP_USDT_SITES_MAX);
+			return attached;
+		}
+		lp_usdt_site_args(notes[i].args, &site);
+		if (bpf_map_update_elem(fd, &key, &site, BPF_ANY)) {
+			err = -errno;
+			lp_err("cannot attach to %s:%s in %s: the kernel refused its arguments' "
+			       "layout: %s",
+			       notes[i].provider, notes[i].name, name, strerror(-err));
+			return err;
+		}
+		l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_usdt, -1, path, notes[i].loc_off,
+						    &uo);
+		if (!l) {
+			err = -errno;
+			lp_warn("skipping a site of %s:%s in %s: cannot attach to it: %s (rerun with "
+				"-v for libbpf's reason)",
+				notes[i].provider, notes[i].name, name, strerror(-err));
+			continue;
+		}
+		s->own_sites++;
+		err = add_link(s, l, name);
+		if (err)
+			return err;
+		attached++;
+	}
+	return attached;
+}
+
+/*
+ * Attaches the span-pair probes the file has; their number or -errno. The
+ * kernel runs the programs of one probe in the order they were attached (the
+ * newest first): the entries are attached in the reverse order of the specs,
+ * the exits and aborts in their order, so that specs sharing a probe pair
+ * nest (the first spec outermost), the exit of the inner one first.
+ */
 static int attach_specs(struct lp_session *s, const char *path, const char *name,
 			const struct lp_usdt_note *notes, size_t n)
 {
-	int attached = 0;
+	size_t nspecs = s->opts.nspecs < LP_SPEC_MAX ? s->opts.nspecs : LP_SPEC_MAX;
+	bool *usable = calloc(n ? n : 1, sizeof(*usable)); /* per note: the site can be attached */
+	int attached = 0, err = 0;
 
-	for (size_t i = 0; i < s->opts.nspecs && i < LP_SPEC_MAX; i++) {
-		struct lp_spec *sp = &s->opts.specs[i];
+	if (!usable) {
+		lp_err("cannot attach to %s: out of memory", name);
+		return -ENOMEM;
+	}
 
-		for (int role = 0; role < LP_USDT_ROLES; role++) {
+	for (int role = 0; role < LP_USDT_ROLES; role++) {
+		for (size_t k_spec = 0; k_spec < nspecs; k_spec++) {
+			size_t i = role == LP_USDT_ROLE_ENTRY ? nspecs - 1 - k_spec : k_spec;
+			struct lp_spec *sp = &s->opts.specs[i];
 			const struct lp_probe_ref *probes = role == LP_USDT_ROLE_ENTRY  ? sp->entry
 							    : role == LP_USDT_ROLE_EXIT ? sp->exit
 											: sp->abort;
@@ -329,11 +427,23 @@ static int attach_specs(struct lp_session *s, const char *path, const char *name
 				LIBBPF_OPTS(bpf_usdt_opts, uo,
 					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, (__u64)i, role, k));
 				struct bpf_link *l;
+				bool all;
 				int err;
 
-				if (probe_usable(notes, n, &probes[k], need, name) <= 0)
+				if (probe_usable(notes, n, &probes[k], need, name, usable, &all,
+						 &s->sites_skipped) <= 0)
 					continue;
-				arg_sizes(sp, role, notes, n, &probes[k]);
+				arg_sizes(sp, role, notes, n, usable);
+				if (!all) {
+					err = attach_sites(s, path, name, notes, n, usable,
+							   uo.usdt_cookie);
+					if (err < 0)
+						goto out;
+					if (err)
+						s->spec_found[i] |= 1u << role;
+					attached += err;
+					continue;
+				}
 				l = bpf_program__attach_usdt(s->skel->progs.lp_usdt, -1, path,
 							     probes[k].provider, probes[k].name, &uo);
 				if (!l) {
@@ -345,13 +455,21 @@ static int attach_specs(struct lp_session *s, const char *path, const char *name
 				}
 				err = add_link(s, l, name);
 				if (err)
-					return err;
+					goto out;
 				s->spec_found[i] |= 1u << role;
 				attached++;
 			}
 		}
 	}
-	return attached;
+	err = attached;
+out:
+	free(usable);
+	return err;
+}
+
+uint64_t lp_session_sites_skipped(const struct lp_session *s)
+{
+	return s->sites_skipped;
 }
 
 unsigned lp_session_spec_found(const struct lp_session *s, size_t i)

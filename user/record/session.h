@@ -93,6 +93,12 @@ int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns);
  */
 unsigned lp_session_spec_found(const struct lp_session *s, size_t i);
 /*
+ * Sites of span-pair probes not attached (libbpf cannot decode their
+ * arguments, or they lack ones the spec uses) while other sites of the probe
+ * were: once per spec and role using the probe.
+ */
+uint64_t lp_session_sites_skipped(const struct lp_session *s);
+/*
  * A text the kernel could not read, from a file a target maps (wire.h
  * LP_STR_IN_FILE): up to size-1 bytes at off, up to a NUL, NUL-terminated.
  * Its length, -ENOENT for a file not examined (or not kept), or -errno: not
