@@ -116,26 +116,6 @@ static const struct argp_option record_options[] = {
 
 static const char *record_export_url; /* --export */
 
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end && strcmp(end, "B") && strcmp(end, "iB"))
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
 /* A process ID: a decimal number from 1 to INT32_MAX. 0 or -EINVAL. */
 /*
  * top -H, ps -L and gettid() show thread ids: one stands for its process,
@@ -218,7 +198,6 @@ static error_t add_spec(struct argp_state *state, struct lp_record_opts *o, stru
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct lp_record_opts *o = state->input;
-	size_t size = 0;
 	uint64_t count;
 
 	switch (key) {
@@ -231,13 +210,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		lp_verbose = 1;
 		break;
 	case OPT_BUFFER:
-		if (parse_size(arg, &size) || size < LP_BUFFER_MIN || size > LP_BUFFER_MAX ||
-		    (size & (size - 1)))
+		if (lp_parse_size(arg, LP_BUFFER_MIN, LP_BUFFER_MAX, &count) || (count & (count - 1)))
 			return lp_usage_error(state,
 				   "invalid --buffer-size '%s': a power of two from 64K to 1G, "
 				   "e.g. 16M",
 				   arg);
-		o->buffer_bytes = size;
+		o->buffer_bytes = (size_t)count;
 		break;
 	case OPT_COUNTER_NAME:
 		o->counter_name = arg;

@@ -401,6 +401,8 @@ static void test_failures(void **state)
 		{ 126, "Permission denied" },
 		{ 125, "no leanprofiler markers in /bin/true" },
 		{ 125, "invalid --buffer-size '3M'" },
+		/* 2^64 + 1 GiB: never wrapped to 1 GiB and taken. */
+		{ 125, "invalid --buffer-size '17179869185G': a power of two from 64K to 1G" },
 		{ 125, "no COMMAND to record" },
 		{ 125, "cannot write to output directory /proc/no/such/dir" },
 		{ 125, "not allowed to load BPF programs: run as root (sudo) or with CAP_BPF and "
@@ -420,6 +422,8 @@ static void test_failures(void **state)
 		{ lp, "record", "-o", out, "--", notexec, NULL },
 		{ lp, "record", "-o", out, "--", "/bin/true", NULL },
 		{ lp, "record", "--buffer-size", "3M", "--", "/bin/true", NULL },
+		{ lp, "record", "-o", out, "--buffer-size", "17179869185G", "--", "/nonexistent/command",
+		  NULL },
 		{ lp, "record", "-o", out, NULL },
 		{ lp, "record", "-o", "/proc/no/such/dir", "--", "/usr/bin/touch", created, NULL },
 		/* Not root: nobody, with no capabilities, in a directory it may write. */
@@ -1122,6 +1126,8 @@ int main(int argc, char **argv)
 
 	if (argc > 1)
 		build = argv[1];
+	if (getenv("LP_TEST_FILTER")) /* e.g. LP_TEST_FILTER=test_failures: one test */
+		cmocka_set_test_filter(getenv("LP_TEST_FILTER"));
 	/* test_privileges says whose the command is itself. */
 	if (!itest_as_root("test_record"))
 		return 0;
