@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "clickhouse.h"
@@ -17,6 +18,7 @@
 #include "common.h"
 #include "diff.h"
 #include "list.h"
+#include "outfile.h"
 #include "pictures.h"
 #include "presets.h"
 #include "proc.h"
@@ -143,6 +145,8 @@ static int record_exit_code(const struct lp_record_opts *o, const struct lp_reco
 		return err == -ENOENT ? LP_EXIT_NOT_FOUND : LP_EXIT_CANNOT_RUN;
 	case LP_STAGE_SETUP:
 		return LP_EXIT_FAILURE;
+	case LP_STAGE_INTERRUPTED:
+		return res->exit_code; /* 128 + the signal, as a shell's */
 	case LP_STAGE_RUN:
 		return err ? LP_EXIT_FAILURE : o->mode == LP_MODE_LAUNCH ? res->exit_code : 0;
 	}
@@ -583,6 +587,20 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/*
+ * `report PATH >> PATH/leanprofiler-summary.json` would append to what it read
+ * (with `>` the shell has emptied it already, and reading it says so).
+ */
+static bool stdout_is_input(const char *what)
+{
+	const char *input = lp_outfile_input_at_fd(STDOUT_FILENO);
+
+	if (input)
+		lp_err("cannot write the %s to standard output: it is %s, which this command "
+		       "reads; nothing written; send the output elsewhere", what, input);
+	return input != NULL;
+}
+
 /* Exit status: 0, or 125 when the recording cannot be read or printed. */
 static int cmd_report(int argc, char **argv)
 {
@@ -599,9 +617,13 @@ static int cmd_report(int argc, char **argv)
 	if (!lp_cli_parse(&argp, argc, argv, 0, &a, &status))
 		return status;
 	if (lp_pictures_wanted(&a.pictures))
-		return lp_pictures_run(&a.pictures, a.path ? a.path : ".") ? LP_EXIT_FAILURE : 0;
+		return lp_pictures_run(&a.pictures, a.path) ? LP_EXIT_FAILURE : 0;
 	if (lp_summary_read(a.path ? a.path : ".", &s))
 		return LP_EXIT_FAILURE; /* said */
+	if (stdout_is_input("report")) {
+		lp_summary_free(&s);
+		return LP_EXIT_FAILURE;
+	}
 	err = lp_view_print(stdout, &s, &a.v);
 	lp_summary_free(&s);
 	if (fflush(stdout) && !err) {
@@ -697,6 +719,11 @@ static int cmd_diff(int argc, char **argv)
 		return LP_EXIT_FAILURE; /* said */
 	if (lp_summary_read(a.paths[1], &now)) {
 		lp_summary_free(&base);
+		return LP_EXIT_FAILURE;
+	}
+	if (stdout_is_input("comparison")) {
+		lp_summary_free(&base);
+		lp_summary_free(&now);
 		return LP_EXIT_FAILURE;
 	}
 	err = lp_diff_print(stdout, &base, &now, &a.o, &regressions);

@@ -1105,6 +1105,126 @@ static void test_failed_run_leaves_nothing(void **state)
 			    "leanprofiler-summary.json\nleanprofiler-trace.json\n");
 }
 
+
+/* The first field of "Key:" in /proc/PID/status, or -1. */
+static long proc_status(pid_t pid, const char *key)
+{
+	char *text = slurp(fmt("/proc/%d/status", (int)pid), NULL), *p;
+	long v = -1;
+
+	if (text && (p = strstr(text, fmt("\n%s:", key))))
+		v = strtol(p + strlen(key) + 2, NULL, 10);
+	free(text);
+	return v;
+}
+
+/* The only child of pid (its first thread's children), or 0. */
+static pid_t child_of(pid_t pid)
+{
+	char *text = slurp(fmt("/proc/%d/task/%d/children", (int)pid, (int)pid), NULL);
+	pid_t c = text ? (pid_t)atoi(text) : 0;
+
+	free(text);
+	return c;
+}
+
+/* The state letter of /proc/PID/stat (after "(comm)"), or '?'. */
+static char proc_state(pid_t pid)
+{
+	char *text = slurp(fmt("/proc/%d/stat", (int)pid), NULL), *p;
+	char st = '?';
+
+	if (text && (p = strrchr(text, ')')) && p[1] == ' ')
+		st = p[2];
+	free(text);
+	return st;
+}
+
+/*
+ * Issue: a Ctrl-C while the profiler loads and attaches, before the launched
+ * command has run, wrote an empty recording and pushed the previous one into
+ * *.old, the one before out of it. Now nothing is written: both pairs stay
+ * byte for byte, exit 130, and the command never runs (it would print
+ * "ready"). The signal lands at a known point: the command exec'ed and held
+ * by the profiler (its tracer) before its first instruction, the profiler
+ * stopped (SIGSTOP) while it still holds it, SIGINT queued, then SIGCONT.
+ */
+static void test_interrupt_before_start_keeps_old(void **state)
+{
+	char *dir = fmt("%s/interrupted", tmpdir), *nested = realpath(fmt("%s/examples/nested", build), NULL);
+	char *target = realpath(fmt("%s/tests/targets/stubborn", build), NULL);
+	static const char *const names[] = { "leanprofiler-summary.json",
+					     "leanprofiler-summary.json.old",
+					     "leanprofiler-trace.json", "leanprofiler-trace.json.old" };
+	char *before[4], *listing, *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", dir,
+					       "--", target, NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_PIPE },
+		  err = { .mode = IO_FILE, .file = fmt("%s/interrupted.err", tmpdir) };
+	struct lines *lines;
+	char line[256];
+	pid_t lp, child = 0;
+	struct run r;
+	int status;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		record_in(&r, tmpdir, (char *[]){ "-o", dir, "--", nested, NULL });
+		assert_int_equal(r.status, 0);
+		run_free(&r);
+	}
+	listing = entries(dir);
+	assert_string_equal(listing, "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+				     "leanprofiler-trace.json\nleanprofiler-trace.json.old\n");
+	for (int i = 0; i < 4; i++)
+		before[i] = slurp(fmt("%s/%s", dir, names[i]), NULL);
+
+	lp = spawn(argv, &in, &out, &err);
+	lines = lines_new(out.fd);
+	/* The command exec'ed, held by the profiler: its tracer until it lets it run. */
+	for (int i = 0; i < 20000; i++) {
+		child = child_of(lp);
+		if (child > 0 && proc_status(child, "TracerPid") == lp) {
+			char exe[PATH_MAX];
+			ssize_t n = readlink(fmt("/proc/%d/exe", (int)child), exe, sizeof(exe) - 1);
+
+			if (n > 0 && (exe[n] = '\0', !strcmp(exe, target)))
+				break;
+		}
+		child = 0;
+		wait_ms(1);
+	}
+	if (!child)
+		fail_msg("no traced child running %s within 20 s", target);
+	assert_int_equal(kill(lp, SIGSTOP), 0);
+	for (int i = 0; i < 5000 && proc_state(lp) != 'T'; i++)
+		wait_ms(1);
+	assert_int_equal(proc_state(lp), 'T');
+	/* Still held: the profiler had not let it go before it stopped. */
+	if (proc_status(child, "TracerPid") != lp)
+		fail_msg("the command was let go before the profiler stopped: the window was missed");
+	assert_int_equal(kill(lp, SIGINT), 0);
+	assert_int_equal(kill(lp, SIGCONT), 0);
+	status = wait_exit_within(lp, 30000);
+	while (lines_read(lines, line, sizeof(line), 10000) == 1)
+		if (!strncmp(line, "ready", 5))
+			fail_msg("the command ran: %s", line);
+	close(out.fd);
+	{
+		char *text = slurp(err.file, NULL);
+
+		if (status != 128 + SIGINT ||
+		    !strstr(text, fmt("leanprofiler: Interrupt before %s started: nothing recorded; "
+				      "the recording in %s is left as it was\n", target, dir)))
+			fail_msg("exit %d, stderr:\n%s", status, text);
+	}
+	assert_string_equal(entries(dir), listing);
+	for (int i = 0; i < 4; i++)
+		if (strcmp(slurp(fmt("%s/%s", dir, names[i]), NULL), before[i]))
+			fail_msg("%s changed", names[i]);
+	/* The command was killed before it ran, and reaped: no process is left. */
+	assert_int_equal(kill(child, 0), -1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1122,6 +1242,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_second_signal_stops_recording),
 		cmocka_unit_test(test_default_output_keeps_old),
 		cmocka_unit_test(test_failed_run_leaves_nothing),
+		cmocka_unit_test_teardown(test_interrupt_before_start_keeps_old, stop_started),
 	};
 
 	if (argc > 1)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "text.h"
 
 /*
@@ -845,6 +846,9 @@ static int read_text(const char *path, char **out, size_t *len)
 		err = -EINVAL;
 	} else if (fcntl(fd, F_SETFL, 0)) { /* non-blocking only for the open of a FIFO */
 		err = -errno;
+	} else {
+		/* No output of this command may replace it (lp_outfile_openat refuses). */
+		err = lp_outfile_input_fd(fd, path);
 	}
 	while (!err) {
 		ssize_t r;
