@@ -1106,6 +1106,113 @@ static void test_failed_run_leaves_nothing(void **state)
 }
 
 
+static size_t count_of_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The entries of dir that hold text, one per line. */
+static char *entries_with(const char *dir, const char *text)
+{
+	char *all = entries(dir), *list = fmt(""), *save = NULL;
+
+	for (char *e = strtok_r(all, "\n", &save); e; e = strtok_r(NULL, "\n", &save))
+		if (strstr(e, text))
+			list = fmt("%s%s\n", list, e);
+	return list;
+}
+
+/* record -o dir -- stubborn, started: its PID, *target the command's (it printed "ready"). */
+static pid_t start_stubborn(const char *dir, const char *name, pid_t *target, struct lines **lines)
+{
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", (char *)dir, "--",
+			 fmt("%s/tests/targets/stubborn", build), NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_PIPE },
+		  err = { .mode = IO_FILE, .file = fmt("%s/%s.err", tmpdir, name) };
+	char line[128];
+	pid_t lp = spawn(argv, &in, &out, &err);
+
+	*lines = lines_new(out.fd);
+	if (lines_read(*lines, line, sizeof(line), 20000) != 1 ||
+	    sscanf(line, "ready pid=%d", target) != 1)
+		fail_msg("%s: no 'ready' line: %s", name, (*lines)->all);
+	return lp;
+}
+
+/*
+ * Issue: a recording killed with SIGKILL leaves its temporary files
+ * (leanprofiler-summary.json.tmp.XXXXXX, the trace's) behind for good. The
+ * next recording in that directory removes them: only ours (the name, a
+ * regular file of the recorded user) and only those no writer holds: the
+ * files of a recording still running in the same directory stay, and so do
+ * another user's and a name that is not lp_outfile's.
+ */
+static void test_stale_temporaries_removed(void **state)
+{
+	char *dir = fmt("%s/stale", tmpdir), *nested = realpath(fmt("%s/examples/nested", build), NULL);
+	char *live, *theirs = fmt("%s/leanprofiler-trace.json.tmp.Th31r5", dir);
+	char *other_name = fmt("%s/leanprofiler-summary.json.tmp.toolong7", dir);
+	struct lines *lines_a, *lines_b;
+	pid_t a, b, target_a, target_b;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0755), 0);
+	/* B: recording in this directory, its temporary files open and locked. */
+	b = start_stubborn(dir, "stale-b", &target_b, &lines_b);
+	live = entries_with(dir, ".tmp.");
+	assert_int_equal(count_of_lines(live), 2); /* the summary's and the trace's */
+	/* A: started there too, then killed while recording; its command is ended here. */
+	a = start_stubborn(dir, "stale-a", &target_a, &lines_a);
+	assert_int_equal(kill(a, SIGKILL), 0);
+	assert_int_equal(wait_exit(a), 128 + SIGKILL);
+	kill(target_a, SIGKILL);
+	close(lines_a->fd);
+	assert_int_equal(count_of_lines(entries_with(dir, ".tmp.")), 4); /* A's did not touch B's */
+	/* Not ours to remove: another user's, and a name lp_outfile never makes. */
+	write_file(theirs, "theirs\n");
+	assert_int_equal(chown(theirs, 65534, 65534), 0);
+	write_file(other_name, "not a temporary name\n");
+
+	/* C: the next recording there. */
+	record_in(&r, tmpdir, (char *[]){ "-o", dir, "--", nested, NULL });
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.err, fmt("leanprofiler: removed 2 temporary files a recording killed before "
+			       "its end left in %s\n", dir)))
+		fail_msg("stderr:\n%s\ntemporary files there now:\n%s", r.err,
+			 entries_with(dir, ".tmp."));
+	run_free(&r);
+	{
+		char *left = entries_with(dir, ".tmp."), *want = fmt("%s%s", live, "leanprofiler-"
+				  "summary.json.tmp.toolong7\nleanprofiler-trace.json.tmp.Th31r5\n");
+
+		/* B's two, the other user's and the other name: the same lines, in any order. */
+		if (count_of_lines(left) != count_of_lines(want))
+			fail_msg("left:\n%swanted:\n%s", left, want);
+		for (char *save = NULL, *e = strtok_r(want, "\n", &save); e;
+		     e = strtok_r(NULL, "\n", &save))
+			if (!strstr(left, fmt("%s\n", e)))
+				fail_msg("%s was removed; left:\n%s", e, left);
+	}
+	/* B is not harmed: ended (Ctrl-C passed on to its command), it writes its pair. */
+	assert_int_equal(kill(b, SIGINT), 0);
+	assert_int_equal(wait_exit_within(b, 30000), 128 + SIGINT);
+	close(lines_b->fd);
+	assert_string_equal(entries_with(dir, ".tmp."),
+			    "leanprofiler-summary.json.tmp.toolong7\n"
+			    "leanprofiler-trace.json.tmp.Th31r5\n");
+	{
+		json_object *sum = summary_of(dir);
+
+		assert_true(i64(find_row(sum, "stubborn.tick", ""), "calls") >= 1);
+		json_object_put(sum);
+	}
+}
+
 /* The first field of "Key:" in /proc/PID/status, or -1. */
 static long proc_status(pid_t pid, const char *key)
 {
@@ -1243,6 +1350,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_default_output_keeps_old),
 		cmocka_unit_test(test_failed_run_leaves_nothing),
 		cmocka_unit_test_teardown(test_interrupt_before_start_keeps_old, stop_started),
+		cmocka_unit_test_teardown(test_stale_temporaries_removed, stop_started),
 	};
 
 	if (argc > 1)

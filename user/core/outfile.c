@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -111,6 +112,13 @@ static int create_tmp(struct lp_outfile *o)
 			o->tmp[len - 6 + k] = chars[rnd[k] % (sizeof(chars) - 1)];
 		fd = openat(o->dirfd, o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0666);
+		/*
+		 * Locked while it is written: the lock goes with the writer, SIGKILL
+		 * too, so that a later recording tells a stale file from a live one
+		 * (lp_outdir_clean_stale). A file system without flock: no lock.
+		 */
+		if (fd >= 0)
+			flock(fd, LOCK_EX | LOCK_NB);
 		if (fd >= 0 || errno != EEXIST)
 			return fd >= 0 ? fd : -errno;
 	}

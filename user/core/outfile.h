@@ -2,7 +2,8 @@
 /*
  * Output files appear whole or not at all: written to a new temporary file in
  * the same directory (never an existing one, never a link, closed on exec),
- * then renamed over the final name.
+ * then renamed over the final name. The temporary file is locked (flock)
+ * until then: one whose lock is free was left by a writer that is gone.
  */
 #ifndef LP_OUTFILE_H
 #define LP_OUTFILE_H

@@ -130,6 +130,19 @@ static int open_output(struct recorder *r, struct lp_outfile *o, struct lp_trace
 	return err;
 }
 
+/* What a recording killed before its end left in the output directory (its temporary files). */
+static void clean_stale(struct recorder *r)
+{
+	static const char *const names[] = { "leanprofiler-trace.json",
+					     "leanprofiler-summary.json" };
+	size_t n = lp_outdir_clean_stale(&r->outdir, names, 2,
+					 r->user.set ? r->user.uid : geteuid());
+
+	if (n)
+		lp_note("removed %zu temporary file%s a recording killed before its end left in %s",
+			n, n > 1 ? "s" : "", r->o->out_dir);
+}
+
 /* Who the outputs are for; the output directory and the summary, before anything is recorded. */
 static int setup_outputs(struct recorder *r)
 {
@@ -145,6 +158,8 @@ static int setup_outputs(struct recorder *r)
 		r->launch_as.set = false;
 	/* A bad directory must fail before anything is recorded (lp_outdir_open says why). */
 	err = lp_outdir_open(&r->outdir, r->o->out_dir, &r->user);
+	if (!err)
+		clean_stale(r);
 	if (!err)
 		err = open_output(r, &r->summary, NULL, "leanprofiler-summary.json",
 				  r->summary_path);
