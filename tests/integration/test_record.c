@@ -801,6 +801,18 @@ static void test_many_names_memory(void **state)
 	assert_non_null(strstr(text, "\nNot shown: 9961 more rows; "));
 	assert_non_null(strstr(text, "\nFolded: "));
 	free(text);
+	/* Within what report reads (LP_SUMMARY_FILE_MAX, LP_SUMMARY_VALUES_MAX), and cheaply. */
+	{
+		char *rep_argv[] = { fmt("%s/leanprofiler", build), "report", out, NULL };
+		struct run r;
+
+		assert_int_equal(run_usage(&r, rep_argv, &ru), 0);
+		print_message("report of it: exit %d, peak RSS %ld KiB\n", r.status, ru.ru_maxrss);
+		if (r.status != 0)
+			fail_msg("report exited %d: %s", r.status, r.err);
+		assert_true(ru.ru_maxrss < MANY_NAMES_RSS_MAX_KIB);
+		run_free(&r);
+	}
 }
 
 /*

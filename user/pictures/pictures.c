@@ -232,7 +232,7 @@ static int load_summary(struct lp_recording *r)
 	struct json_tokener *tok;
 	const char *schema;
 	char *path = NULL, *text = NULL;
-	size_t len = 0;
+	size_t len = 0, max;
 	int err;
 
 	if (access(r->summary_path, F_OK)) {
@@ -245,6 +245,14 @@ static int load_summary(struct lp_recording *r)
 	free(path);
 	if (err)
 		return err;
+	max = lp_summary_values_max();
+	if (lp_json_values(text, len, max) > max) {
+		free(text);
+		lp_err("%s: more than %zu JSON values (LP_SUMMARY_VALUES_MAX): refused, parsing them "
+		       "would cost over 0.6 GB; a real recording's (a larger --max-groups)? set "
+		       LP_SUMMARY_VALUES_ENV " higher", r->summary_path, max);
+		return -EFBIG;
+	}
 	tok = len <= INT32_MAX ? json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH) : NULL;
 	if (tok) {
 		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
