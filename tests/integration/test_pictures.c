@@ -485,6 +485,13 @@ static void test_output_error_says_what_to_do(void **state)
 					  "--svg pictures %s'\n", rel, rel)));
 	run_free(&r);
 	assert_string_equal(ls(empty), "");
+	/* A recording in '.', and the one meant given as the page. */
+	r = report_in(rec.nested, (char *[]){ "--html", rel, NULL });
+	assert_int_equal(r.status, 125);
+	assert_string_equal(r.err, fmt("leanprofiler: cannot write the page %s: it is a directory; "
+				       "--html takes the page's FILE, then the recording's PATH, e.g. "
+				       "'leanprofiler report --html page.html %s'\n", rel, rel));
+	run_free(&r);
 
 	/* Not JSON, and cut short: one line each, no literal "\n". */
 	assert_int_equal(mkdir(bad, 0755), 0);

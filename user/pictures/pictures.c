@@ -481,10 +481,18 @@ static bool no_default_recording(const struct lp_pictures_opts *o)
 int lp_pictures_run(const struct lp_pictures_opts *o, const char *path)
 {
 	struct lp_recording r;
+	struct stat st;
 	int err, dirfd = -1;
 
 	if (!path && no_default_recording(o))
 		return -ENOENT;
+	if (o->html_path && !stat(o->html_path, &st) && S_ISDIR(st.st_mode)) {
+		/* `report --html r1 .`: r1 was meant as the recording, the page's name forgotten. */
+		lp_err("cannot write the page %s: it is a directory; --html takes the page's FILE, "
+		       "then the recording's PATH, e.g. 'leanprofiler report --html page.html %s'",
+		       o->html_path, o->html_path);
+		return -EISDIR;
+	}
 	err = lp_recording_load(&r, path ? path : ".");
 	if (!err && o->svg_dir) {
 		err = open_dir(o->svg_dir, &dirfd);
