@@ -1297,53 +1297,58 @@ static void test_interrupt_before_start_keeps_old(void **state)
 	for (int i = 0; i < 4; i++)
 		before[i] = slurp(fmt("%s/%s", dir, names[i]), NULL);
 
-	lp = spawn(argv, &in, &out, &err);
-	lines = lines_new(out.fd);
-	/* The command exec'ed, held by the profiler: its tracer until it lets it run. */
-	for (int i = 0; i < 20000; i++) {
-		child = child_of(lp);
-		if (child > 0 && proc_status(child, "TracerPid") == lp) {
-			char exe[PATH_MAX];
-			ssize_t n = readlink(fmt("/proc/%d/exe", (int)child), exe, sizeof(exe) - 1);
+	/* To the profiler alone (kill), then to the command as well (a terminal's Ctrl-C). */
+	for (int to_both = 0; to_both < 2; to_both++) {
+		lp = spawn(argv, &in, &out, &err);
+		lines = lines_new(out.fd);
+		/* The command exec'ed, held by the profiler: its tracer until it lets it run. */
+		for (int i = 0; i < 20000; i++) {
+			child = child_of(lp);
+			if (child > 0 && proc_status(child, "TracerPid") == lp) {
+				char exe[PATH_MAX];
+				ssize_t n = readlink(fmt("/proc/%d/exe", (int)child), exe, sizeof(exe) - 1);
 
-			if (n > 0 && (exe[n] = '\0', !strcmp(exe, target)))
-				break;
+				if (n > 0 && (exe[n] = '\0', !strcmp(exe, target)))
+					break;
+			}
+			child = 0;
+			wait_ms(1);
 		}
-		child = 0;
-		wait_ms(1);
-	}
-	if (!child)
-		fail_msg("no traced child running %s within 20 s", target);
-	assert_int_equal(kill(lp, SIGSTOP), 0);
-	for (int i = 0; i < 5000 && proc_state(lp) != 'T'; i++)
-		wait_ms(1);
-	assert_int_equal(proc_state(lp), 'T');
-	/* Still held: the profiler had not let it go before it stopped. */
-	if (proc_status(child, "TracerPid") != lp)
-		fail_msg("the command was let go before the profiler stopped: the window was missed");
-	assert_int_equal(kill(lp, SIGINT), 0);
-	assert_int_equal(kill(lp, SIGCONT), 0);
-	status = wait_exit_within(lp, 30000);
-	while (lines_read(lines, line, sizeof(line), 10000) == 1)
-		if (!strncmp(line, "ready", 5))
-			fail_msg("the command ran: %s", line);
-	close(out.fd);
-	{
-		char *text = slurp(err.file, NULL);
+		if (!child)
+			fail_msg("no traced child running %s within 20 s", target);
+		assert_int_equal(kill(lp, SIGSTOP), 0);
+		for (int i = 0; i < 5000 && proc_state(lp) != 'T'; i++)
+			wait_ms(1);
+		assert_int_equal(proc_state(lp), 'T');
+		/* Still held: the profiler had not let it go before it stopped. */
+		if (proc_status(child, "TracerPid") != lp)
+			fail_msg("the command was let go before the profiler stopped: the window was missed");
+		assert_int_equal(kill(lp, SIGINT), 0);
+		if (to_both)
+			assert_int_equal(kill(child, SIGINT), 0);
+		assert_int_equal(kill(lp, SIGCONT), 0);
+		status = wait_exit_within(lp, 30000);
+		while (lines_read(lines, line, sizeof(line), 10000) == 1)
+			if (!strncmp(line, "ready", 5))
+				fail_msg("the command ran: %s", line);
+		close(out.fd);
+		{
+			char *text = slurp(err.file, NULL);
 
-		if (status != 128 + SIGINT ||
-		    !strstr(text, fmt("leanprofiler: Interrupt before %s started: nothing recorded; "
-				      "the recording in %s is left as it was\n", target, dir)))
-			fail_msg("exit %d, stderr:\n%s", status, text);
+			if (status != 128 + SIGINT ||
+			    !strstr(text, fmt("leanprofiler: Interrupt before %s started: nothing recorded; "
+					      "the recording in %s is left as it was\n", target, dir)))
+				fail_msg("%s: exit %d, stderr:\n%s", to_both ? "both" : "profiler", status,
+					 text);
+		}
+		assert_string_equal(entries(dir), listing);
+		for (int i = 0; i < 4; i++)
+			if (strcmp(slurp(fmt("%s/%s", dir, names[i]), NULL), before[i]))
+				fail_msg("%s changed", names[i]);
+		/* The command was killed before it ran, and reaped: no process is left. */
+		assert_int_equal(kill(child, 0), -1);
 	}
-	assert_string_equal(entries(dir), listing);
-	for (int i = 0; i < 4; i++)
-		if (strcmp(slurp(fmt("%s/%s", dir, names[i]), NULL), before[i]))
-			fail_msg("%s changed", names[i]);
-	/* The command was killed before it ran, and reaped: no process is left. */
-	assert_int_equal(kill(child, 0), -1);
 }
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {

@@ -571,6 +571,12 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		err = setup_outputs(&r);
 	if (!err)
 		err = setup_session(&r);
+	/*
+	 * A terminal's Ctrl-C reaches the held command too, which then dies in
+	 * the loader and fails the attach (said): the signal was the cause.
+	 */
+	if (err && err != -EINTR && r.sigfd >= 0 && res->stage == LP_STAGE_SETUP)
+		interrupted_before_start(&r);
 	if (!err)
 		err = start_recording(&r);
 	if (!err) {
