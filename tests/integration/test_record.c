@@ -1176,13 +1176,16 @@ static void test_stale_temporaries_removed(void **state)
 	assert_int_equal(mkdir(dir, 0755), 0);
 	/* B: recording in this directory, its temporary files open and locked. */
 	b = start_stubborn(dir, "stale-b", &target_b, &lines_b);
+	started_add(target_b); /* ended by stop_started if this test fails: not our child */
 	live = entries_with(dir, ".tmp.");
 	assert_int_equal(count_of_lines(live), 2); /* the summary's and the trace's */
 	/* A: started there too, then killed while recording; its command is ended here. */
 	a = start_stubborn(dir, "stale-a", &target_a, &lines_a);
+	started_add(target_a);
 	assert_int_equal(kill(a, SIGKILL), 0);
 	assert_int_equal(wait_exit(a), 128 + SIGKILL);
 	kill(target_a, SIGKILL);
+	started_forget(target_a);
 	close(lines_a->fd);
 	assert_int_equal(count_of_lines(entries_with(dir, ".tmp.")), 4); /* A's did not touch B's */
 	/* Not ours to remove: another user's, and a name lp_outfile never makes. */
@@ -1213,6 +1216,7 @@ static void test_stale_temporaries_removed(void **state)
 	/* B is not harmed: ended (Ctrl-C passed on to its command), it writes its pair. */
 	assert_int_equal(kill(b, SIGINT), 0);
 	assert_int_equal(wait_exit_within(b, 30000), 128 + SIGINT);
+	started_forget(target_b); /* it died of the SIGINT passed on */
 	close(lines_b->fd);
 	assert_string_equal(entries_with(dir, ".tmp."),
 			    "leanprofiler-summary.json.tmp.toolong7\n"
