@@ -12,20 +12,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common.h"
+
 #define LP_OUTFILE_BUFFER (1u << 20)
 #define LP_OUTFILE_TRIES 100 /* temporary names tried before giving up */
 
-/* The files read so far (lp_outfile_input_fd); a command reads two or three. */
-static struct {
+/* The files read so far (lp_outfile_input_fd): two or three, export's two per PATH. */
+static struct lp_input {
 	dev_t dev;
 	ino_t ino;
 	char *path;
-} inputs[LP_OUTFILE_INPUTS_MAX];
-static size_t ninputs;
+} *inputs;
+static size_t ninputs, cap_inputs;
 static const char *refused; /* the input the last refused output was */
 
 int lp_outfile_input_fd(int fd, const char *path)
 {
+	struct lp_input *p;
 	struct stat st;
 
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
@@ -33,8 +36,10 @@ int lp_outfile_input_fd(int fd, const char *path)
 	for (size_t i = 0; i < ninputs; i++)
 		if (inputs[i].dev == st.st_dev && inputs[i].ino == st.st_ino)
 			return 0;
-	if (ninputs == LP_OUTFILE_INPUTS_MAX)
-		return -ENOMEM; /* a bug: no command reads so many */
+	p = lp_grow(inputs, &cap_inputs, ninputs + 1, sizeof(*inputs));
+	if (!p)
+		return -ENOMEM;
+	inputs = p;
 	inputs[ninputs].path = strdup(path);
 	if (!inputs[ninputs].path)
 		return -ENOMEM;

@@ -27,7 +27,6 @@ struct lp_outfile {
  * summary it had read). path is how messages name it. 0, or -ENOMEM.
  */
 #define LP_OUTFILE_EINPUT ENOTUNIQ /* never from openat or renameat on a local file */
-#define LP_OUTFILE_INPUTS_MAX 16
 int lp_outfile_input_fd(int fd, const char *path);
 /* The input fd (e.g. stdout) is, or NULL. */
 const char *lp_outfile_input_at_fd(int fd);
