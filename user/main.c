@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "clickhouse.h"
@@ -17,6 +18,7 @@
 #include "common.h"
 #include "diff.h"
 #include "list.h"
+#include "outfile.h"
 #include "pictures.h"
 #include "presets.h"
 #include "proc.h"
@@ -116,26 +118,6 @@ static const struct argp_option record_options[] = {
 
 static const char *record_export_url; /* --export */
 
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	}
-	if (*end && strcmp(end, "B") && strcmp(end, "iB"))
-		return -EINVAL;
-	*out = (size_t)v;
-	return 0;
-}
-
 /* A process ID: a decimal number from 1 to INT32_MAX. 0 or -EINVAL. */
 /*
  * top -H, ps -L and gettid() show thread ids: one stands for its process,
@@ -163,6 +145,8 @@ static int record_exit_code(const struct lp_record_opts *o, const struct lp_reco
 		return err == -ENOENT ? LP_EXIT_NOT_FOUND : LP_EXIT_CANNOT_RUN;
 	case LP_STAGE_SETUP:
 		return LP_EXIT_FAILURE;
+	case LP_STAGE_INTERRUPTED:
+		return res->exit_code; /* 128 + the signal, as a shell's */
 	case LP_STAGE_RUN:
 		return err ? LP_EXIT_FAILURE : o->mode == LP_MODE_LAUNCH ? res->exit_code : 0;
 	}
@@ -218,7 +202,6 @@ static error_t add_spec(struct argp_state *state, struct lp_record_opts *o, stru
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct lp_record_opts *o = state->input;
-	size_t size = 0;
 	uint64_t count;
 
 	switch (key) {
@@ -231,13 +214,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		lp_verbose = 1;
 		break;
 	case OPT_BUFFER:
-		if (parse_size(arg, &size) || size < LP_BUFFER_MIN || size > LP_BUFFER_MAX ||
-		    (size & (size - 1)))
+		if (lp_parse_size(arg, LP_BUFFER_MIN, LP_BUFFER_MAX, &count) || (count & (count - 1)))
 			return lp_usage_error(state,
 				   "invalid --buffer-size '%s': a power of two from 64K to 1G, "
 				   "e.g. 16M",
 				   arg);
-		o->buffer_bytes = size;
+		o->buffer_bytes = (size_t)count;
 		break;
 	case OPT_COUNTER_NAME:
 		o->counter_name = arg;
@@ -606,6 +588,20 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/*
+ * `report PATH >> PATH/leanprofiler-summary.json` would append to what it read
+ * (with `>` the shell has emptied it already, and reading it says so).
+ */
+static bool stdout_is_input(const char *what)
+{
+	const char *input = lp_outfile_input_at_fd(STDOUT_FILENO);
+
+	if (input)
+		lp_err("cannot write the %s to standard output: it is %s, which this command "
+		       "reads; nothing written; send the output elsewhere", what, input);
+	return input != NULL;
+}
+
 /* Exit status: 0, or 125 when the recording cannot be read or printed. */
 static int cmd_report(int argc, char **argv)
 {
@@ -622,9 +618,13 @@ static int cmd_report(int argc, char **argv)
 	if (!lp_cli_parse(&argp, argc, argv, 0, &a, &status))
 		return status;
 	if (lp_pictures_wanted(&a.pictures))
-		return lp_pictures_run(&a.pictures, a.path ? a.path : ".") ? LP_EXIT_FAILURE : 0;
+		return lp_pictures_run(&a.pictures, a.path) ? LP_EXIT_FAILURE : 0;
 	if (lp_summary_read(a.path ? a.path : ".", &s))
 		return LP_EXIT_FAILURE; /* said */
+	if (stdout_is_input("report")) {
+		lp_summary_free(&s);
+		return LP_EXIT_FAILURE;
+	}
 	err = lp_view_print(stdout, &s, &a.v);
 	lp_summary_free(&s);
 	if (fflush(stdout) && !err) {
@@ -720,6 +720,11 @@ static int cmd_diff(int argc, char **argv)
 		return LP_EXIT_FAILURE; /* said */
 	if (lp_summary_read(a.paths[1], &now)) {
 		lp_summary_free(&base);
+		return LP_EXIT_FAILURE;
+	}
+	if (stdout_is_input("comparison")) {
+		lp_summary_free(&base);
+		lp_summary_free(&now);
 		return LP_EXIT_FAILURE;
 	}
 	err = lp_diff_print(stdout, &base, &now, &a.o, &regressions);

@@ -887,8 +887,121 @@ static void test_record_export(void **state)
 	run_free(&r);
 }
 
+
+/* ---- a hostile server (no ClickHouse: a few lines of Python) ---- */
+
+/*
+ * Answers every request with HTTP 500 and a body that never ends: "fast", a
+ * first line and then 64 KiB chunks as fast as they are taken; "trickle", no
+ * newline ever, a byte every 50 ms (faster than libcurl's stall limit of 1
+ * byte a second, so that only a time limit of our own ends it). Prints its
+ * port once it listens.
+ */
+static const char hostile_server_py[] =
+	"import socket, sys, time\n"
+	"mode = sys.argv[1]\n"
+	"s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+	"s.bind(('127.0.0.1', 0)); s.listen(8)\n"
+	"print('port', s.getsockname()[1], flush=True)\n"
+	"while True:\n"
+	"    c, _ = s.accept()\n"
+	"    try:\n"
+	"        c.settimeout(5); req = b''\n"
+	"        while b'\\r\\n\\r\\n' not in req:\n"
+	"            d = c.recv(65536)\n"
+	"            if not d: break\n"
+	"            req += d\n"
+	"        c.sendall(b'HTTP/1.1 500 Internal Server Error\\r\\nContent-Type: text/plain\\r\\n\\r\\n')\n"
+	"        if mode == 'fast':\n"
+	"            c.sendall(b'Code: 999. DB::Exception: hostile first line\\n')\n"
+	"            while True: c.sendall(b'x' * 65536)\n"
+	"        else:\n"
+	"            while True: c.sendall(b'y'); time.sleep(0.05)\n"
+	"    except OSError:\n"
+	"        pass\n"
+	"    c.close()\n";
+
+static char *hostile_rec;
+
+static int hostile_setup(void **state)
+{
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o",
+			 fmt("%s/hostile-server-rec", tmpdir), "--",
+			 fmt("%s/examples/nested", build), NULL };
+	struct run r;
+
+	(void)state;
+	write_file(fmt("%s/hostile_server.py", tmpdir), hostile_server_py);
+	if (run(&r, argv) || r.status != 0)
+		return -1;
+	run_free(&r);
+	hostile_rec = argv[3];
+	return 0;
+}
+
+/* Starts the server in mode: its PID, *port its port. */
+static pid_t hostile_server(const char *mode, int *port)
+{
+	char *argv[] = { "/usr/bin/python3", fmt("%s/hostile_server.py", tmpdir), (char *)mode, NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_PIPE }, err = { .mode = IO_INHERIT };
+	pid_t pid = spawn(argv, &in, &out, &err);
+	struct lines *l = lines_new(out.fd);
+	char line[64];
+
+	if (lines_read(l, line, sizeof(line), 20000) != 1 || sscanf(line, "port %d", port) != 1)
+		fail_msg("the fake server did not start: %s", l->all);
+	return pid;
+}
+
+/*
+ * Issue: a server answering 500 with an endless body held `export` forever
+ * (its answer was read to the end, only the first 4096 bytes kept). Now the
+ * first line ends the read, and a body without one is read for
+ * LP_CH_ERROR_TIMEOUT (10 s) at most: exit 3, one line, within the bound.
+ */
+static void test_hostile_server_error_body(void **state)
+{
+	static const struct {
+		const char *mode, *says;
+		int within_ms;
+	} cases[] = {
+		{ "fast", "answered HTTP 500: Code: 999. DB::Exception: hostile first line\n", 5000 },
+		{ "trickle", "answered HTTP 500: yyy", (10 + 8) * 1000 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int port = 0;
+		pid_t server = hostile_server(cases[i].mode, &port);
+		char *argv[] = { fmt("%s/leanprofiler", build), "export", "--clickhouse",
+				 fmt("http://127.0.0.1:%d/", port), "--host", "x", hostile_rec, NULL };
+		char *out = fmt("%s/hostile.out", tmpdir), *errp = fmt("%s/hostile.err", tmpdir), *err;
+		uint64_t t0 = now_ns();
+		pid_t lp = spawn_to(argv, out, errp);
+		int status;
+
+		started_add(lp);
+		status = wait_exit_within(lp, cases[i].within_ms);
+		err = slurp(errp, NULL);
+		print_message("%s: exit %d after %.1f s: %s", cases[i].mode, status,
+			      (double)(now_ns() - t0) / 1e9, err);
+		if (status != 3 || !strstr(err, cases[i].says) || lines_of(err) != 1)
+			fail_msg("%s: exit %d, stderr:\n%s", cases[i].mode, status, err);
+		if (!strcmp(cases[i].mode, "trickle") &&
+		    !strstr(err, "(the rest of the answer not read: more than 10 s)\n"))
+			fail_msg("the time limit is not said:\n%s", err);
+		free(err);
+		kill(server, SIGKILL);
+		wait_exit(server);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	const struct CMUnitTest hostile[] = {
+		cmocka_unit_test_teardown(test_hostile_server_error_body, stop_started),
+	};
+	const char *filter = getenv("LP_TEST_FILTER");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_hosts_answer_the_summaries),
 		cmocka_unit_test(test_regression_between_two_dates),
@@ -916,5 +1029,16 @@ int main(int argc, char **argv)
 	}
 	if (!mkdtemp(tmpdir))
 		return 1;
+	if (filter) /* e.g. LP_TEST_FILTER=test_hostile_server_error_body */
+		cmocka_set_test_filter(filter);
+	/* Without ClickHouse: first, and alone when the filter names it. */
+	if (cmocka_run_group_tests_name("hostile server", hostile, hostile_setup, NULL))
+		return 1;
+	if (filter && !strncmp(filter, "test_hostile_server", 19)) {
+		char *rm[] = { "/bin/rm", "-rf", tmpdir, NULL };
+
+		wait_exit(spawn_to(rm, "/dev/null", "/dev/null"));
+		return 0;
+	}
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -22,6 +22,7 @@
  * Needs root (BPF, to record); skipped otherwise.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -314,6 +315,199 @@ static void test_errors(void **state)
 	r = report("--html", fmt("%s/x.html", tmpdir), tmpdir, NULL);
 	assert_int_equal(r.status, 125);
 	assert_non_null(strstr(r.err, "cannot read the summary"));
+	run_free(&r);
+}
+
+
+/* The lines of leanprofiler's stderr that are errors, not warnings. */
+static size_t count_errors(const char *err)
+{
+	size_t n = 0;
+
+	for (const char *l = err; l && *l; l = strchr(l, '\n')) {
+		l += *l == '\n';
+		if (!strncmp(l, "leanprofiler: ", 14) && strncmp(l, "leanprofiler: warning: ", 23))
+			n++;
+	}
+	return n;
+}
+
+/* The entries of dir but . and .., sorted, one per line. */
+static char *ls(const char *dir)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+	char *list = fmt("");
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+			list = fmt("%s%s\n", list, names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	return list;
+}
+
+/* leanprofiler report ARGS... run in dir (its working directory). */
+static struct run report_in(const char *dir, char *const args[])
+{
+	char *argv[16] = { "/usr/bin/env", "-C", (char *)dir, realpath(lp_bin, NULL), "report" };
+	size_t n = 5;
+	struct run r;
+
+	for (size_t i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	assert_int_equal(run(&r, argv), 0);
+	return r;
+}
+
+/* A copy of the nested recording in tmpdir/name: its summary's bytes in *sum. */
+static char *copy_nested(const char *name, char **sum, char **trace)
+{
+	char *dir = fmt("%s/%s", tmpdir, name);
+
+	assert_int_equal(system(fmt("cp -r '%s' '%s'", rec.nested, dir)), 0);
+	*sum = slurp(fmt("%s/leanprofiler-summary.json", dir), NULL);
+	*trace = slurp(fmt("%s/leanprofiler-trace.json", dir), NULL);
+	assert_non_null(*sum);
+	assert_non_null(*trace);
+	return dir;
+}
+
+/* The lines of text (each ends with '\n'). */
+static size_t lines_in(const char *text)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strchr(p, '\n')); p++)
+		n++;
+	return n;
+}
+
+/*
+ * Issue: in a recording's directory `report --html leanprofiler-summary.json`
+ * (the page's FILE forgotten) wrote the page over the summary it read, exit 0.
+ * Every output that is one of the files read is refused, one line, exit 125,
+ * and nothing is written: not the page, not a temporary file, not the other SVG.
+ */
+static void test_output_is_input(void **state)
+{
+	char *sum, *trace, *dir = copy_nested("over", &sum, &trace);
+	char *listing = fmt("leanprofiler-summary.json\nleanprofiler-trace.json\n");
+	struct {
+		char *args[4];
+		const char *says;
+	} cases[] = {
+		{ { "--html", "leanprofiler-summary.json", NULL },
+		  "cannot write leanprofiler-summary.json: it is ./leanprofiler-summary.json, which "
+		  "this command reads: nothing written; give the output another name\n" },
+		{ { "--html", "leanprofiler-trace.json", ".", NULL },
+		  "cannot write leanprofiler-trace.json: it is ./leanprofiler-trace.json, which "
+		  "this command reads" },
+		{ { "--html", "./leanprofiler-summary.json", "leanprofiler-trace.json", NULL },
+		  "which this command reads" },
+		/* A link to it: what it leads to is what was meant. */
+		{ { "--html", "link.html", NULL }, "cannot write link.html: it is "
+						   "./leanprofiler-summary.json, which" },
+		/* rows.svg is the summary under another name: timeline.svg is not written either. */
+		{ { "--svg", "svg", NULL }, "cannot write svg/rows.svg: it is "
+					    "./leanprofiler-summary.json, which" },
+	};
+
+	(void)state;
+	assert_int_equal(symlink("leanprofiler-summary.json", fmt("%s/link.html", dir)), 0);
+	assert_int_equal(mkdir(fmt("%s/svg", dir), 0755), 0);
+	assert_int_equal(link(fmt("%s/leanprofiler-summary.json", dir), fmt("%s/svg/rows.svg", dir)),
+			 0);
+	listing = fmt("leanprofiler-summary.json\nleanprofiler-trace.json\nlink.html\nsvg\n");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct run r = report_in(dir, cases[i].args);
+
+		if (r.status != 125 || !strstr(r.err, cases[i].says) || r.out_len)
+			fail_msg("case %zu (%s %s): exit %d, stdout: %s, stderr: %s", i,
+				 cases[i].args[0], cases[i].args[1], r.status, r.out, r.err);
+		/* One line of error (the trace's own warnings aside). */
+		assert_int_equal(count_errors(r.err), 1);
+		run_free(&r);
+		assert_string_equal(slurp(fmt("%s/leanprofiler-summary.json", dir), NULL), sum);
+		assert_string_equal(slurp(fmt("%s/leanprofiler-trace.json", dir), NULL), trace);
+		assert_string_equal(ls(dir), listing);
+		assert_string_equal(ls(fmt("%s/svg", dir)), "rows.svg\n");
+	}
+	/* The same page under another name is written, its size in KB (a 26 KB page was "0.0 MB"). */
+	{
+		struct run r = report_in(dir, (char *[]){ "--html", "page.html", NULL });
+		struct stat st;
+
+		assert_int_equal(r.status, 0);
+		assert_int_equal(stat(fmt("%s/page.html", dir), &st), 0);
+		assert_true(st.st_size > 1000 && st.st_size < 999950);
+		if (!strstr(r.out, fmt("Page: page.html (%.1f KB)\n", (double)st.st_size / 1000)))
+			fail_msg("stdout: %s", r.out);
+		run_free(&r);
+	}
+}
+
+/*
+ * Issue: `report --html r1` (the page's FILE forgotten: r1 is the page, the
+ * recording defaults to '.') said only "cannot read the summary
+ * ./leanprofiler-summary.json": now what to type instead. A summary that is not
+ * JSON: json-c's text in one line, without its "\n".
+ */
+static void test_output_error_says_what_to_do(void **state)
+{
+	char *empty = fmt("%s/empty-cwd", tmpdir), *bad = fmt("%s/bad", tmpdir);
+	char *rel = fmt("../%s", strrchr(rec.nested, '/') + 1);
+	struct run r;
+
+	(void)state;
+	assert_int_equal(mkdir(empty, 0755), 0);
+	r = report_in(empty, (char *[]){ "--html", rel, NULL });
+	assert_int_equal(r.status, 125);
+	assert_string_equal(r.err, fmt("leanprofiler: no recording in the current directory (no "
+				       "./leanprofiler-summary.json): --html takes the page's FILE, "
+				       "then the recording's PATH; to draw %s: 'leanprofiler report "
+				       "--html page.html %s'\n", rel, rel));
+	run_free(&r);
+	r = report_in(empty, (char *[]){ "--html", "r1", NULL });
+	assert_int_equal(r.status, 125);
+	assert_string_equal(r.err, "leanprofiler: no recording in the current directory (no "
+				   "./leanprofiler-summary.json): --html FILE took 'r1' as the "
+				   "page's FILE; give the recording after it: 'leanprofiler report "
+				   "--html page.html PATH'\n");
+	run_free(&r);
+	r = report_in(empty, (char *[]){ "--svg", rel, NULL });
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, fmt("--svg takes the DIR to write into, then the "
+					  "recording's PATH; to draw %s: 'leanprofiler report "
+					  "--svg pictures %s'\n", rel, rel)));
+	run_free(&r);
+	assert_string_equal(ls(empty), "");
+	/* A recording in '.', and the one meant given as the page. */
+	r = report_in(rec.nested, (char *[]){ "--html", rel, NULL });
+	assert_int_equal(r.status, 125);
+	assert_string_equal(r.err, fmt("leanprofiler: cannot write the page %s: it is a directory; "
+				       "--html takes the page's FILE, then the recording's PATH, e.g. "
+				       "'leanprofiler report --html page.html %s'\n", rel, rel));
+	run_free(&r);
+
+	/* Not JSON, and cut short: one line each, no literal "\n". */
+	assert_int_equal(mkdir(bad, 0755), 0);
+	write_file(fmt("%s/leanprofiler-summary.json", bad), "this is not JSON\n");
+	r = report("--html", fmt("%s/page.html", tmpdir), bad, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_in(r.err), 1);
+	assert_null(strstr(r.err, "\\n"));
+	assert_non_null(strstr(r.err, fmt("cannot read the summary %s/leanprofiler-summary.json: "
+					  "not JSON (", bad)));
+	run_free(&r);
+	write_file(fmt("%s/leanprofiler-summary.json", bad), "{\"schema\": \"leanprofiler-summ");
+	r = report("--svg", fmt("%s/svg-bad", tmpdir), bad, NULL);
+	assert_int_equal(r.status, 125);
+	assert_int_equal(lines_in(r.err), 1);
+	assert_non_null(strstr(r.err, "not JSON (it ends early: a truncated file?)\n"));
 	run_free(&r);
 }
 
@@ -1005,6 +1199,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_svg_summary_only),
 		cmocka_unit_test(test_svg_counter_name),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_output_is_input),
+		cmocka_unit_test(test_output_error_says_what_to_do),
 		cmocka_unit_test_teardown(test_html_nested, stop_browser),
 		cmocka_unit_test_teardown(test_html_counter_name, stop_browser),
 		cmocka_unit_test_teardown(test_html_off_cpu, stop_browser),

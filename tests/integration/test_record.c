@@ -401,6 +401,8 @@ static void test_failures(void **state)
 		{ 126, "Permission denied" },
 		{ 125, "no leanprofiler markers in /bin/true" },
 		{ 125, "invalid --buffer-size '3M'" },
+		/* 2^64 + 1 GiB: never wrapped to 1 GiB and taken. */
+		{ 125, "invalid --buffer-size '17179869185G': a power of two from 64K to 1G" },
 		{ 125, "no COMMAND to record" },
 		{ 125, "cannot write to output directory /proc/no/such/dir" },
 		{ 125, "not allowed to load BPF programs: run as root (sudo) or with CAP_BPF and "
@@ -420,6 +422,8 @@ static void test_failures(void **state)
 		{ lp, "record", "-o", out, "--", notexec, NULL },
 		{ lp, "record", "-o", out, "--", "/bin/true", NULL },
 		{ lp, "record", "--buffer-size", "3M", "--", "/bin/true", NULL },
+		{ lp, "record", "-o", out, "--buffer-size", "17179869185G", "--", "/nonexistent/command",
+		  NULL },
 		{ lp, "record", "-o", out, NULL },
 		{ lp, "record", "-o", "/proc/no/such/dir", "--", "/usr/bin/touch", created, NULL },
 		/* Not root: nobody, with no capabilities, in a directory it may write. */
@@ -797,6 +801,18 @@ static void test_many_names_memory(void **state)
 	assert_non_null(strstr(text, "\nNot shown: 9961 more rows; "));
 	assert_non_null(strstr(text, "\nFolded: "));
 	free(text);
+	/* Within what report reads (LP_SUMMARY_FILE_MAX, LP_SUMMARY_VALUES_MAX), and cheaply. */
+	{
+		char *rep_argv[] = { fmt("%s/leanprofiler", build), "report", out, NULL };
+		struct run r;
+
+		assert_int_equal(run_usage(&r, rep_argv, &ru), 0);
+		print_message("report of it: exit %d, peak RSS %ld KiB\n", r.status, ru.ru_maxrss);
+		if (r.status != 0)
+			fail_msg("report exited %d: %s", r.status, r.err);
+		assert_true(ru.ru_maxrss < MANY_NAMES_RSS_MAX_KIB);
+		run_free(&r);
+	}
 }
 
 /*
@@ -1101,6 +1117,242 @@ static void test_failed_run_leaves_nothing(void **state)
 			    "leanprofiler-summary.json\nleanprofiler-trace.json\n");
 }
 
+
+static size_t count_of_lines(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The entries of dir that hold text, one per line. */
+static char *entries_with(const char *dir, const char *text)
+{
+	char *all = entries(dir), *list = fmt(""), *save = NULL;
+
+	for (char *e = strtok_r(all, "\n", &save); e; e = strtok_r(NULL, "\n", &save))
+		if (strstr(e, text))
+			list = fmt("%s%s\n", list, e);
+	return list;
+}
+
+/* record -o dir -- stubborn, started: its PID, *target the command's (it printed "ready"). */
+static pid_t start_stubborn(const char *dir, const char *name, pid_t *target, struct lines **lines)
+{
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", (char *)dir, "--",
+			 fmt("%s/tests/targets/stubborn", build), NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_PIPE },
+		  err = { .mode = IO_FILE, .file = fmt("%s/%s.err", tmpdir, name) };
+	char line[128];
+	pid_t lp = spawn(argv, &in, &out, &err);
+
+	*lines = lines_new(out.fd);
+	if (lines_read(*lines, line, sizeof(line), 20000) != 1 ||
+	    sscanf(line, "ready pid=%d", target) != 1)
+		fail_msg("%s: no 'ready' line: %s", name, (*lines)->all);
+	return lp;
+}
+
+/*
+ * Issue: a recording killed with SIGKILL leaves its temporary files
+ * (leanprofiler-summary.json.tmp.XXXXXX, the trace's) behind for good. The
+ * next recording in that directory removes them: only ours (the name, a
+ * regular file of the recorded user) and only those no writer holds: the
+ * files of a recording still running in the same directory stay, and so do
+ * another user's and a name that is not lp_outfile's.
+ */
+static void test_stale_temporaries_removed(void **state)
+{
+	char *dir = fmt("%s/stale", tmpdir), *nested = realpath(fmt("%s/examples/nested", build), NULL);
+	char *live, *theirs = fmt("%s/leanprofiler-trace.json.tmp.Th31r5", dir);
+	char *other_name = fmt("%s/leanprofiler-summary.json.tmp.toolong7", dir);
+	struct lines *lines_a, *lines_b;
+	pid_t a, b, target_a, target_b;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0755), 0);
+	/* B: recording in this directory, its temporary files open and locked. */
+	b = start_stubborn(dir, "stale-b", &target_b, &lines_b);
+	started_add(target_b); /* ended by stop_started if this test fails: not our child */
+	live = entries_with(dir, ".tmp.");
+	assert_int_equal(count_of_lines(live), 2); /* the summary's and the trace's */
+	/* A: started there too, then killed while recording; its command is ended here. */
+	a = start_stubborn(dir, "stale-a", &target_a, &lines_a);
+	started_add(target_a);
+	assert_int_equal(kill(a, SIGKILL), 0);
+	assert_int_equal(wait_exit(a), 128 + SIGKILL);
+	kill(target_a, SIGKILL);
+	started_forget(target_a);
+	close(lines_a->fd);
+	assert_int_equal(count_of_lines(entries_with(dir, ".tmp.")), 4); /* A's did not touch B's */
+	/* Not ours to remove: another user's, and a name lp_outfile never makes. */
+	write_file(theirs, "theirs\n");
+	assert_int_equal(chown(theirs, 65534, 65534), 0);
+	write_file(other_name, "not a temporary name\n");
+
+	/* C: the next recording there. */
+	record_in(&r, tmpdir, (char *[]){ "-o", dir, "--", nested, NULL });
+	assert_int_equal(r.status, 0);
+	if (!strstr(r.err, fmt("leanprofiler: removed 2 temporary files a recording killed before "
+			       "its end left in %s\n", dir)))
+		fail_msg("stderr:\n%s\ntemporary files there now:\n%s", r.err,
+			 entries_with(dir, ".tmp."));
+	run_free(&r);
+	{
+		char *left = entries_with(dir, ".tmp."), *want = fmt("%s%s", live, "leanprofiler-"
+				  "summary.json.tmp.toolong7\nleanprofiler-trace.json.tmp.Th31r5\n");
+
+		/* B's two, the other user's and the other name: the same lines, in any order. */
+		if (count_of_lines(left) != count_of_lines(want))
+			fail_msg("left:\n%swanted:\n%s", left, want);
+		for (char *save = NULL, *e = strtok_r(want, "\n", &save); e;
+		     e = strtok_r(NULL, "\n", &save))
+			if (!strstr(left, fmt("%s\n", e)))
+				fail_msg("%s was removed; left:\n%s", e, left);
+	}
+	/* B is not harmed: ended (Ctrl-C passed on to its command), it writes its pair. */
+	assert_int_equal(kill(b, SIGINT), 0);
+	assert_int_equal(wait_exit_within(b, 30000), 128 + SIGINT);
+	started_forget(target_b); /* it died of the SIGINT passed on */
+	close(lines_b->fd);
+	assert_string_equal(entries_with(dir, ".tmp."),
+			    "leanprofiler-summary.json.tmp.toolong7\n"
+			    "leanprofiler-trace.json.tmp.Th31r5\n");
+	{
+		json_object *sum = summary_of(dir);
+
+		assert_true(i64(find_row(sum, "stubborn.tick", ""), "calls") >= 1);
+		json_object_put(sum);
+	}
+}
+
+/* The first field of "Key:" in /proc/PID/status, or -1. */
+static long proc_status(pid_t pid, const char *key)
+{
+	char *text = slurp(fmt("/proc/%d/status", (int)pid), NULL), *p;
+	long v = -1;
+
+	if (text && (p = strstr(text, fmt("\n%s:", key))))
+		v = strtol(p + strlen(key) + 2, NULL, 10);
+	free(text);
+	return v;
+}
+
+/* The only child of pid (its first thread's children), or 0. */
+static pid_t child_of(pid_t pid)
+{
+	char *text = slurp(fmt("/proc/%d/task/%d/children", (int)pid, (int)pid), NULL);
+	pid_t c = text ? (pid_t)atoi(text) : 0;
+
+	free(text);
+	return c;
+}
+
+/* The state letter of /proc/PID/stat (after "(comm)"), or '?'. */
+static char proc_state(pid_t pid)
+{
+	char *text = slurp(fmt("/proc/%d/stat", (int)pid), NULL), *p;
+	char st = '?';
+
+	if (text && (p = strrchr(text, ')')) && p[1] == ' ')
+		st = p[2];
+	free(text);
+	return st;
+}
+
+/*
+ * Issue: a Ctrl-C while the profiler loads and attaches, before the launched
+ * command has run, wrote an empty recording and pushed the previous one into
+ * *.old, the one before out of it. Now nothing is written: both pairs stay
+ * byte for byte, exit 130, and the command never runs (it would print
+ * "ready"). The signal lands at a known point: the command exec'ed and held
+ * by the profiler (its tracer) before its first instruction, the profiler
+ * stopped (SIGSTOP) while it still holds it, SIGINT queued, then SIGCONT.
+ */
+static void test_interrupt_before_start_keeps_old(void **state)
+{
+	char *dir = fmt("%s/interrupted", tmpdir), *nested = realpath(fmt("%s/examples/nested", build), NULL);
+	char *target = realpath(fmt("%s/tests/targets/stubborn", build), NULL);
+	static const char *const names[] = { "leanprofiler-summary.json",
+					     "leanprofiler-summary.json.old",
+					     "leanprofiler-trace.json", "leanprofiler-trace.json.old" };
+	char *before[4], *listing, *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", dir,
+					       "--", target, NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_PIPE },
+		  err = { .mode = IO_FILE, .file = fmt("%s/interrupted.err", tmpdir) };
+	struct lines *lines;
+	char line[256];
+	pid_t lp, child = 0;
+	struct run r;
+	int status;
+
+	(void)state;
+	for (int i = 0; i < 2; i++) {
+		record_in(&r, tmpdir, (char *[]){ "-o", dir, "--", nested, NULL });
+		assert_int_equal(r.status, 0);
+		run_free(&r);
+	}
+	listing = entries(dir);
+	assert_string_equal(listing, "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+				     "leanprofiler-trace.json\nleanprofiler-trace.json.old\n");
+	for (int i = 0; i < 4; i++)
+		before[i] = slurp(fmt("%s/%s", dir, names[i]), NULL);
+
+	/* To the profiler alone (kill), then to the command as well (a terminal's Ctrl-C). */
+	for (int to_both = 0; to_both < 2; to_both++) {
+		lp = spawn(argv, &in, &out, &err);
+		lines = lines_new(out.fd);
+		/* The command exec'ed, held by the profiler: its tracer until it lets it run. */
+		for (int i = 0; i < 20000; i++) {
+			child = child_of(lp);
+			if (child > 0 && proc_status(child, "TracerPid") == lp) {
+				char exe[PATH_MAX];
+				ssize_t n = readlink(fmt("/proc/%d/exe", (int)child), exe, sizeof(exe) - 1);
+
+				if (n > 0 && (exe[n] = '\0', !strcmp(exe, target)))
+					break;
+			}
+			child = 0;
+			wait_ms(1);
+		}
+		if (!child)
+			fail_msg("no traced child running %s within 20 s", target);
+		assert_int_equal(kill(lp, SIGSTOP), 0);
+		for (int i = 0; i < 5000 && proc_state(lp) != 'T'; i++)
+			wait_ms(1);
+		assert_int_equal(proc_state(lp), 'T');
+		/* Still held: the profiler had not let it go before it stopped. */
+		if (proc_status(child, "TracerPid") != lp)
+			fail_msg("the command was let go before the profiler stopped: the window was missed");
+		assert_int_equal(kill(lp, SIGINT), 0);
+		if (to_both)
+			assert_int_equal(kill(child, SIGINT), 0);
+		assert_int_equal(kill(lp, SIGCONT), 0);
+		status = wait_exit_within(lp, 30000);
+		while (lines_read(lines, line, sizeof(line), 10000) == 1)
+			if (!strncmp(line, "ready", 5))
+				fail_msg("the command ran: %s", line);
+		close(out.fd);
+		{
+			char *text = slurp(err.file, NULL);
+
+			if (status != 128 + SIGINT ||
+			    !strstr(text, fmt("leanprofiler: Interrupt before %s started: nothing recorded; "
+					      "the recording in %s is left as it was\n", target, dir)))
+				fail_msg("%s: exit %d, stderr:\n%s", to_both ? "both" : "profiler", status,
+					 text);
+		}
+		assert_string_equal(entries(dir), listing);
+		for (int i = 0; i < 4; i++)
+			if (strcmp(slurp(fmt("%s/%s", dir, names[i]), NULL), before[i]))
+				fail_msg("%s changed", names[i]);
+		/* The command was killed before it ran, and reaped: no process is left. */
+		assert_int_equal(kill(child, 0), -1);
+	}
+}
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1118,10 +1370,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_second_signal_stops_recording),
 		cmocka_unit_test(test_default_output_keeps_old),
 		cmocka_unit_test(test_failed_run_leaves_nothing),
+		cmocka_unit_test_teardown(test_interrupt_before_start_keeps_old, stop_started),
+		cmocka_unit_test_teardown(test_stale_temporaries_removed, stop_started),
 	};
 
 	if (argc > 1)
 		build = argv[1];
+	if (getenv("LP_TEST_FILTER")) /* e.g. LP_TEST_FILTER=test_failures: one test */
+		cmocka_set_test_filter(getenv("LP_TEST_FILTER"));
 	/* test_privileges says whose the command is itself. */
 	if (!itest_as_root("test_record"))
 		return 0;

@@ -799,6 +799,108 @@ static void test_usage_errors(void **state)
 	}
 }
 
+
+/* A recording of examples/nested into tmpdir/name, for a test of its own. */
+static char *nested_recording(const char *name)
+{
+	char *dir = fmt("%s/%s", tmpdir, name);
+	struct run r = record(dir, NULL, (char *[]){ fmt("%s/examples/nested", build), NULL });
+
+	if (r.status != 0)
+		fail_msg("record: exit %d\n%s", r.status, r.err);
+	run_free(&r);
+	return dir;
+}
+
+/*
+ * Issue: a crafted 25 MB summary of small values cost 36x its size to read
+ * (json-c holds every value as an object: 911 MB of RSS here). Its values are
+ * counted before parsing: over LP_SUMMARY_VALUES_MAX (8 Mi) it is refused, one
+ * line, exit 125, at the cost of its text; report, its pictures, and diff.
+ * A real one (the table's own recording) is read, and the limit is the
+ * environment's when LEANPROFILER_SUMMARY_MAX_VALUES says so.
+ */
+#define CRAFTED_VALUES 12500000 /* "0," each: 25 MB */
+#define CRAFTED_RSS_MAX_KIB (100 * 1024) /* the 25 MB text and the program: 33 MB measured */
+
+static void test_summary_cost_bounded(void **state)
+{
+	char *dir = fmt("%s/crafted", tmpdir), *real = nested_recording("cost-real");
+	char *path = fmt("%s/leanprofiler-summary.json", dir);
+	char *says = "more than 8388608 JSON values (LP_SUMMARY_VALUES_MAX): refused";
+	char *lpb = lp();
+	char *const cmds[][6] = {
+		{ lpb, "report", dir, NULL },
+		{ lpb, "report", "--html", fmt("%s/page.html", tmpdir), dir, NULL },
+		{ lpb, "diff", real, dir, NULL },
+	};
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(mkdir(dir, 0755), 0);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"schema\":\"leanprofiler-summary/1\",\"rows\":[0", f);
+	for (int i = 1; i < CRAFTED_VALUES; i++)
+		fputs(",0", f);
+	fputs("]}\n", f);
+	assert_int_equal(fclose(f), 0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct rusage ru;
+		struct run r;
+
+		assert_int_equal(run_usage(&r, cmds[i], &ru), 0);
+		print_message("%s: exit %d, peak RSS %ld KiB: %s", cmds[i][1], r.status, ru.ru_maxrss,
+			      r.err);
+		if (r.status != 125 || !strstr(r.err, says) || ru.ru_maxrss > CRAFTED_RSS_MAX_KIB)
+			fail_msg("%s %s: exit %d, peak RSS %ld KiB (at most %d), stderr: %s",
+				 cmds[i][1], cmds[i][2], r.status, ru.ru_maxrss,
+				 CRAFTED_RSS_MAX_KIB, r.err);
+		assert_int_equal(strchr(r.err, '\n') - r.err + 1, (long)r.err_len); /* one line */
+		run_free(&r);
+	}
+	assert_int_equal(access(fmt("%s/page.html", tmpdir), F_OK), -1);
+	/* A real summary is read; with the limit set below its values, refused the same way. */
+	{
+		struct run r = report((char *[]){ real, NULL });
+
+		assert_int_equal(r.status, 0);
+		run_free(&r);
+		setenv("LEANPROFILER_SUMMARY_MAX_VALUES", "50", 1);
+		r = report((char *[]){ real, NULL });
+		unsetenv("LEANPROFILER_SUMMARY_MAX_VALUES");
+		expect_refused(&r, "more than 50 JSON values (LP_SUMMARY_VALUES_MAX)");
+		run_free(&r);
+	}
+}
+
+/*
+ * Issue (the same as report --html over the summary): a view or a comparison
+ * appended (>>) to a summary it reads is refused, and the summary is untouched.
+ * (With > the shell has emptied it already: reading it says so.)
+ */
+static void test_stdout_is_input(void **state)
+{
+	char *dir = nested_recording("appended"), *sum = fmt("%s/leanprofiler-summary.json", dir);
+	char *before = slurp(sum, NULL);
+	const char *cmds[] = { "report", "report --folded", "diff . ." };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char *argv[] = { "/bin/sh", "-c",
+				 fmt("cd '%s' && exec '%s' %s >> leanprofiler-summary.json", dir,
+				     realpath(lp(), NULL), cmds[i]), NULL };
+		struct run r;
+
+		assert_int_equal(run(&r, argv), 0);
+		expect_refused(&r, fmt("cannot write the %s to standard output: it is "
+				       "./leanprofiler-summary.json, which this command reads; "
+				       "nothing written", i < 2 ? "report" : "comparison"));
+		run_free(&r);
+		assert_string_equal(slurp(sum, NULL), before);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -813,10 +915,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_untrusted_text),
 		cmocka_unit_test(test_help_texts),
 		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_summary_cost_bounded),
+		cmocka_unit_test(test_stdout_is_input),
 	};
 
 	if (argc > 1)
 		build = argv[1];
+	if (getenv("LP_TEST_FILTER")) /* e.g. LP_TEST_FILTER=test_stdout_is_input */
+		cmocka_set_test_filter(getenv("LP_TEST_FILTER"));
 	if (!itest_as_root("test_report"))
 		return 0;
 	if (!mkdtemp(tmpdir))

@@ -796,10 +796,36 @@ static void test_diff_off_cpu(void **state)
 	lp_summary_free(&b);
 }
 
+/* The values counted before parsing: separators in strings (escaped quotes too) are not. */
+static void test_json_values_counted(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t want;
+	} cases[] = {
+		{ "0", 1 },
+		{ "[0,0,0]", 5 },                 /* 2 for the array, 2 commas, 1 */
+		{ "{\"a\":1,\"b\":[]}", 8 },      /* object 2, 2 colons, 1 comma, array 2, 1 */
+		{ "\"a,b:[{\"", 1 },
+		{ "[\"x\\\",[\",1]", 4 },         /* the escaped quote does not end the string */
+		{ "\"\\\\\",[", 4 },              /* an escaped backslash does */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (lp_json_values(cases[i].text, strlen(cases[i].text), 100) != cases[i].want)
+			fail_msg("'%s': %zu values, expected %zu", cases[i].text,
+				 lp_json_values(cases[i].text, strlen(cases[i].text), 100),
+				 cases[i].want);
+	/* It stops once past max: a 25 MB file costs no more than what is looked at. */
+	assert_int_equal(lp_json_values("[0,0,0,0,0,0,0,0]", 17, 3), 4);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_values_counted),
 		T(test_table_round_trip), T(test_counter_name_from_file), T(test_approximate_rows),
 		T(test_off_cpu_round_trip),
 		T(test_off_cpu_steal),

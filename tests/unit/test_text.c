@@ -335,10 +335,32 @@ static void test_display_escapes_invisible(void **state)
 		"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 \xe4\xb8\xad \xe2\x80\x94 \xe2\x80\xa6");
 }
 
+/* Sizes in sensible units: a 30 KB page was "(0.0 MB)". */
+static void test_size_units(void **state)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *want;
+	} cases[] = {
+		{ 0, "0 B" }, { 999, "999 B" }, { 1000, "1.0 KB" }, { 30000, "30.0 KB" },
+		{ 26512, "26.5 KB" }, { 999949, "999.9 KB" }, { 999950, "1.0 MB" },
+		{ 4200000, "4.2 MB" }, { 1500000000, "1.5 GB" },
+		{ UINT64_MAX, "18.4 EB" },
+	};
+	char out[32];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		lp_fmt_size(cases[i].bytes, out, sizeof(out));
+		assert_string_equal(out, cases[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_duration_units),
+		cmocka_unit_test(test_size_units),
 		cmocka_unit_test(test_duration_rounding_at_unit_boundary),
 		cmocka_unit_test(test_duration_small_buffer),
 		cmocka_unit_test(test_fit_ascii),

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "text.h"
 
@@ -109,6 +110,38 @@ int lp_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (errno || *end || v < min || v > max)
 		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+int lp_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	/* strtoull() would take spaces, a sign (and negate "-1" to 2^64-1), "0x"... */
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end && strcmp(end, "B") && (!shift || strcmp(end, "iB")))
+		return -EINVAL;
+	if (errno == ERANGE)
+		return -ERANGE;
+	if (errno)
+		return -EINVAL;
+	/* A shift that loses bits would wrap (17179869185G is 2^64 + 1 GiB). */
+	if (v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	v <<= shift;
+	if (v < min || v > max)
+		return -ERANGE;
 	*out = v;
 	return 0;
 }

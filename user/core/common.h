@@ -22,6 +22,13 @@ extern int lp_verbose;
 /* A decimal number from min to max and nothing else (no sign, space or suffix): 0 or -EINVAL. */
 int lp_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/*
+ * A size in bytes: a decimal number, optionally followed by K, M or G (binary: KiB, MiB,
+ * GiB) and "B" or "iB", from min to max. A value whose bytes do not fit in 64 bits is out of
+ * range, never wrapped. 0 or -EINVAL (bad syntax), -ERANGE (outside min..max or overflow).
+ */
+int lp_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
 /* Allocation that cannot fail silently: NULL and errno=ENOMEM on failure. */
 void *lp_grow(void *ptr, size_t *cap, size_t need, size_t elem);
 

@@ -231,3 +231,22 @@ void lp_fmt_duration(uint64_t ns, char *out, size_t outsz)
 		i++;
 	snprintf(out, outsz, "%.2f %s", (double)ns / (double)units[i].div, units[i].unit);
 }
+
+void lp_fmt_size(uint64_t bytes, char *out, size_t outsz)
+{
+	static const char *const units[] = { "KB", "MB", "GB", "TB", "PB", "EB" };
+	double v = (double)bytes;
+	size_t i = 0;
+
+	if (bytes < 1000) {
+		snprintf(out, outsz, "%u B", (unsigned)bytes);
+		return;
+	}
+	v /= 1000;
+	/* 999.96 KB would print as 1000.0 KB: the next unit from there. */
+	while (i + 1 < ARRAY_SIZE(units) && v >= 999.95) {
+		v /= 1000;
+		i++;
+	}
+	snprintf(out, outsz, "%.1f %s", v, units[i]);
+}

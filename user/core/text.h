@@ -52,5 +52,7 @@ size_t lp_fit_columns(const char *s, size_t len, size_t width, bool pad, char *o
 
 /* "12.17 ms": two decimals in ns, us, ms or s. */
 void lp_fmt_duration(uint64_t ns, char *out, size_t outsz);
+/* "512 B", "30.0 KB", "4.2 MB", "1.5 GB" (decimal units, as ls -h --si and browsers say). */
+void lp_fmt_size(uint64_t bytes, char *out, size_t outsz);
 
 #endif

@@ -601,7 +601,7 @@ int lp_html_write(const struct lp_recording *r, const char *path)
 	int err = lp_outfile_open(&o, path);
 
 	if (err) {
-		lp_err("cannot write %s: %s", path, strerror(-err));
+		lp_err("cannot write %s: %s", path, lp_outfile_strerror(err));
 		return err;
 	}
 	pg.f = o.f;
@@ -619,7 +619,11 @@ int lp_html_write(const struct lp_recording *r, const char *path)
 		lp_err("cannot write %s: %s", path, strerror(-err));
 		return err;
 	}
-	if (!stat(path, &st))
-		printf("Page: %s (%.1f MB)\n", path, (double)st.st_size / 1e6);
+	if (!stat(path, &st)) {
+		char size[32];
+
+		lp_fmt_size((uint64_t)st.st_size, size, sizeof(size));
+		printf("Page: %s (%s)\n", path, size);
+	}
 	return 0;
 }

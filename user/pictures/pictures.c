@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "html.h"
+#include "summary_read.h"
 #include "svg.h"
 
 /* ---- options ---- */
@@ -224,15 +225,53 @@ static int locate(struct lp_recording *r, const char *path)
 	return 0;
 }
 
+/* The summary's JSON, bounded as report's (LP_SUMMARY_FILE_MAX) and said in one line. */
 static int load_summary(struct lp_recording *r)
 {
+	enum json_tokener_error jerr = json_tokener_success;
+	struct json_tokener *tok;
 	const char *schema;
+	char *path = NULL, *text = NULL;
+	size_t len = 0, max;
+	int err;
 
-	r->summary = json_object_from_file(r->summary_path);
-	if (!r->summary) {
+	if (access(r->summary_path, F_OK)) {
 		lp_err("cannot read the summary %s: %s (record writes it beside the trace)",
-		       r->summary_path, access(r->summary_path, R_OK) ? strerror(errno)
-								       : json_util_get_last_err());
+		       r->summary_path, strerror(errno));
+		return -errno;
+	}
+	/* Said: too large, not a file (and registered as an input: lp_outfile). */
+	err = lp_summary_text(r->summary_path, &path, &text, &len);
+	free(path);
+	if (err)
+		return err;
+	max = lp_summary_values_max();
+	if (lp_json_values(text, len, max) > max) {
+		free(text);
+		lp_err("%s: more than %zu JSON values (LP_SUMMARY_VALUES_MAX): refused, parsing them "
+		       "would cost over 0.6 GB; a real recording's (a larger --max-groups)? set "
+		       LP_SUMMARY_VALUES_ENV " higher", r->summary_path, max);
+		return -EFBIG;
+	}
+	tok = len <= INT32_MAX ? json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH) : NULL;
+	if (tok) {
+		json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+		r->summary = json_tokener_parse_ex(tok, text, (int)len);
+		jerr = json_tokener_get_error(tok);
+		if (jerr != json_tokener_success) {
+			json_object_put(r->summary);
+			r->summary = NULL;
+		}
+		json_tokener_free(tok);
+	}
+	free(text);
+	if (!r->summary) {
+		/* json-c's own texts: one line, no "\n" of json_util_get_last_err(). */
+		lp_err("cannot read the summary %s: not JSON (%s)%s", r->summary_path,
+		       !tok ? "too large or out of memory"
+			    : jerr == json_tokener_continue ? "it ends early: a truncated file?"
+							    : json_tokener_error_desc(jerr),
+		       jerr == json_tokener_continue ? "" : "; is it a leanprofiler summary?");
 		return -EINVAL;
 	}
 	schema = lp_sum_str(r->summary, "schema");
@@ -412,11 +451,49 @@ static int open_dir(const char *path, int *fd)
 	return 0;
 }
 
+/*
+ * `report --html r1` takes r1 for the page and the current directory for the
+ * recording: when nothing is there, say how the options go instead of only
+ * that ./leanprofiler-summary.json is missing.
+ */
+static bool no_default_recording(const struct lp_pictures_opts *o)
+{
+	const char *opt = o->html_path ? "--html" : "--svg";
+	const char *arg = o->html_path ? o->html_path : o->svg_dir;
+	const char *what = o->html_path ? "the page's FILE" : "the DIR to write into";
+	struct stat st;
+
+	if (!access("./" LP_SUMMARY_FILE, F_OK) || errno != ENOENT)
+		return false;
+	if (!stat(arg, &st) && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		lp_err("no recording in the current directory (no ./%s): %s takes %s, then the "
+		       "recording's PATH; to draw %s: 'leanprofiler report %s %s %s'",
+		       LP_SUMMARY_FILE, opt, what, arg, opt,
+		       o->html_path ? "page.html" : "pictures", arg);
+	else
+		lp_err("no recording in the current directory (no ./%s): %s %s took '%s' as %s; "
+		       "give the recording after it: 'leanprofiler report %s %s PATH'",
+		       LP_SUMMARY_FILE, opt, o->html_path ? "FILE" : "DIR", arg, what, opt,
+		       o->html_path ? "page.html" : "pictures");
+	return true;
+}
+
 int lp_pictures_run(const struct lp_pictures_opts *o, const char *path)
 {
 	struct lp_recording r;
-	int err = lp_recording_load(&r, path), dirfd = -1;
+	struct stat st;
+	int err, dirfd = -1;
 
+	if (!path && no_default_recording(o))
+		return -ENOENT;
+	if (o->html_path && !stat(o->html_path, &st) && S_ISDIR(st.st_mode)) {
+		/* `report --html r1 .`: r1 was meant as the recording, the page's name forgotten. */
+		lp_err("cannot write the page %s: it is a directory; --html takes the page's FILE, "
+		       "then the recording's PATH, e.g. 'leanprofiler report --html page.html %s'",
+		       o->html_path, o->html_path);
+		return -EISDIR;
+	}
+	err = lp_recording_load(&r, path ? path : ".");
 	if (!err && o->svg_dir) {
 		err = open_dir(o->svg_dir, &dirfd);
 		if (!err)

@@ -27,7 +27,10 @@ extern const struct argp lp_pictures_argp;
 error_t lp_pictures_parse_opt(int key, char *arg, struct argp_state *state);
 /* Whether any picture was asked for. */
 bool lp_pictures_wanted(const struct lp_pictures_opts *o);
-/* Writes the pictures o asks for of the recording at path. 0 or -errno (said on stderr). */
+/*
+ * Writes the pictures o asks for of the recording at path (NULL: none given, the current
+ * directory). 0 or -errno (said on stderr).
+ */
 int lp_pictures_run(const struct lp_pictures_opts *o, const char *path);
 
 /* A row of the summary (rows[]), its texts as the summary has them. */

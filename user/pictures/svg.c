@@ -609,7 +609,7 @@ static int write_one(int dirfd, const char *dir, const char *name,
 	int err = lp_outfile_openat(&o, dirfd, name);
 
 	if (err) {
-		lp_err("cannot write %s/%s: %s", dir, name, strerror(-err));
+		lp_err("cannot write %s/%s: %s", dir, name, lp_outfile_strerror(err));
 		return err;
 	}
 	err = draw(r, o.f);
@@ -626,7 +626,17 @@ static int write_one(int dirfd, const char *dir, const char *name,
 
 int lp_svg_write(const struct lp_recording *r, int dirfd, const char *dir)
 {
+	static const char *const names[] = { "timeline.svg", "rows.svg" };
 	int err = 0;
+
+	/* Neither is written when either would replace an input. */
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		err = lp_outfile_check(dirfd, names[i]);
+		if (err) {
+			lp_err("cannot write %s/%s: %s", dir, names[i], lp_outfile_strerror(err));
+			return err;
+		}
+	}
 
 	if (r->has_trace) {
 		err = write_one(dirfd, dir, "timeline.svg", timeline_svg, r);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "text.h"
 
 /*
@@ -734,12 +735,46 @@ static void load(struct rd *rd, json_object *root)
 	load_paths(rd, root);
 }
 
+size_t lp_json_values(const char *text, size_t len, size_t max)
+{
+	size_t n = 1;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len && n <= max; i++) {
+		char c = text[i];
+
+		if (in_string) {
+			if (c == '\\')
+				i++; /* the escaped character, '"' too */
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"') {
+			in_string = true;
+		} else if (c == ',' || c == ':') {
+			n++;
+		} else if (c == '[' || c == '{') {
+			n += 2; /* an array or object costs json-c twice a number's ~75 bytes */
+		}
+	}
+	return n;
+}
+
+size_t lp_summary_values_max(void)
+{
+	const char *env = getenv(LP_SUMMARY_VALUES_ENV);
+	uint64_t v;
+
+	if (env && !lp_parse_count(env, 1, SIZE_MAX, &v))
+		return (size_t)v;
+	return LP_SUMMARY_VALUES_MAX;
+}
+
 static json_object *parse_json(struct rd *rd, const char *text, size_t len)
 {
 	struct json_tokener *tok;
 	json_object *root;
 	enum json_tokener_error jerr;
-	size_t end;
+	size_t end, max = lp_summary_values_max();
 
 	if (len > INT32_MAX) {
 		bad(rd, -EFBIG, "too large");
@@ -747,6 +782,13 @@ static json_object *parse_json(struct rd *rd, const char *text, size_t len)
 	}
 	if (!len) {
 		bad(rd, -EINVAL, "not a leanprofiler summary: the file is empty");
+		return NULL;
+	}
+	/* Before json-c allocates anything: what parsing would cost is bounded. */
+	if (lp_json_values(text, len, max) > max) {
+		bad(rd, -EFBIG, "more than %zu JSON values (LP_SUMMARY_VALUES_MAX): refused, parsing "
+		    "them would cost over 0.6 GB; a real recording's (a larger --max-groups)? set "
+		    LP_SUMMARY_VALUES_ENV " higher", max);
 		return NULL;
 	}
 	tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
@@ -855,6 +897,9 @@ static int read_text(const char *path, char **out, size_t *len)
 		err = -EINVAL;
 	} else if (fcntl(fd, F_SETFL, 0)) { /* non-blocking only for the open of a FIFO */
 		err = -errno;
+	} else {
+		/* No output of this command may replace it (lp_outfile_openat refuses). */
+		err = lp_outfile_input_fd(fd, path);
 	}
 	while (!err) {
 		ssize_t r;

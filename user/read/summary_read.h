@@ -14,8 +14,30 @@
 
 #define LP_SUMMARY_FILE "leanprofiler-summary.json"
 #define LP_TRACE_FILE "leanprofiler-trace.json"
-/* A summary larger than this is refused: json-c holds ~8x a file's size as objects. */
-#define LP_SUMMARY_FILE_MAX (512u << 20)
+/*
+ * What reading a summary may cost. json-c holds the whole file as objects:
+ * 70 to 150 bytes a value (a number, an empty array), whatever few bytes of
+ * text the value took, so that a crafted file of small values cost 36x its
+ * size (25 MB of "0," took 911 MB). The values are counted before parsing
+ * (lp_json_values, an array or object as two) and a file of more is refused:
+ * the objects stay within ~0.6 GB, about half the largest documented real recording's cost (a 98 MB summary of
+ * 168k rows, 1.1 GiB). Real summaries take 15-35 bytes a value: the 1M-names,
+ * 500-byte-metadata recording of test_record (--max-groups 10000) is 16 MB
+ * and 457k values. LEANPROFILER_SUMMARY_MAX_VALUES raises it for a recording
+ * with a larger --max-groups whose summary is past it.
+ */
+#define LP_SUMMARY_FILE_MAX (256u << 20)
+#define LP_SUMMARY_VALUES_MAX (8u << 20)
+#define LP_SUMMARY_VALUES_ENV "LEANPROFILER_SUMMARY_MAX_VALUES"
+
+/*
+ * The JSON values of text, counted without parsing it (every ',' and ':'
+ * outside strings, every '[' and '{' twice: json-c's array or object costs
+ * about twice a number's ~75 bytes; and one), stopping past max.
+ */
+size_t lp_json_values(const char *text, size_t len, size_t max);
+/* LP_SUMMARY_VALUES_MAX, or what LP_SUMMARY_VALUES_ENV says (a number from 1). */
+size_t lp_summary_values_max(void);
 
 /* A row with what `diff` compares besides the table's figures. */
 struct lp_summary_row {

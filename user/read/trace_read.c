@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "nest.h"
+#include "outfile.h"
 
 /* ---- one line: a JSON scanner for the event objects the writer makes ---- */
 
@@ -539,19 +540,23 @@ struct rev {
 static int rev_open(struct rev *r, const char *path)
 {
 	struct stat st;
+	int err;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (r->fd < 0)
 		return -errno;
 	if (fstat(r->fd, &st)) {
-		int err = -errno;
-
+		err = -errno;
 		close(r->fd);
 		return err;
 	}
 	r->pos = st.st_size;
-	return 0;
+	/* No output of this command may replace it (lp_outfile_openat refuses). */
+	err = lp_outfile_input_fd(r->fd, path);
+	if (err)
+		close(r->fd);
+	return err;
 }
 
 static void rev_close(struct rev *r)

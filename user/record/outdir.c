@@ -9,7 +9,9 @@
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -323,6 +325,69 @@ int lp_outdir_keep_old(const struct lp_outdir *d, const char *const names[], siz
 			err = -errno;
 	}
 	return err;
+}
+
+/* NAME.tmp. and 6 of lp_outfile's characters: one of our temporary files of a name in names. */
+static bool our_tmp_name(const char *entry, const char *const names[], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+
+		if (strncmp(entry, names[i], len) || strncmp(entry + len, ".tmp.", 5))
+			continue;
+		entry += len + 5;
+		if (strlen(entry) != 6)
+			return false;
+		for (; *entry; entry++)
+			if (!(*entry >= 'a' && *entry <= 'z') && !(*entry >= 'A' && *entry <= 'Z') &&
+			    !(*entry >= '0' && *entry <= '9'))
+				return false;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the file name in dirfd is stale: regular, uid's, its lock free. The
+ * lock is taken and kept until the name is gone, so that no writer can start
+ * on it meanwhile (none does: lp_outfile only makes new names, O_EXCL).
+ */
+static bool remove_if_stale(int dirfd, const char *name, uid_t uid)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st, now;
+	bool removed = false;
+
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == uid &&
+	    !flock(fd, LOCK_EX | LOCK_NB) &&
+	    /* Still the file looked at, under that name. */
+	    !fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) && now.st_dev == st.st_dev &&
+	    now.st_ino == st.st_ino)
+		removed = unlinkat(dirfd, name, 0) == 0;
+	close(fd);
+	return removed;
+}
+
+size_t lp_outdir_clean_stale(const struct lp_outdir *d, const char *const names[], size_t n,
+			     uid_t uid)
+{
+	int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *e;
+	size_t removed = 0;
+
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return 0; /* nothing cleaned: the recording goes on all the same */
+	}
+	while ((e = readdir(dir)))
+		if (our_tmp_name(e->d_name, names, n) && remove_if_stale(d->fd, e->d_name, uid))
+			removed++;
+	closedir(dir);
+	return removed;
 }
 
 void lp_outdir_unmake(struct lp_outdir *d, const struct lp_creds *owner)

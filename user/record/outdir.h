@@ -53,6 +53,14 @@ int lp_outdir_give(const struct lp_creds *owner, int fd);
  */
 int lp_outdir_keep_old(const struct lp_outdir *d, const char *const names[], size_t n);
 /*
+ * Removes what a recording killed before its end (SIGKILL) left in d: files
+ * NAME.tmp.XXXXXX of names[] (lp_outfile's temporary names), regular, owned
+ * by uid, whose writer's lock is free (a recording that is still writing one,
+ * in this directory, holds it: its files stay). The count removed.
+ */
+size_t lp_outdir_clean_stale(const struct lp_outdir *d, const char *const names[], size_t n,
+			     uid_t uid);
+/*
  * Removes the directories lp_outdir_open made, when nothing was written into
  * them (only empty ones go); d is closed. As they were made: as owner, or root.
  */

@@ -126,8 +126,21 @@ static int open_output(struct recorder *r, struct lp_outfile *o, struct lp_trace
 			lp_outfile_abort(o);
 	}
 	if (err)
-		lp_err("cannot write %s: %s", path, strerror(-err));
+		lp_err("cannot write %s: %s", path, lp_outfile_strerror(err));
 	return err;
+}
+
+/* What a recording killed before its end left in the output directory (its temporary files). */
+static void clean_stale(struct recorder *r)
+{
+	static const char *const names[] = { "leanprofiler-trace.json",
+					     "leanprofiler-summary.json" };
+	size_t n = lp_outdir_clean_stale(&r->outdir, names, 2,
+					 r->user.set ? r->user.uid : geteuid());
+
+	if (n)
+		lp_note("removed %zu temporary file%s a recording killed before its end left in %s",
+			n, n > 1 ? "s" : "", r->o->out_dir);
 }
 
 /* Who the outputs are for; the output directory and the summary, before anything is recorded. */
@@ -145,6 +158,8 @@ static int setup_outputs(struct recorder *r)
 		r->launch_as.set = false;
 	/* A bad directory must fail before anything is recorded (lp_outdir_open says why). */
 	err = lp_outdir_open(&r->outdir, r->o->out_dir, &r->user);
+	if (!err)
+		clean_stale(r);
 	if (!err)
 		err = open_output(r, &r->summary, NULL, "leanprofiler-summary.json",
 				  r->summary_path);
@@ -187,6 +202,28 @@ static int setup_session(struct recorder *r)
 	return err;
 }
 
+/*
+ * Ctrl-C while loading and attaching, before the targets run (a launched
+ * command is still stopped before its first instruction): a recording of
+ * nothing would push the previous one out of *.old, so nothing is written and
+ * the command is killed unrun (recorder_cleanup). A signal blocked since
+ * setup_signals waits in the signalfd: read here, right before the targets go.
+ */
+static int interrupted_before_start(struct recorder *r)
+{
+	struct signalfd_siginfo si;
+
+	if (read(r->sigfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	r->signo = (int)si.ssi_signo;
+	r->res->stage = LP_STAGE_INTERRUPTED;
+	r->res->exit_code = 128 + r->signo;
+	lp_err("%s before %s started: nothing recorded; the recording in %s is left as it was",
+	       strsignal(r->signo), r->o->mode == LP_MODE_LAUNCH ? r->o->argv[0] : "recording",
+	       r->o->out_dir);
+	return -EINTR;
+}
+
 /* Every probe is in place: recording starts for all of them at once. */
 static int start_recording(struct recorder *r)
 {
@@ -214,6 +251,9 @@ static int start_recording(struct recorder *r)
 	err = lp_creds_drop_capabilities();
 	if (err)
 		lp_warn("could not drop capabilities: %s", strerror(-err));
+	err = interrupted_before_start(r);
+	if (err)
+		return err;
 	return r->ops->started(r);
 }
 
@@ -527,12 +567,19 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 	memset(res, 0, sizeof(*res));
 	res->stage = LP_STAGE_SETUP;
 	err = recorder_init(&r, o, res);
-	if (!err)
-		err = setup_outputs(&r);
+	/* Signals first: a Ctrl-C from here on is seen before the targets run. */
 	if (!err)
 		err = setup_signals(&r);
 	if (!err)
+		err = setup_outputs(&r);
+	if (!err)
 		err = setup_session(&r);
+	/*
+	 * A terminal's Ctrl-C reaches the held command too, which then dies in
+	 * the loader and fails the attach (said): the signal was the cause.
+	 */
+	if (err && err != -EINTR && r.sigfd >= 0 && res->stage == LP_STAGE_SETUP)
+		interrupted_before_start(&r);
 	if (!err)
 		err = start_recording(&r);
 	if (!err) {

@@ -35,6 +35,11 @@ enum lp_record_stage {
 	LP_STAGE_SETUP = 0, /* before recording began: options, output, BPF, attach */
 	LP_STAGE_EXEC,      /* the command could not be executed (err says why) */
 	LP_STAGE_RUN,       /* recording ran; exit_code is the command's, or 0 */
+	/*
+	 * A terminating signal (exit_code: 128 + it) came before the targets ran:
+	 * nothing was recorded or written, the previous recording is untouched.
+	 */
+	LP_STAGE_INTERRUPTED,
 };
 
 struct lp_record_result {

@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+#define LP_STR_CH_(x) #x
+#define LP_STR_CH(x) LP_STR_CH_(x)
 
 struct lp_ch {
 	CURL *curl;
@@ -14,17 +18,60 @@ struct lp_ch {
 	struct lp_buf answer; /* the first LP_CH_ANSWER_MAX bytes of the last answer */
 	char problem[512];
 	unsigned long long sent;
+	/* The answer being read is an error's: since when (CLOCK_MONOTONIC ns), how it ended. */
+	uint64_t error_since;
+	bool cut, timed_out;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether the answer's status line said an error (1xx are interim: not yet). */
+static bool error_answer(struct lp_ch *ch)
+{
+	long code = 0;
+
+	if (!ch->error_since && !curl_easy_getinfo(ch->curl, CURLINFO_RESPONSE_CODE, &code) &&
+	    code >= 200 && code != 200)
+		ch->error_since = mono_ns();
+	return ch->error_since != 0;
+}
 
 static size_t on_answer(char *p, size_t size, size_t n, void *ctx)
 {
-	struct lp_buf *b = ctx;
+	struct lp_ch *ch = ctx;
+	struct lp_buf *b = &ch->answer;
 	size_t len = size * n, room = b->len < LP_CH_ANSWER_MAX ? LP_CH_ANSWER_MAX - b->len : 0;
 
 	/* The rest is read and dropped: an answer is bounded, whatever the server sends. */
 	if (room && lp_buf_put(b, p, len < room ? len : room))
 		return 0;
+	/* An error's first line is all that is shown: the rest is not waited for (0 aborts). */
+	if (error_answer(ch) && (!room || (b->len && memchr(b->p, '\n', b->len)))) {
+		ch->cut = true;
+		return 0;
+	}
 	return len;
+}
+
+/* Called at least once a second while a transfer runs: an error's answer has its time. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct lp_ch *ch = ctx;
+
+	(void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+	if (error_answer(ch) &&
+	    mono_ns() - ch->error_since > (uint64_t)LP_CH_ERROR_TIMEOUT * 1000000000ull) {
+		ch->cut = ch->timed_out = true;
+		return 1; /* aborts the transfer */
+	}
+	return 0;
 }
 
 /* text, cut at its first line and made safe for a terminal, into out. */
@@ -113,7 +160,10 @@ struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password
 	curl_easy_setopt(ch->curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
 	curl_easy_setopt(ch->curl, CURLOPT_LOW_SPEED_TIME, (long)LP_CH_STALL_TIMEOUT);
 	curl_easy_setopt(ch->curl, CURLOPT_WRITEFUNCTION, on_answer);
-	curl_easy_setopt(ch->curl, CURLOPT_WRITEDATA, &ch->answer);
+	curl_easy_setopt(ch->curl, CURLOPT_WRITEDATA, ch);
+	curl_easy_setopt(ch->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(ch->curl, CURLOPT_XFERINFODATA, ch);
+	curl_easy_setopt(ch->curl, CURLOPT_NOPROGRESS, 0L);
 	curl_easy_setopt(ch->curl, CURLOPT_POST, 1L);
 	if (ca_file)
 		curl_easy_setopt(ch->curl, CURLOPT_CAINFO, ca_file);
@@ -135,6 +185,8 @@ int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
 
 	*failure = LP_CH_OK;
 	ch->answer.len = 0;
+	ch->error_since = 0;
+	ch->cut = ch->timed_out = false;
 	/* The statement in the URL, so that the body is its data alone. */
 	if (!q || asprintf(&url, "%s%squery=%s", ch->base, strchr(ch->base, '?') ? "&" : "?", q) < 0) {
 		url = NULL;
@@ -147,6 +199,9 @@ int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
 	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDS, body ? body : "");
 	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
 	rc = curl_easy_perform(ch->curl);
+	/* Cut short by us: an error was answered, its first line (or what came in time) read. */
+	if (ch->cut && (rc == CURLE_WRITE_ERROR || rc == CURLE_ABORTED_BY_CALLBACK))
+		rc = CURLE_OK;
 	if (rc != CURLE_OK) {
 		snprintf(ch->problem, sizeof(ch->problem), "cannot reach %s: %s", ch->base,
 			 curl_easy_strerror(rc));
@@ -161,8 +216,10 @@ int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
 	one_line(line, sizeof(line), ch->answer.p ? ch->answer.p : "", ch->answer.len);
 	/* 516: ClickHouse's "authentication failed", 401 and 403 from it or a proxy. */
 	*failure = code == 401 || code == 403 || code == 516 ? LP_CH_AUTH : LP_CH_HTTP;
-	snprintf(ch->problem, sizeof(ch->problem), "%s answered HTTP %ld%s: %s", ch->base, code,
-		 *failure == LP_CH_AUTH ? " (credentials refused)" : "", line);
+	snprintf(ch->problem, sizeof(ch->problem), "%s answered HTTP %ld%s: %s%s", ch->base, code,
+		 *failure == LP_CH_AUTH ? " (credentials refused)" : "", line,
+		 ch->timed_out ? " (the rest of the answer not read: more than "
+				 LP_STR_CH(LP_CH_ERROR_TIMEOUT) " s)" : "");
 	err = -EIO;
 cleanup:
 	if (answer)

@@ -17,6 +17,12 @@
 /* Seconds to connect, and to wait for a stalled transfer before giving up. */
 #define LP_CH_CONNECT_TIMEOUT 10
 #define LP_CH_STALL_TIMEOUT 60
+/*
+ * An error's answer: read until its first line ends (or LP_CH_ANSWER_MAX
+ * bytes), and for LP_CH_ERROR_TIMEOUT seconds at most from its status line:
+ * a server that streams an endless error body never holds export.
+ */
+#define LP_CH_ERROR_TIMEOUT 10
 
 struct lp_ch;
 
