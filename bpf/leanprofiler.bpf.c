@@ -105,6 +105,17 @@ struct {
 	__type(value, __u8);
 } known_files SEC(".maps");
 
+/* Paused processes that only user space may continue (wire.h LP_HELD_MAX). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LP_HELD_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} held SEC(".maps");
+
+extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
+				__u64 value) __ksym __weak;
+
 /*
  * Literals this thread knows were sent for its process's current image: a
  * small direct-mapped cache, so the common event costs no map lookup at all.
@@ -234,7 +245,9 @@ struct {
 #define LP_USDT_ARGS_POW2 16 /* a power of two above LP_USDT_ARGS, to bound indexes */
 
 #define VM_WRITE_ 0x2ULL /* vm_area_struct.vm_flags */
+#define SIGCONT_ 18
 #define SIGSTOP_ 19
+#define SIGTTOU_ 22 /* SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU: the stop signals */
 
 static __always_inline void count(__u32 stat)
 {
@@ -486,6 +499,9 @@ static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32
 		flags |= LP_LIBS_PAUSED;
 	fill_hdr(&r->h, LP_REC_LIBS, flags, pid, (__u32)bpf_get_current_pid_tgid(), 0);
 	r->ts_ns = ts;
+	r->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	if (flags & LP_LIBS_PAUSED)
+		bpf_map_update_elem(&held, &pid, &r->start_ns, BPF_ANY);
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 }
 
@@ -1300,6 +1316,61 @@ int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 */
 	if (!exe_known(p))
 		new_files(p, tgid, p->pid, LP_LIBS_EXEC, ts);
+	return 0;
+}
+
+/*
+ * A SIGCONT to a process paused and held (map "held") comes from someone
+ * else (user space removes the entry before its own): a relay continuing
+ * its child, say, before the child's new files are attached. The process
+ * stops again. (The signal is sent once the lock held here is released,
+ * before the process, which needs that lock to go on, gets to run its code.)
+ */
+static __always_inline void hold_on(struct task_struct *task)
+{
+	__u32 tgid = BPF_CORE_READ(task, tgid);
+	__u64 *start = bpf_map_lookup_elem(&held, &tgid);
+
+	if (start && *start == BPF_CORE_READ(task, group_leader, start_boottime) &&
+	    bpf_send_signal_task) /* a kfunc since Linux 6.13 */
+		bpf_send_signal_task(task, SIGSTOP_, PIDTYPE_TGID, 0);
+}
+
+/*
+ * Signals that concern a pause. A process stops itself: a relay (sudo, su,
+ * runuser) does so when it sees its child stop, and the child may be one we
+ * paused. User space decides whether it was (follow.c) and continues it
+ * then; nothing else would. And a SIGCONT to a held process (hold_on).
+ */
+SEC("tp_btf/signal_generate")
+int BPF_PROG(lp_self_stop, int sig, struct kernel_siginfo *info, struct task_struct *task,
+	     int type, int result)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct lp_rec_self_stop *r;
+	__u64 ts;
+
+	if (!task)
+		return 0;
+	/* Whatever the result: a SIGCONT nobody handles continues, then is "ignored". */
+	if (sig == SIGCONT_) {
+		hold_on(task);
+		return 0;
+	}
+	if (sig < SIGSTOP_ || sig > SIGTTOU_ || result != 0 || task->tgid != cur->tgid)
+		return 0;
+	ts = bpf_ktime_get_ns();
+	if (lp_stop_ns && ts >= lp_stop_ns)
+		return 0;
+	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		count(LP_STAT_LOST_TASK);
+		return 0;
+	}
+	fill_hdr(&r->h, LP_REC_SELF_STOP, (__u16)sig, task->tgid, task->pid, 0);
+	r->ts_ns = ts;
+	r->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

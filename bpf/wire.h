@@ -45,6 +45,7 @@ enum lp_rec_type {
 	LP_REC_LIBS = 6,   /* struct lp_rec_libs: a target may have mapped files not examined yet */
 	LP_REC_USDT = 7,   /* struct lp_rec_usdt: a probe of a span-pair spec (--span, --preset) fired */
 	LP_REC_SCHED = 8,  /* struct lp_rec_sched: --off-cpu: a tracked thread got a CPU back */
+	LP_REC_SELF_STOP = 9, /* struct lp_rec_self_stop: a process sent itself a stop signal */
 };
 
 /* lp_rec_event.flags: the marker's own flags (leanprofiler.h) in the low byte... */
@@ -187,6 +188,26 @@ struct lp_rec_task {
 struct lp_rec_libs {
 	struct lp_rec_hdr h;
 	__u64 ts_ns;
+	/*
+	 * When the process began (its leader's start_boottime, ns): what
+	 * /proc/PID/stat's starttime is made of. User space continues h.pid
+	 * only while that PID is still this process: a PID freed during the
+	 * pause may be another process's by then.
+	 */
+	__u64 start_ns;
+};
+
+/*
+ * A process sent itself a stop signal (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU):
+ * what a relay (sudo, su, runuser) does when it sees its child stop, which
+ * our pause is. User space continues it when a process it paused is its
+ * descendant and the stop came while, or just after, that pause (follow.c).
+ * Sent for any process: such stops are rare.
+ */
+struct lp_rec_self_stop {
+	struct lp_rec_hdr h; /* h.flags: the signal */
+	__u64 ts_ns;
+	__u64 start_ns; /* as in lp_rec_libs */
 };
 
 /* The loader's r_debug.r_state (<link.h>), and "none seen yet". */
@@ -218,6 +239,15 @@ struct lp_file_key {
 };
 
 #define LP_KNOWN_FILES_MAX 65536
+
+/*
+ * Processes paused and not continued yet (map "held": tgid -> the process's
+ * start_ns, as in lp_rec_libs). A SIGCONT another process sends one (a relay
+ * that continues its child, a user) stops it again: nothing of a file runs
+ * before its probes are attached. User space removes the entry, then sends
+ * its SIGCONT. Past this many at once, a pause is not held so.
+ */
+#define LP_HELD_MAX 4096
 
 /* Counters the kernel half keeps in the per-CPU array "stats". */
 enum lp_stat {
@@ -392,7 +422,8 @@ LP_WIRE_CHECK("string size", sizeof(struct lp_rec_string) == 56);
 LP_WIRE_CHECK("string file_dev offset", __builtin_offsetof(struct lp_rec_string, file_dev) == 32);
 LP_WIRE_CHECK("thread size", sizeof(struct lp_rec_thread) == 48);
 LP_WIRE_CHECK("task size", sizeof(struct lp_rec_task) == 48);
-LP_WIRE_CHECK("libs size", sizeof(struct lp_rec_libs) == 24);
+LP_WIRE_CHECK("libs size", sizeof(struct lp_rec_libs) == 32);
+LP_WIRE_CHECK("self stop size", sizeof(struct lp_rec_self_stop) == 32);
 LP_WIRE_CHECK("usdt args offset", __builtin_offsetof(struct lp_rec_usdt, args) == 32);
 LP_WIRE_CHECK("usdt size", sizeof(struct lp_rec_usdt) == 136);
 LP_WIRE_CHECK("target size", sizeof(struct lp_target) == 24);

@@ -8,7 +8,7 @@ import struct
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-ENTER, EXIT, STRING, THREAD, TASK, LIBS, USDT, SCHED_REC = 1, 2, 3, 4, 5, 6, 7, 8
+ENTER, EXIT, STRING, THREAD, TASK, LIBS, USDT, SCHED_REC, SELF_STOP = 1, 2, 3, 4, 5, 6, 7, 8, 9
 USDT_EXIT, USDT_ARGS, USDT_SLOTS = 0x1, 12, 4
 NAME_LIT, META_LIT, HAS_COUNTER = 0x1, 0x2, 0x4
 NAME_INLINE, META_INLINE, NO_META, SCHED = 0x100, 0x200, 0x400, 0x800
@@ -82,8 +82,12 @@ def task(what, pid, tid, ts, ppid=0, comm=b'', flags=0):
     return chunk(hdr(TASK, flags, pid, tid, 0) + struct.pack('<QII16s', ts, what, ppid, comm))
 
 
-def libs(pid, ts):
-    return chunk(hdr(LIBS, 0, pid, pid, 0) + struct.pack('<Q', ts))
+def libs(pid, ts, start=0, flags=0):
+    return chunk(hdr(LIBS, flags, pid, pid, 0) + struct.pack('<QQ', ts, start))
+
+
+def self_stop(pid, ts, start=0, sig=19):
+    return chunk(hdr(SELF_STOP, sig, pid, pid, 0) + struct.pack('<QQ', ts, start))
 
 
 def usdt(pid, tid, seq, ts, spec, exit=False, args=(), lens=(), text=b'', nargs=None,
@@ -162,7 +166,8 @@ def decode_seeds():
         event(ENTER, 30, 32, 0, 126, name_text=b'in-thread', flags=NO_META),
         event(EXIT, 31, 31, 0, 130, name_text=b'parent'),
         task(TEXIT, 30, 32, 140),
-        libs(30, 141),
+        libs(30, 141, start=90),
+        self_stop(29, 142, start=80),
         task(EXEC, 31, 31, 150, comm=b'exec\'ed'),
         event(ENTER, 31, 31, 1, 160, name_text=b'after-exec', flags=NO_META),
         task(TEXIT, 31, 31, 170, flags=GROUP_DEAD),

@@ -399,6 +399,63 @@ static void test_job_control_not_paused(void **state)
 	close(master);
 }
 
+#define PAUSES 10
+
+/*
+ * A pause is a stop and a continue the target can see: its SIGCONT handler
+ * runs once per pause, and a read() blocked in the thread that runs it, with
+ * no SA_RESTART, returns EINTR (docs/recording.md says so, with these
+ * numbers). pausee dlopen()s PAUSES libraries new to the recording, one
+ * pause each.
+ */
+static void test_sigcont_handler_sees_pauses(void **state)
+{
+	char *perr = fmt("%s/conts.stderr", tmpdir), *out = fmt("%s/conts.out", tmpdir);
+	char *targv[] = { prog_path("pausee"), NULL };
+	struct io in = { .mode = IO_PIPE }, o = { .mode = IO_PIPE }, e = { .mode = IO_INHERIT };
+	struct lines *tl;
+	char line[256];
+	int conts = -1, eintr = -1;
+	pid_t t, rec;
+
+	(void)state;
+	t = spawn(targv, &in, &o, &e);
+	tl = lines_new(o.fd);
+	assert_int_equal(lines_read(tl, line, sizeof(line), 10000), 1);
+	assert_non_null(strstr(line, "ready pid="));
+	{
+		char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "-p",
+				 fmt("%d", (int)t), NULL };
+
+		rec = spawn_to(argv, fmt("%s/conts.stdout", tmpdir), perr);
+		started_add(rec);
+	}
+	assert_true(wait_text(perr, "leanprofiler: recording PID", rec, 20000));
+	for (int i = 0; i < PAUSES; i++) {
+		char *lib = fmt("%s/conts-%d.so", tmpdir, i);
+		char *cp[] = { "/bin/cp", prog_path("libfama.so"), lib, NULL };
+		struct run r = { 0 };
+
+		assert_int_equal(run(&r, cp), 0);
+		assert_int_equal(r.status, 0);
+		run_free(&r);
+		assert_true(dprintf(in.fd, "open %s\n", lib) > 0);
+		assert_int_equal(lines_read(tl, line, sizeof(line), 10000), 1);
+		assert_string_equal(line, "opened");
+	}
+	close(in.fd);
+	assert_int_equal(lines_read(tl, line, sizeof(line), 10000), 1);
+	assert_int_equal(sscanf(line, "conts=%d eintr=%d", &conts, &eintr), 2);
+	assert_int_equal(wait_exit(t), 0);
+	assert_int_equal(wait_exit_within(rec, 20000), 0);
+	print_message("%d pauses: the SIGCONT handler ran %d times, read() returned EINTR %d "
+		      "times\n", PAUSES, conts, eintr);
+	assert_int_equal(conts, PAUSES);
+	assert_int_equal(eintr, PAUSES);
+	json_object_put(summary_of(out));
+	close(o.fd);
+}
+
 /* ---------------------------------------------------------------------------------- */
 
 static const char *const scenarios[] = {
@@ -409,7 +466,7 @@ static const char *const scenarios[] = {
 };
 
 #define NSCEN (sizeof(scenarios) / sizeof(scenarios[0]))
-#define NCASES (4 * (NSCEN + 1) + 1)
+#define NCASES (4 * (NSCEN + 1) + 2)
 
 int main(int argc, char **argv)
 {
@@ -442,6 +499,9 @@ int main(int argc, char **argv)
 	}
 	tests[n++] = (struct CMUnitTest){ .name = "job-control-not-paused",
 					  .test_func = test_job_control_not_paused };
+	tests[n++] = (struct CMUnitTest){ .name = "sigcont-handler-sees-pauses",
+					  .test_func = test_sigcont_handler_sees_pauses,
+					  .teardown_func = stop_started };
 	/* One case, or a few, run again and again when chasing a race. */
 	if (getenv("LP_TEST_FILTER"))
 		cmocka_set_test_filter(getenv("LP_TEST_FILTER"));

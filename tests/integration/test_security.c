@@ -542,6 +542,216 @@ static void test_too_many_sites(void **state)
 	run_free(&r);
 }
 
+/* Copies build's file from to path (a file new to any recording: paused for). */
+static void copy_file(const char *from, const char *path)
+{
+	char *argv[] = { "/bin/cp", fmt("%s/%s", build, from), (char *)path, NULL };
+	struct run r;
+
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+}
+
+/*
+ * A child of ours whose PID is want (free: its process was reaped), through
+ * /proc/sys/kernel/ns_last_pid; it stops itself at once, and exits 0 when
+ * continued. Another process may take the PID first: then again.
+ */
+static pid_t fork_at(pid_t want)
+{
+	for (int i = 0; i < 100; i++) {
+		int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+		char *last = fmt("%d", (int)want - 1);
+		pid_t pid;
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, last, strlen(last)), (ssize_t)strlen(last));
+		close(fd);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			if (getpid() != want)
+				_exit(1);
+			raise(SIGSTOP);
+			_exit(0);
+		}
+		if (pid == want)
+			return pid;
+		waitpid(pid, NULL, 0);
+	}
+	fail_msg("PID %d could not be handed out again", (int)want);
+	return -1;
+}
+
+/* The state letter of /proc/PID/stat ('T': stopped), or 0. */
+static char proc_state(pid_t pid)
+{
+	char *s = slurp(fmt("/proc/%d/stat", (int)pid), NULL), *p = s ? strrchr(s, ')') : NULL;
+	char c = p && p[1] ? p[2] : 0;
+
+	free(s);
+	return c;
+}
+
+/*
+ * A target paused for a library it dlopen()s exits during the pause (a
+ * hostile user can stretch a pause to 72 ms with many files), and its PID
+ * goes to another process (a root daemon's, for an attacker), stopped. The
+ * profiler must not continue that one. Deterministic: the profiler is held
+ * (SIGSTOP) until the PID is the other's, handed out again through
+ * /proc/sys/kernel/ns_last_pid.
+ */
+static void test_reused_pid_not_continued(void **state)
+{
+	char *lib = fmt("%s/reuse-fresh.so", tmpdir), *perr = fmt("%s/reuse.stderr", tmpdir);
+	char *targv[] = { fmt("%s/tests/targets/pausee", build), NULL };
+	struct io in = { .mode = IO_PIPE }, out = { .mode = IO_PIPE }, err = { .mode = IO_NULL };
+	char line[256];
+	struct lines *tl;
+	pid_t t, rec, v;
+	int st;
+
+	(void)state;
+	copy_file("tests/targets/libfama.so", lib);
+	t = spawn(targv, &in, &out, &err);
+	tl = lines_new(out.fd);
+	assert_int_equal(lines_read(tl, line, sizeof(line), 10000), 1);
+	assert_non_null(strstr(line, "ready pid="));
+	{
+		char *argv[] = { fmt("%s/leanprofiler", build), "record", "-v", "-o",
+				 dir_of("reuse-out", 0, 0, 0755), "-p", fmt("%d", (int)t), NULL };
+
+		rec = spawn_to(argv, fmt("%s/reuse.stdout", tmpdir), perr);
+		started_add(rec);
+	}
+	assert_true(wait_text(perr, "leanprofiler: recording PID", rec, 20000));
+	/* The profiler holds still: the pause lasts as long as the test needs. */
+	assert_int_equal(kill(rec, SIGSTOP), 0);
+	assert_int_equal(waitpid(rec, &st, WUNTRACED), rec);
+	assert_true(WIFSTOPPED(st));
+	assert_true(dprintf(in.fd, "open %s\n", lib) > 0);
+	assert_int_equal(waitpid(t, &st, WUNTRACED), t);
+	if (!WIFSTOPPED(st))
+		fail_msg("the target was not paused for the library (status 0x%x)", st);
+	/* It dies during the pause, and its PID is another process's, stopped. */
+	assert_int_equal(kill(t, SIGKILL), 0);
+	assert_int_equal(waitpid(t, &st, 0), t);
+	started_forget(t);
+	v = fork_at(t);
+	started_add(v);
+	assert_int_equal(waitpid(v, &st, WUNTRACED), v);
+	assert_true(WIFSTOPPED(st));
+	assert_int_equal(kill(rec, SIGCONT), 0);
+	/* The target is gone: the recording ends; after that nothing can continue v. */
+	st = wait_exit_within(rec, 20000);
+	if (st != 0)
+		fail_msg("leanprofiler exited %d: %s", st, slurp(perr, NULL));
+	st = 0;
+	if (waitpid(v, &st, WNOHANG | WCONTINUED) == v)
+		fail_msg("PID %d, another process's by then, was continued by the profiler "
+			 "(it %s)", (int)v, WIFCONTINUED(st) ? "runs" : "ran to its exit");
+	assert_int_equal(proc_state(v), 'T');
+	assert_non_null(strstr(slurp(perr, NULL), "ended while paused"));
+	assert_int_equal(kill(v, SIGCONT), 0);
+	assert_int_equal(wait_exit(v), 0);
+	close(in.fd);
+	close(out.fd);
+}
+
+/* Waits at most ms for our child pid to exit: its exit code, or -1 (it is still there). */
+static int exit_within(pid_t pid, int ms)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+	int ready;
+
+	assert_true(pfd >= 0);
+	ready = poll(&p, 1, ms);
+	close(pfd);
+	return ready == 1 ? wait_exit(pid) : -1;
+}
+
+#define RELAY_RUNS 10
+
+/*
+ * sudo, runuser and su wait for their command with WUNTRACED, and stop
+ * themselves when it stops, as our pause for a new library does: nobody but
+ * the profiler can continue them then. Under --all-processes, the command
+ * (twolibs, as lpsec-op) dlopen()s two libraries new to the recording, each
+ * run: every run of each must finish, its spans recorded.
+ */
+static void test_relays_not_left_stopped(void **state)
+{
+	static const char *const relays[] = { "sudo", "runuser", "su" };
+	char *prog = fmt("%s/tests/targets/twolibs", build);
+	char *logs = dir_of("relay-logs", op_uid, op_gid, 0755);
+
+	char *failed = "";
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(relays) / sizeof(relays[0]); k++) {
+		int hung = 0;
+
+		char *out = dir_of(fmt("relay-%s", relays[k]), 0, 0, 0755);
+		char *perr = fmt("%s/relay-%s.stderr", tmpdir, relays[k]);
+		char *trace = fmt("%s/leanprofiler-trace.json", out);
+		char *argv[] = { fmt("%s/leanprofiler", build), "record", "-v", "-o", out,
+				 "--all-processes", prog, NULL };
+		pid_t rec = spawn_to(argv, fmt("%s/relay.stdout", tmpdir), perr);
+		int st;
+
+		started_add(rec);
+		assert_true(wait_text(perr, "leanprofiler: recording every process", rec, 20000));
+		for (int i = 0; i < RELAY_RUNS; i++) {
+			char *a = fmt("%s/relay-%s-%d-a.so", tmpdir, relays[k], i);
+			char *b = fmt("%s/relay-%s-%d-b.so", tmpdir, relays[k], i);
+			char *log = fmt("%s/%s-%d.log", logs, relays[k], i);
+			char *sudo[] = { "/usr/bin/sudo", "-u", OP, prog, a, b, log, NULL };
+			char *runuser[] = { "/usr/sbin/runuser", "-u", OP, "--", prog, a, b, log, NULL };
+			char *su[] = { "/usr/bin/su", "-s", "/bin/sh", OP, "-c",
+				       fmt("exec %s %s %s %s", prog, a, b, log), NULL };
+			char **cmd = k == 0 ? sudo : k == 1 ? runuser : su;
+			pid_t pid;
+
+			copy_file("tests/targets/libfama.so", a);
+			copy_file("tests/targets/libfama.so", b);
+			pid = spawn_to(cmd, fmt("%s/relay-cmd.stdout", tmpdir),
+				       fmt("%s/relay-cmd.stderr", tmpdir));
+			started_add(pid);
+			st = exit_within(pid, 5000);
+			if (st < 0) {
+				/* Left stopped: counted, ended, and the next run tried. */
+				print_message("%s run %d of %d did not finish within 5 s (state %c)\n",
+					      relays[k], i + 1, RELAY_RUNS, proc_state(pid));
+				hung++;
+				kill(pid, SIGKILL);
+				wait_exit(pid);
+				continue;
+			}
+			if (st != 0)
+				fail_msg("%s run %d exited %d: %s", relays[k], i + 1, st,
+					 slurp(fmt("%s/relay-cmd.stderr", tmpdir), NULL));
+		}
+		kill(rec, SIGINT);
+		st = wait_exit_within(rec, 20000);
+		if (st != 0)
+			fail_msg("leanprofiler exited %d: %s", st, slurp(perr, NULL));
+		if (hung) {
+			failed = fmt("%s %s: %d of %d runs left stopped;", failed, relays[k], hung,
+				     RELAY_RUNS);
+			continue;
+		}
+		assert_int_equal(spans_named(trace, "twolibs.main"), RELAY_RUNS);
+		assert_int_equal(spans_named(trace, "liba.work"), 2 * RELAY_RUNS);
+		assert_int_equal(spans_named(trace, "liba.leaf"), 2 * RELAY_RUNS);
+		print_message("%s: %d of %d runs finished, spans recorded\n", relays[k],
+			      RELAY_RUNS, RELAY_RUNS);
+	}
+	if (*failed)
+		fail_msg("relays the profiler left stopped:%s", failed);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +763,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_outputs_not_inherited),
 		cmocka_unit_test(test_huge_note_section),
 		cmocka_unit_test(test_too_many_sites),
+		cmocka_unit_test_teardown(test_reused_pid_not_continued, stop_started),
+		cmocka_unit_test_teardown(test_relays_not_left_stopped, stop_started),
 	};
 
 	if (argc > 1)
@@ -562,5 +774,7 @@ int main(int argc, char **argv)
 	if (!mkdtemp(tmpdir))
 		return 1;
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
+	if (getenv("LP_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("LP_TEST_FILTER"));
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

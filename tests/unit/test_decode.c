@@ -37,7 +37,10 @@ struct fx {
 	/* libs */
 	int libs, libs_paused;
 	uint32_t libs_pid;
-	uint64_t libs_ts;
+	uint64_t libs_ts, libs_start;
+	int stops, stop_sig;
+	uint32_t stop_pid;
+	uint64_t stop_ts, stop_start;
 	/* the record being built: 8-byte aligned like the ring buffer's */
 	uint64_t rec[(LP_REC_MAX_SIZE + 64) / 8];
 };
@@ -88,14 +91,27 @@ static long on_site_text(void *ctx, uint32_t file, uint64_t site, uint64_t addr,
 	return (long)strlen(buf);
 }
 
-static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
+static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns, uint64_t start_ns)
 {
 	struct fx *fx = ctx;
 
 	fx->libs_ts = ts_ns;
+	fx->libs_start = start_ns;
 	fx->libs++;
 	fx->libs_paused += paused;
 	fx->libs_pid = pid;
+	return 0;
+}
+
+static int on_self_stop(void *ctx, uint32_t pid, int sig, uint64_t ts_ns, uint64_t start_ns)
+{
+	struct fx *fx = ctx;
+
+	fx->stops++;
+	fx->stop_pid = pid;
+	fx->stop_sig = sig;
+	fx->stop_ts = ts_ns;
+	fx->stop_start = start_ns;
 	return 0;
 }
 
@@ -109,6 +125,7 @@ static int setup_common(void **state, bool with_libs)
 	sink.ctx = fx;
 	if (with_libs) {
 		sink.libs = on_libs;
+		sink.self_stop = on_self_stop;
 		sink.file_text = on_file_text;
 		sink.site_text = on_site_text;
 	}
@@ -903,13 +920,14 @@ static void test_libs_paused(void **state)
 {
 	struct fx *fx = *state;
 	struct lp_rec_libs r = { .h = { .type = LP_REC_LIBS, .pid = PID, .tid = TID },
-				 .ts_ns = 12345 };
+				 .ts_ns = 12345, .start_ns = 678 };
 
 	assert_int_equal(lp_decode(fx->d, &r, sizeof(r)), 0);
 	assert_int_equal(fx->libs, 1);
 	assert_int_equal(fx->libs_paused, 0);
 	assert_int_equal(fx->libs_pid, PID);
 	assert_int_equal(fx->libs_ts, 12345);
+	assert_int_equal(fx->libs_start, 678);
 	r.h.flags = LP_LIBS_PAUSED | LP_LIBS_EXEC;
 	r.h.pid = PID + 7;
 	assert_int_equal(lp_decode(fx->d, &r, sizeof(r)), 0);
@@ -919,6 +937,25 @@ static void test_libs_paused(void **state)
 	/* too short: skipped, never a pause nobody ends */
 	assert_int_equal(lp_decode(fx->d, &r, sizeof(r) - 1), 0);
 	assert_int_equal(fx->libs, 2);
+	assert_int_equal(dstats(fx)->malformed, 1);
+}
+
+/* A process that stopped itself (a relay, maybe) reaches the sink with its signal and start. */
+static void test_self_stop(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_rec_self_stop r = { .h = { .type = LP_REC_SELF_STOP, .flags = 19, .pid = PID,
+					     .tid = TID },
+				      .ts_ns = 500, .start_ns = 400 };
+
+	assert_int_equal(lp_decode(fx->d, &r, sizeof(r)), 0);
+	assert_int_equal(fx->stops, 1);
+	assert_int_equal(fx->stop_pid, PID);
+	assert_int_equal(fx->stop_sig, 19);
+	assert_int_equal(fx->stop_ts, 500);
+	assert_int_equal(fx->stop_start, 400);
+	assert_int_equal(lp_decode(fx->d, &r, sizeof(r) - 1), 0);
+	assert_int_equal(fx->stops, 1);
 	assert_int_equal(dstats(fx)->malformed, 1);
 }
 
@@ -1246,6 +1283,7 @@ int main(void)
 		T(test_thread_record),
 		cmocka_unit_test_setup_teardown(test_literal_new_image, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_libs_paused, setup_libs, teardown),
+		cmocka_unit_test_setup_teardown(test_self_stop, setup_libs, teardown),
 		cmocka_unit_test_setup_teardown(test_text_in_file, setup_libs, teardown),
 		cmocka_unit_test_setup_teardown(test_text_at_site, setup_libs, teardown),
 		cmocka_unit_test(test_usdt_records),

@@ -24,7 +24,7 @@
 struct rescan_call {
 	uint32_t pid;
 	bool paused;
-	uint64_t ts_ns;
+	uint64_t ts_ns, start_ns;
 };
 
 struct fx {
@@ -33,12 +33,12 @@ struct fx {
 	size_t ncalls;
 };
 
-static int on_rescan(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
+static int on_rescan(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns, uint64_t start_ns)
 {
 	struct fx *fx = ctx;
 
 	assert_true(fx->ncalls < ARRAY_SIZE(fx->calls));
-	fx->calls[fx->ncalls++] = (struct rescan_call){ pid, paused, ts_ns };
+	fx->calls[fx->ncalls++] = (struct rescan_call){ pid, paused, ts_ns, start_ns };
 	return 0;
 }
 
@@ -164,6 +164,7 @@ static void test_rescans_asked(void **state)
 	libs.h.flags = LP_LIBS_PAUSED;
 	libs.h.pid = libs.h.tid = 301;
 	libs.ts_ns = 2100;
+	libs.start_ns = 1550;
 	assert_int_equal(lp_pipeline_record(fx->pl, &libs, sizeof(libs)), 0);
 	assert_int_equal(fx->ncalls, 3);
 	assert_int_equal(fx->calls[1].pid, 300);
@@ -171,6 +172,8 @@ static void test_rescans_asked(void **state)
 	assert_int_equal(fx->calls[2].pid, 301);
 	assert_true(fx->calls[2].paused);
 	assert_int_equal(fx->calls[2].ts_ns, 2100);
+	/* When the process began: what tells it from a later one given its PID. */
+	assert_int_equal(fx->calls[2].start_ns, 1550);
 }
 
 /* A marker's event with its name inline and, for --off-cpu, the thread's snapshot. */

@@ -535,7 +535,18 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 		if (!d->sink.libs)
 			return 0;
 		return d->sink.libs(d->sink.ctx, h.pid, h.flags & LP_LIBS_PAUSED,
-				    ((const struct lp_rec_libs *)data)->ts_ns);
+				    ((const struct lp_rec_libs *)data)->ts_ns,
+				    ((const struct lp_rec_libs *)data)->start_ns);
+	case LP_REC_SELF_STOP: {
+		struct lp_rec_self_stop r;
+
+		if (size < sizeof(r))
+			goto malformed;
+		memcpy(&r, data, sizeof(r));
+		if (!d->sink.self_stop)
+			return 0;
+		return d->sink.self_stop(d->sink.ctx, h.pid, h.flags, r.ts_ns, r.start_ns);
+	}
 	case LP_REC_SCHED: {
 		struct lp_rec_sched r;
 

@@ -47,12 +47,15 @@ struct lp_usdt_event {
 struct lp_decode_sink {
 	int (*event)(void *ctx, const struct lp_event *ev);
 	/*
-	 * Optional, both. libs: pid may have mapped files not examined yet;
-	 * paused: it is stopped since ts_ns until the sink sends it SIGCONT
-	 * (wire.h).
+	 * Optional, all three. libs: pid may have mapped files not examined
+	 * yet; paused: it is stopped since ts_ns until the sink sends it SIGCONT
+	 * (wire.h); start_ns: when that process began, which tells it from a
+	 * later one given its PID. self_stop: pid sent itself stop signal sig
+	 * at ts_ns (wire.h lp_rec_self_stop).
 	 */
 	int (*task)(void *ctx, const struct lp_task_event *te);
-	int (*libs)(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns);
+	int (*libs)(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns, uint64_t start_ns);
+	int (*self_stop)(void *ctx, uint32_t pid, int sig, uint64_t ts_ns, uint64_t start_ns);
 	/* Optional: a probe of a span-pair spec (--span, --preset). */
 	int (*usdt)(void *ctx, const struct lp_usdt_event *ue);
 	/*

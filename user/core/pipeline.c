@@ -111,11 +111,18 @@ static int on_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t off_ns, uint
 	return 0;
 }
 
-static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
+static int on_libs(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns, uint64_t start_ns)
 {
 	struct lp_pipeline *p = ctx;
 
-	return p->h.rescan ? p->h.rescan(p->h.ctx, pid, paused, ts_ns) : 0;
+	return p->h.rescan ? p->h.rescan(p->h.ctx, pid, paused, ts_ns, start_ns) : 0;
+}
+
+static int on_self_stop(void *ctx, uint32_t pid, int sig, uint64_t ts_ns, uint64_t start_ns)
+{
+	struct lp_pipeline *p = ctx;
+
+	return p->h.self_stop ? p->h.self_stop(p->h.ctx, pid, sig, ts_ns, start_ns) : 0;
 }
 
 static struct lp_report_process *find_proc(struct lp_pipeline *p, uint32_t pid)
@@ -223,7 +230,7 @@ static int on_task(void *ctx, const struct lp_task_event *te)
 		 * its libraries later, and is paused for them then (lp_dl_state).
 		 */
 		if (!err && !te->new_image)
-			err = on_libs(p, te->pid, false, te->ts_ns);
+			err = on_libs(p, te->pid, false, te->ts_ns, 0);
 		break;
 	case LP_TASK_THREAD:
 		err = lp_nest_thread_begin(p->nest, te->pid, te->tid, te->ts_ns);
@@ -251,7 +258,7 @@ struct lp_pipeline *lp_pipeline_new(const struct lp_pipeline_opts *o,
 	struct lp_pipeline *p = calloc(1, sizeof(*p));
 	struct lp_nest_sink nsink = { .span = on_span, .ctx = p };
 	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
-					.usdt = on_usdt, .sched = on_sched, .file_text = on_file_text,
+					.self_stop = on_self_stop, .usdt = on_usdt, .sched = on_sched, .file_text = on_file_text,
 					.site_text = on_site_text, .ctx = p };
 	struct lp_pairs_sink psink = { .event = to_nest, .track_end = on_track_end, .ctx = p };
 

@@ -47,9 +47,12 @@ struct lp_pipeline_hooks {
 			  size_t size);
 	/*
 	 * pid may map files not examined yet (found running, or a library
-	 * mapped); paused: stopped since ts_ns until the caller lets it go on.
+	 * mapped); paused: stopped since ts_ns until the caller lets it go on;
+	 * start_ns: when the process began (0: not known). self_stop: pid
+	 * stopped itself (decode.h).
 	 */
-	int (*rescan)(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns);
+	int (*rescan)(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns, uint64_t start_ns);
+	int (*self_stop)(void *ctx, uint32_t pid, int sig, uint64_t ts_ns, uint64_t start_ns);
 	/* Events of thread tid the kernel could not deliver; unset: the gaps seen. */
 	uint64_t (*thread_lost)(void *ctx, uint32_t tid);
 	/* Observers: a marker's event from the decoder, a span-pair probe, a task record. */

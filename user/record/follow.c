@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "jvm.h"
 #include "proc.h"
@@ -44,12 +46,62 @@ int lp_attach_process(struct recorder *r, pid_t pid)
 	return err ? err : a.attached;
 }
 
-/* Lets a paused process go on, and counts how long it waited. */
-static void resume(struct recorder *r, const struct rescan *q)
+/*
+ * Holds process pid by a pidfd, if it is the process that began at start_ns
+ * (its leader's start_boottime): 0 and *fd, or -ESRCH when that process is
+ * gone (its PID may be another's now), or -errno. *st: its /proc state.
+ * Without a pidfd to be had (-EMFILE), *fd is -1 and the PID is checked
+ * only: kill() then has the race a pidfd closes.
+ */
+static int hold(pid_t pid, uint64_t start_ns, int *fd, struct lp_proc_state *st)
 {
-	uint64_t waited = lp_now_ns() - q->since_ns;
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0), err;
 
-	kill((pid_t)q->pid, SIGCONT);
+	if (pfd < 0 && errno == ESRCH)
+		return -ESRCH;
+	err = lp_proc_state(pid, st);
+	if (err && err != -ESRCH && pfd >= 0) {
+		/* Held, though not checked: better than a process left stopped. */
+		*st = (struct lp_proc_state){ 0 };
+		*fd = pfd;
+		return 0;
+	}
+	if (!err && st->start_ticks != lp_proc_start_ticks(start_ns))
+		err = -ESRCH; /* another process, given the PID since */
+	/* Still there after /proc was read: the state read was the held process's. */
+	if (!err && pfd >= 0 && syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0))
+		err = -errno;
+	if (err) {
+		if (pfd >= 0)
+			close(pfd);
+		return err;
+	}
+	*fd = pfd;
+	return 0;
+}
+
+/* SIGCONT to the held process (pidfd), or by PID when none could be held. */
+static void cont(uint32_t pid, int *pidfd)
+{
+	if (*pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, *pidfd, SIGCONT, NULL, 0);
+		close(*pidfd);
+		*pidfd = -1;
+	} else {
+		kill((pid_t)pid, SIGCONT);
+	}
+}
+
+/* Lets a paused process go on, and counts how long it waited. */
+static void resume(struct recorder *r, struct rescan *q)
+{
+	uint64_t now = lp_now_ns(), waited = now - q->since_ns;
+
+	/* Ours: from now on another's SIGCONT may continue it too (hold_on()). */
+	lp_session_unhold(r->s, q->pid, q->start_ns);
+	cont(q->pid, &q->pidfd);
+	if (q->pause >= 0)
+		r->pauses[q->pause].until_ns = now;
 	if (waited > (uint64_t)1 << 62)
 		waited = 0; /* a record's time ahead of ours: not measured */
 	r->follow.pauses++;
@@ -58,38 +110,161 @@ static void resume(struct recorder *r, const struct rescan *q)
 		r->follow.pause_max_ns = waited;
 }
 
+/* Relays whose pause has ended go on too (only then: they would continue its process). */
+static void release_relays(struct recorder *r, bool all)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nrelays; i++) {
+		struct relay *y = &r->relays[i];
+
+		if (all || r->pauses[y->pause].until_ns) {
+			lp_info("PID %u stopped itself for a process we paused: continued", y->pid);
+			cont(y->pid, &y->pidfd);
+		} else {
+			r->relays[n++] = *y;
+		}
+	}
+	r->nrelays = n;
+}
+
+/* Remembers a pause with the paused process's ancestors (st: its state); its index. */
+static int remember_pause(struct recorder *r, uint32_t pid, const struct lp_proc_state *st,
+			  uint64_t ts_ns)
+{
+	int i = (int)(r->npauses++ % LP_RELAY_PAUSES);
+	struct pause_seen *p = &r->pauses[i];
+	pid_t up = st->ppid;
+
+	*p = (struct pause_seen){ .pid = pid, .since_ns = ts_ns };
+	for (int d = 0; d < LP_RELAY_DEPTH && up > 1; d++) {
+		struct lp_proc_state a;
+
+		p->up[d] = up;
+		up = d + 1 < LP_RELAY_DEPTH && !lp_proc_state(up, &a) ? a.ppid : 0;
+	}
+	return i;
+}
+
 /*
  * The pipeline's rescan hook: pid may map new files (or is paused until they
- * are attached): look after this batch. Once recording ends, a paused
- * process only goes on.
+ * are attached): look after this batch. A paused process is held from now
+ * on, if it is still the one the kernel half paused. Once recording ends, a
+ * paused process only goes on.
  */
-int lp_queue_rescan(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns)
+int lp_queue_rescan(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns, uint64_t start_ns)
 {
 	struct recorder *r = ctx;
-	struct rescan *q;
+	struct rescan e = { .pid = pid, .paused = paused, .since_ns = ts_ns, .start_ns = start_ns,
+			    .pidfd = -1, .pause = -1 }, *q;
 
+	if (paused) {
+		struct lp_proc_state st;
+		int err = hold((pid_t)pid, start_ns, &e.pidfd, &st);
+
+		if (err) {
+			/* Gone, its PID maybe another's: nobody to continue, nothing to attach. */
+			lp_session_unhold(r->s, pid, start_ns);
+			lp_info("PID %u ended while paused for files it mapped: nothing to continue "
+				"(%s)", pid, strerror(-err));
+			return 0;
+		}
+		e.pause = remember_pause(r, pid, &st, ts_ns);
+	}
 	if (r->stopping) {
 		if (paused)
-			resume(r, &(struct rescan){ pid, paused, ts_ns });
+			resume(r, &e);
 		return 0;
 	}
 	for (size_t i = 0; i < r->nrescan; i++) {
-		if (r->rescan[i].pid == pid) {
-			if (paused && !r->rescan[i].paused)
-				r->rescan[i].since_ns = ts_ns;
-			r->rescan[i].paused |= paused;
-			return 0;
+		q = &r->rescan[i];
+		if (q->pid != pid)
+			continue;
+		if (paused && q->paused && q->start_ns != start_ns) {
+			/* The process paused before is gone, its PID another's: this one waits. */
+			if (q->pidfd >= 0)
+				close(q->pidfd);
+			q->pidfd = -1;
+			q->paused = false;
+			if (q->pause >= 0)
+				r->pauses[q->pause].until_ns = lp_now_ns();
 		}
+		if (paused && !q->paused) {
+			q->since_ns = ts_ns;
+			q->start_ns = start_ns;
+			q->pidfd = e.pidfd;
+			q->pause = e.pause;
+			q->paused = true;
+		} else if (paused) {
+			/*
+			 * Paused again before we got to it: held once already, one
+			 * pause. Relays of the first are let go (should one continue
+			 * it, it stops again: hold_on()).
+			 */
+			if (e.pidfd >= 0)
+				close(e.pidfd);
+			if (q->pause >= 0)
+				r->pauses[q->pause].until_ns = lp_now_ns();
+			q->pause = e.pause;
+		}
+		return 0;
 	}
 	q = lp_grow(r->rescan, &r->rescan_cap, r->nrescan + 1, sizeof(*q));
 	if (!q) {
 		/* Never leave a process stopped because we are short of memory. */
 		if (paused)
-			resume(r, &(struct rescan){ pid, paused, ts_ns });
+			resume(r, &e);
 		return -ENOMEM;
 	}
 	r->rescan = q;
-	r->rescan[r->nrescan++] = (struct rescan){ pid, paused, ts_ns };
+	r->rescan[r->nrescan++] = e;
+	return 0;
+}
+
+/* A pause (remembered) that the self-stop of pid at ts_ns answers: its index, or -1. */
+static int relay_of(const struct recorder *r, uint32_t pid, uint64_t ts_ns)
+{
+	uint64_t n = r->npauses < LP_RELAY_PAUSES ? r->npauses : LP_RELAY_PAUSES;
+
+	for (uint64_t k = 0; k < n; k++) {
+		int i = (int)((r->npauses - 1 - k) % LP_RELAY_PAUSES);
+		const struct pause_seen *p = &r->pauses[i];
+		bool in_time = ts_ns >= p->since_ns &&
+			       (!p->until_ns || ts_ns <= p->until_ns + LP_RELAY_GRACE_NS);
+
+		for (int d = 0; in_time && d < LP_RELAY_DEPTH && p->up[d]; d++)
+			if ((uint32_t)p->up[d] == pid)
+				return i;
+	}
+	return -1;
+}
+
+/*
+ * The pipeline's self-stop hook: pid stopped itself. If it is an ancestor
+ * of a process we paused, and stopped during that pause or just after, it
+ * relays our stop (sudo, su, runuser: it saw its child stop, waiting with
+ * WUNTRACED) and nobody but us will continue it. It goes on once that pause
+ * has ended: it continues its child when it goes on.
+ */
+int lp_self_stopped(void *ctx, uint32_t pid, int sig, uint64_t ts_ns, uint64_t start_ns)
+{
+	struct recorder *r = ctx;
+	struct lp_proc_state st;
+	struct relay y = { .pid = pid, .pidfd = -1 }, *q;
+
+	(void)sig;
+	y.pause = relay_of(r, pid, ts_ns);
+	if (y.pause < 0 || hold((pid_t)pid, start_ns, &y.pidfd, &st))
+		return 0; /* its own stop, or it is gone */
+	q = lp_grow(r->relays, &r->relays_cap, r->nrelays + 1, sizeof(*q));
+	if (!q) {
+		cont(pid, &y.pidfd); /* never left stopped for want of memory */
+		return -ENOMEM;
+	}
+	r->relays = q;
+	r->relays[r->nrelays++] = y;
+	if (r->pauses[y.pause].until_ns || r->stopping)
+		release_relays(r, r->stopping);
 	return 0;
 }
 
@@ -151,11 +326,12 @@ void lp_rescan_queued(struct recorder *r)
 	err = lp_open_gates(r, NULL);
 	if (err && !r->err)
 		r->err = err;
-	/* Only now may the paused processes run the code they mapped. */
+	/* Only now may the paused processes run the code they mapped; then their relays. */
 	for (size_t i = 0; i < r->nrescan; i++)
 		if (r->rescan[i].paused)
 			resume(r, &r->rescan[i]);
 	r->nrescan = 0;
+	release_relays(r, false);
 	tell_late_specs(r, was);
 }
 
@@ -167,6 +343,7 @@ void lp_release_paused(struct recorder *r)
 		if (r->rescan[i].paused)
 			resume(r, &r->rescan[i]);
 	r->nrescan = 0;
+	release_relays(r, true);
 }
 
 /*

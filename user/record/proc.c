@@ -65,6 +65,32 @@ int lp_proc_ppid(pid_t pid, pid_t *ppid)
 	return 0;
 }
 
+int lp_proc_state(pid_t pid, struct lp_proc_state *s)
+{
+	char buf[1024], *f;
+	unsigned long long start;
+	int err = read_file(pid, "stat", buf, sizeof(buf)), pp;
+
+	if (err)
+		return err;
+	f = stat_fields(buf);
+	/* state ppid, 17 fields, starttime (field 22) */
+	if (!f || sscanf(f, "%c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+			    "%*d %*d %llu", &s->state, &pp, &start) != 3)
+		return -EINVAL;
+	s->ppid = pp;
+	s->start_ticks = start;
+	return 0;
+}
+
+uint64_t lp_proc_start_ticks(uint64_t start_ns)
+{
+	long tick = sysconf(_SC_CLK_TCK);
+
+	/* The kernel's nsec_to_clock_t(): rounded down. */
+	return start_ns / (1000000000ULL / (uint64_t)(tick > 0 ? tick : 100));
+}
+
 int lp_proc_usage(pid_t pid, struct lp_proc_usage *u)
 {
 	char buf[4096], *f, *line;

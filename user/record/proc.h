@@ -27,6 +27,15 @@ struct lp_proc_file {
 /* 0 or -errno (-ESRCH: no such process). */
 int lp_proc_comm(pid_t pid, char *buf, size_t size);
 int lp_proc_ppid(pid_t pid, pid_t *ppid);
+struct lp_proc_state {
+	char state;           /* 'R', 'S', 'T' (stopped), ... */
+	pid_t ppid;
+	uint64_t start_ticks; /* when it began, in clock ticks since boot (field 22) */
+};
+
+int lp_proc_state(pid_t pid, struct lp_proc_state *s);
+/* A start time of the kernel's (start_boottime, ns) in /proc/PID/stat's clock ticks. */
+uint64_t lp_proc_start_ticks(uint64_t start_ns);
 /* The process (thread group) thread id tid belongs to: *tgid == tid for a process. */
 int lp_proc_tgid(pid_t tid, pid_t *tgid);
 int lp_proc_usage(pid_t pid, struct lp_proc_usage *u);

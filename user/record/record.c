@@ -87,7 +87,8 @@ static int recorder_init(struct recorder *r, const struct lp_record_opts *o,
 				       .summary_only = o->summary_only,
 				       .max_groups = o->max_groups };
 	struct lp_pipeline_hooks h = { .file_text = file_text, .site_text = site_text,
-				       .rescan = lp_queue_rescan, .thread_lost = thread_lost,
+				       .rescan = lp_queue_rescan, .self_stop = lp_self_stopped,
+				       .thread_lost = thread_lost,
 				       .ctx = r };
 
 	*r = (struct recorder){ .o = o, .ops = mode_ops[o->mode], .res = res,
@@ -545,6 +546,7 @@ static void recorder_cleanup(struct recorder *r)
 		lp_outdir_unmake(&r->outdir, &r->user); /* nothing was written: nothing is left */
 	lp_outdir_close(&r->outdir);
 	free(r->rescan);
+	free(r->relays);
 	if (!r->res->report) {
 		lp_pipeline_free(r->pl);
 		free(r->trace_path);

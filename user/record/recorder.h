@@ -26,6 +26,37 @@ struct rescan {
 	uint32_t pid;
 	bool paused;       /* stopped by the kernel half (LP_LIBS_PAUSED): waits for SIGCONT */
 	uint64_t since_ns; /* ... since then */
+	uint64_t start_ns; /* when the paused process began (wire.h lp_rec_libs) */
+	/*
+	 * The paused process, held from when its record was read: SIGCONT goes
+	 * to it, never to a later process given its PID. -1: not held.
+	 */
+	int pidfd;
+	int pause; /* its entry in recorder.pauses, -1: none */
+};
+
+/*
+ * Relays: a process that sees its child stop may stop itself (sudo, su and
+ * runuser do: kill(getpid(), SIGSTOP)), and only we would continue it. A
+ * pause is remembered with the paused process's ancestors, this far up.
+ */
+#define LP_RELAY_DEPTH 3
+/* A self-stop of an ancestor this long after the pause ended is still taken for a relay's. */
+#define LP_RELAY_GRACE_NS 1000000000ULL
+/* Pauses remembered for that (the last ones). */
+#define LP_RELAY_PAUSES 64
+
+struct pause_seen {
+	uint32_t pid;             /* the paused process */
+	pid_t up[LP_RELAY_DEPTH]; /* its parent, grandparent, ... (0: none) */
+	uint64_t since_ns, until_ns; /* until_ns 0: still paused */
+};
+
+/* A relay stopped because of a pause: continued once that pause has ended. */
+struct relay {
+	uint32_t pid;
+	int pidfd;
+	int pause; /* recorder.pauses entry */
 };
 
 struct recorder;
@@ -80,6 +111,10 @@ struct recorder {
 	struct rescan *rescan;
 	size_t nrescan, rescan_cap;
 	bool stopping; /* recording ends: paused processes only go on */
+	struct pause_seen pauses[LP_RELAY_PAUSES];
+	uint64_t npauses; /* pauses seen: the next one goes to pauses[npauses % LP_RELAY_PAUSES] */
+	struct relay *relays;
+	size_t nrelays, relays_cap;
 	struct lp_follow follow;
 
 	/* What the report says of the targets (mode_ops.ended). */
@@ -100,7 +135,8 @@ uint64_t lp_now_ns(void);
 
 /* follow.c */
 int lp_attach_process(struct recorder *r, pid_t pid);
-int lp_queue_rescan(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns);
+int lp_queue_rescan(void *ctx, uint32_t pid, bool paused, uint64_t ts_ns, uint64_t start_ns);
+int lp_self_stopped(void *ctx, uint32_t pid, int sig, uint64_t ts_ns, uint64_t start_ns);
 void lp_rescan_queued(struct recorder *r);
 void lp_release_paused(struct recorder *r);
 int lp_open_gates(struct recorder *r, uint64_t *since);

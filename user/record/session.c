@@ -1004,6 +1004,16 @@ void lp_session_detach(struct lp_session *s)
 	s->nlinks = 0;
 }
 
+void lp_session_unhold(struct lp_session *s, uint32_t pid, uint64_t start_ns)
+{
+	int fd = bpf_map__fd(s->skel->maps.held);
+	__u64 start;
+
+	/* Not a later process's, paused under the same PID. */
+	if (!bpf_map_lookup_elem(fd, &pid, &start) && start == start_ns)
+		bpf_map_delete_elem(fd, &pid);
+}
+
 void lp_session_close(struct lp_session *s)
 {
 	if (!s)

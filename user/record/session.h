@@ -86,6 +86,11 @@ uint64_t lp_session_stop(struct lp_session *s);
  */
 void lp_session_stop_at(struct lp_session *s, uint64_t at);
 /* Records process pid (all its threads, and the children it forks from now on). */
+/*
+ * pid, paused when it began at start_ns (wire.h LP_HELD_MAX), is ours to
+ * continue now: another's SIGCONT no longer stops it again.
+ */
+void lp_session_unhold(struct lp_session *s, uint32_t pid, uint64_t start_ns);
 int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns);
 /*
  * Which probes of spec i were attached so far, in any file: bit 1 <<
