@@ -544,18 +544,46 @@ static void check_none_before(json_object *trace)
 			 before);
 }
 
+/*
+ * The psql script TEXT, written to SQL, run with psql -f while a recording
+ * writes OUT: psql goes on past a failed statement and exits 0, and its stderr
+ * has each of ERRORS (NULL-terminated). The recording's summary and trace are
+ * loaded into *sum and *trace (the caller puts them).
+ */
+static void record_script(const char *out, const char *sql, const char *text,
+			  const char *const errors[], json_object **sum, json_object **trace)
+{
+	char *psql[] = { PSQL, "-X", "-q", "-h", fmt("%s/sock", tmpdir), "-U", "lp", "-d",
+			 DB, "-f", (char *)sql, NULL };
+	struct run r;
+	pid_t lp;
+
+	write_file(sql, text);
+	chmod(sql, 0644);
+	pgss_reset();
+	lp = start_recording(out);
+	assert_int_equal(run(&r, psql), 0);
+	stop_recording(lp, out);
+	assert_int_equal(r.status, 0);
+	for (size_t i = 0; errors[i]; i++)
+		if (!strstr(r.err, errors[i]))
+			fail_msg("psql's stderr has no '%s': %s", errors[i], r.err);
+	run_free(&r);
+	*sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	*trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+}
+
 static void test_workload(void **state)
 {
-	char *out = fmt("%s/out", tmpdir), *sql = fmt("%s/workload.sql", tmpdir);
-	char *psql[] = { PSQL, "-X", "-q", "-h", fmt("%s/sock", tmpdir), "-U", "lp", "-d",
-			 DB, "-f", sql, NULL };
+	/* Two statements fail; psql goes on with the next line. */
+	static const char *const errors[] = { "ERROR:  division by zero",
+					      "relation \"no_such_table\" does not exist", NULL };
+	char *out = fmt("%s/out", tmpdir);
 	struct span *q, *tx, *ph;
 	size_t nq, ntx, nph, mine = 0;
 	json_object *sum, *trace;
 	char *text = NULL;
 	int64_t backend = -1;
-	pid_t lp;
-	struct run r;
 
 	(void)state;
 	for (size_t i = 0; i < NQUERIES; i++) {
@@ -564,20 +592,7 @@ static void test_workload(void **state)
 		free(text);
 		text = t;
 	}
-	write_file(sql, text);
-	chmod(sql, 0644);
-	pgss_reset();
-	lp = start_recording(out);
-	assert_int_equal(run(&r, psql), 0);
-	stop_recording(lp, out);
-	/* Two statements fail; psql goes on with the next line. */
-	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.err, "ERROR:  division by zero"));
-	assert_non_null(strstr(r.err, "relation \"no_such_table\" does not exist"));
-	run_free(&r);
-
-	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
-	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	record_script(out, fmt("%s/workload.sql", tmpdir), text, errors, &sum, &trace);
 	q = spans(trace, "statement", &nq);
 	tx = spans(trace, "transaction", &ntx);
 	/* Only psql's backend ran statements: exactly the workload's, in its order. */
@@ -1170,10 +1185,9 @@ static void test_undecodable_probe(void **state)
  */
 static void test_prepared_and_savepoint(void **state)
 {
-	char *out = fmt("%s/prepared", tmpdir), *sql = fmt("%s/prepared.sql", tmpdir);
-	char *psql[] = { PSQL, "-X", "-q", "-h", fmt("%s/sock", tmpdir), "-U", "lp", "-d",
-			 DB, "-f", sql, NULL };
-	char *text = strdup("prepare lp_p1(int) as select $1 + 1;\n"), *table;
+	static const char *const errors[] = { "relation \"no_such_table\" does not exist", NULL };
+	char *out = fmt("%s/prepared", tmpdir);
+	char *text = strdup("prepare lp_p1(int) as select $1 + 1;\n"), *table, *t;
 	static const struct {
 		const char *pgss, *ours; /* pg_stat_statements' PREPARE, our EXECUTE row */
 		long calls;
@@ -1186,31 +1200,22 @@ static void test_prepared_and_savepoint(void **state)
 	struct span *st, *ph, *ex;
 	const struct span *failed = NULL;
 	struct run r;
-	pid_t lp;
 
 	(void)state;
+	/* Each longer text replaces the one before, which is freed: fmt()'s result is the new one. */
 	for (int i = 1; i <= NEXECUTE; i++) {
-		char *t = fmt("%sexecute lp_p1(%d);\n", text, i);
-
+		t = fmt("%sexecute lp_p1(%d);\n", text, i);
 		free(text);
-		text = strdup(t);
+		text = t;
 	}
-	text = fmt("%sprepare lp_p2(text, int) as select $1 || 'x', $2 * 3;\n"
-		   "execute lp_p2('a', 1);\nexecute lp_p2('b', -2);\n"
-		   "begin;\nsavepoint s1;\nselect * from no_such_table;\n"
-		   "rollback to savepoint s1;\nselect 'after';\ncommit;\n",
-		   text);
-	write_file(sql, text);
-	chmod(sql, 0644);
-	pgss_reset();
-	lp = start_recording(out);
-	assert_int_equal(run(&r, psql), 0);
-	stop_recording(lp, out);
-	assert_int_equal(r.status, 0);
-	assert_non_null(strstr(r.err, "relation \"no_such_table\" does not exist"));
-	run_free(&r);
-	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
-	trace = load_json(fmt("%s/leanprofiler-trace.json", out));
+	t = fmt("%sprepare lp_p2(text, int) as select $1 || 'x', $2 * 3;\n"
+		"execute lp_p2('a', 1);\nexecute lp_p2('b', -2);\n"
+		"begin;\nsavepoint s1;\nselect * from no_such_table;\n"
+		"rollback to savepoint s1;\nselect 'after';\ncommit;\n",
+		text);
+	free(text);
+	text = t;
+	record_script(out, fmt("%s/prepared.sql", tmpdir), text, errors, &sum, &trace);
 
 	/* pg_stat_statements: the executions under the PREPARE; here one EXECUTE row. */
 	for (size_t k = 0; k < ARRAY_SIZE(want); k++) {
@@ -1275,6 +1280,7 @@ static void test_prepared_and_savepoint(void **state)
 	assert_non_null(table);
 	assert_non_null(strstr(table, fmt("Unterminated spans: %zu (", unterminated)));
 	assert_non_null(strstr(table, " closed with a span of another spec around them"));
+	free(table);
 	free(st);
 	free(ex);
 	free(text);
