@@ -17,6 +17,9 @@ $(OUT)/tests/targets/%: tests/targets/%.c include/leanprofiler.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -pthread $< -o $@
 
+# Targets whose USDT notes are written by hand (tests/targets/stapsdt.h).
+$(OUT)/tests/targets/sizedargs $(OUT)/tests/targets/spanpairs: tests/targets/stapsdt.h
+
 # A libpq client (the extended protocol, as drivers speak it) for test_postgres.
 $(OUT)/tests/targets/pgclient: tests/targets/pgclient.c
 	$(call msg,CC,$@)

@@ -8,33 +8,10 @@
  */
 #include <pthread.h>
 
-/* Each site is a function's first instruction: the arguments are still in their registers. */
-#define SIZED_SITE(sym, name)                                                                \
-	__asm__(".pushsection .note.stapsdt,\"\",@note\n"                                     \
-		".balign 4\n"                                                                  \
-		".4byte 2f-1f, 4f-3f, 3\n"                                                     \
-		"1: .asciz \"stapsdt\"\n"                                                      \
-		"2: .balign 4\n"                                                               \
-		"3: .8byte " sym "\n"                                                          \
-		".8byte _.stapsdt.base\n"                                                      \
-		".8byte 0\n"                                                                   \
-		".asciz \"sized\"\n"                                                           \
-		".asciz \"" name "\"\n"                                                        \
-		".asciz \"-4@%edi 4@%esi 2@%dx -8@%rcx\"\n"                                    \
-		"4: .balign 4\n"                                                               \
-		".popsection\n"                                                                \
-		".text\n"                                                                      \
-		".globl " sym "\n"                                                             \
-		".type " sym ", @function\n"                                                   \
-		sym ": nop\n"                                                                  \
-		"ret\n")
+#include "stapsdt.h"
 
-__asm__(".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat\n"
-	".weak _.stapsdt.base\n"
-	".hidden _.stapsdt.base\n"
-	"_.stapsdt.base: .space 1\n"
-	".size _.stapsdt.base, 1\n"
-	".popsection\n");
+#define SIZED_SITE(sym, name) STAPSDT_SITE(sym, "sized", name, "-4@%edi 4@%esi 2@%dx -8@%rcx")
+
 SIZED_SITE("sized_enter_site", "enter");
 SIZED_SITE("sized_exit_site", "exit");
 

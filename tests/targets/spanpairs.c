@@ -25,34 +25,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "stapsdt.h"
 #include "target.h"
 
-#define SITE(sym, name, args)                                                                \
-	__asm__(".pushsection .note.stapsdt,\"\",@note\n"                                     \
-		".balign 4\n"                                                                  \
-		".4byte 2f-1f, 4f-3f, 3\n"                                                     \
-		"1: .asciz \"stapsdt\"\n"                                                      \
-		"2: .balign 4\n"                                                               \
-		"3: .8byte " sym "\n"                                                          \
-		".8byte _.stapsdt.base\n"                                                      \
-		".8byte 0\n"                                                                   \
-		".asciz \"t\"\n"                                                               \
-		".asciz \"" name "\"\n"                                                        \
-		".asciz \"" args "\"\n"                                                        \
-		"4: .balign 4\n"                                                               \
-		".popsection\n"                                                                \
-		".text\n"                                                                      \
-		".globl " sym "\n"                                                             \
-		".type " sym ", @function\n"                                                   \
-		sym ": nop\n"                                                                  \
-		"ret\n")
+#define SITE(sym, name, args) STAPSDT_SITE(sym, "t", name, args)
 
-__asm__(".pushsection .stapsdt.base,\"aG\",@progbits,.stapsdt.base,comdat\n"
-	".weak _.stapsdt.base\n"
-	".hidden _.stapsdt.base\n"
-	"_.stapsdt.base: .space 1\n"
-	".size _.stapsdt.base, 1\n"
-	".popsection\n");
 SITE("req_start_site", "req_start", "8@%rdi 8@%rsi");
 SITE("req_done_site", "req_done", "8@%rdi");
 SITE("sz_in_site", "sz_in", "");
