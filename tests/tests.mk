@@ -31,7 +31,8 @@ $(OUT)/tests/targets/%: tests/targets/%.cc include/leanprofiler.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) $(CPPFLAGS) -O2 -g -std=c++17 -Wall -Wextra $< -o $@
 
-$(OUT)/tests/integration/%: tests/integration/%.c
+$(OUT)/tests/integration/%: tests/integration/%.c tests/integration/itest.h \
+	tests/integration/itest_record.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< -lcmocka -ljson-c -lm -o $@

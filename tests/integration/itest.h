@@ -3,12 +3,13 @@
  * Helpers the integration tests share: formatting, the clock, reading files,
  * starting processes (with their output captured, or through pipes read line
  * by line with a deadline) and ending those a test leaves behind, waiting for
- * them, reading JSON. Include after cmocka.h and after defining `tmpdir`, the
- * directory where captured output goes.
+ * them, reading JSON, listing a directory. Include after cmocka.h and after
+ * defining `tmpdir`, the directory where captured output goes.
  */
 #ifndef LP_ITEST_H
 #define LP_ITEST_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -476,6 +477,23 @@ static ITEST_UNUSED bool says_error(const char *err)
 			return true;
 	}
 	return false;
+}
+
+/* The entries of dir but . and .., sorted, one per line ("" when empty). */
+static ITEST_UNUSED char *dir_entries(const char *dir)
+{
+	struct dirent **names;
+	int n = scandir(dir, &names, NULL, alphasort);
+	char *list = fmt("");
+
+	assert_true(n >= 0);
+	for (int i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
+			list = fmt("%s%s\n", list, names[i]->d_name);
+		free(names[i]);
+	}
+	free(names);
+	return list;
 }
 
 #endif

@@ -332,23 +332,6 @@ static size_t count_errors(const char *err)
 	return n;
 }
 
-/* The entries of dir but . and .., sorted, one per line. */
-static char *ls(const char *dir)
-{
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, alphasort);
-	char *list = fmt("");
-
-	assert_true(n >= 0);
-	for (int i = 0; i < n; i++) {
-		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
-			list = fmt("%s%s\n", list, names[i]->d_name);
-		free(names[i]);
-	}
-	free(names);
-	return list;
-}
-
 /* leanprofiler report ARGS... run in dir (its working directory). */
 static struct run report_in(const char *dir, char *const args[])
 {
@@ -433,8 +416,8 @@ static void test_output_is_input(void **state)
 		run_free(&r);
 		assert_string_equal(slurp(fmt("%s/leanprofiler-summary.json", dir), NULL), sum);
 		assert_string_equal(slurp(fmt("%s/leanprofiler-trace.json", dir), NULL), trace);
-		assert_string_equal(ls(dir), listing);
-		assert_string_equal(ls(fmt("%s/svg", dir)), "rows.svg\n");
+		assert_string_equal(dir_entries(dir), listing);
+		assert_string_equal(dir_entries(fmt("%s/svg", dir)), "rows.svg\n");
 	}
 	/* The same page under another name is written, its size in KB (a 26 KB page was "0.0 MB"). */
 	{
@@ -484,7 +467,7 @@ static void test_output_error_says_what_to_do(void **state)
 					  "recording's PATH; to draw %s: 'leanprofiler report "
 					  "--svg pictures %s'\n", rel, rel)));
 	run_free(&r);
-	assert_string_equal(ls(empty), "");
+	assert_string_equal(dir_entries(empty), "");
 	/* A recording in '.', and the one meant given as the page. */
 	r = report_in(rec.nested, (char *[]){ "--html", rel, NULL });
 	assert_int_equal(r.status, 125);

@@ -964,23 +964,6 @@ static void test_second_signal_stops_recording(void **state)
 	check_with_consumer(fmt("%s/leanprofiler-trace.json", out));
 }
 
-/* The entries of dir but . and .., sorted, one per line ("" when empty). */
-static char *entries(const char *dir)
-{
-	struct dirent **names;
-	int n = scandir(dir, &names, NULL, alphasort);
-	char *list = fmt("");
-
-	assert_true(n >= 0);
-	for (int i = 0; i < n; i++) {
-		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, ".."))
-			list = fmt("%s%s\n", list, names[i]->d_name);
-		free(names[i]);
-	}
-	free(names);
-	return list;
-}
-
 /* record in dir (as its working directory), with the arguments after "record" in args. */
 static void record_in(struct run *r, const char *dir, char *const args[])
 {
@@ -1017,7 +1000,7 @@ static void test_default_output_keeps_old(void **state)
 	assert_non_null(strstr(r.out, "\nTrace: ./leanprofiler-trace.json\n"
 				      "Summary: ./leanprofiler-summary.json\n"));
 	run_free(&r);
-	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-trace.json\n");
+	assert_string_equal(dir_entries(dir), "leanprofiler-summary.json\nleanprofiler-trace.json\n");
 	first_trace = slurp(trace, NULL);
 	first_summary = slurp(summary, NULL);
 
@@ -1025,7 +1008,7 @@ static void test_default_output_keeps_old(void **state)
 	record_in(&r, dir, plain);
 	assert_int_equal(r.status, 0);
 	run_free(&r);
-	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+	assert_string_equal(dir_entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
 					  "leanprofiler-trace.json\nleanprofiler-trace.json.old\n");
 	assert_string_equal(slurp(fmt("%s.old", trace), NULL), first_trace);
 	assert_string_equal(slurp(fmt("%s.old", summary), NULL), first_summary);
@@ -1036,7 +1019,7 @@ static void test_default_output_keeps_old(void **state)
 	record_in(&r, dir, only);
 	assert_int_equal(r.status, 0);
 	run_free(&r);
-	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+	assert_string_equal(dir_entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
 					  "leanprofiler-trace.json.old\n");
 	assert_string_equal(slurp(fmt("%s.old", summary), NULL), second_summary);
 	/* The next: the .old pair is that summary-only recording's, without a trace. */
@@ -1044,7 +1027,7 @@ static void test_default_output_keeps_old(void **state)
 	record_in(&r, dir, plain);
 	assert_int_equal(r.status, 0);
 	run_free(&r);
-	assert_string_equal(entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+	assert_string_equal(dir_entries(dir), "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
 					  "leanprofiler-trace.json\n");
 	assert_string_equal(slurp(fmt("%s.old", summary), NULL), second_summary);
 
@@ -1097,23 +1080,23 @@ static void test_failed_run_leaves_nothing(void **state)
 	assert_int_equal(r.status, 125);
 	assert_non_null(strstr(r.err, "cannot attach to PID 999999999: no such process"));
 	run_free(&r);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(dir_entries(dir), "");
 	record_in(&r, dir, gone_deep);
 	assert_int_equal(r.status, 125);
 	run_free(&r);
-	assert_string_equal(entries(dir), "");
+	assert_string_equal(dir_entries(dir), "");
 	/* An existing directory stays, with what is in it. */
 	assert_int_equal(mkdir(fmt("%s/a", dir), 0755), 0);
 	record_in(&r, dir, gone_deep);
 	assert_int_equal(r.status, 125);
 	run_free(&r);
-	assert_string_equal(entries(dir), "a\n");
-	assert_string_equal(entries(fmt("%s/a", dir)), "");
+	assert_string_equal(dir_entries(dir), "a\n");
+	assert_string_equal(dir_entries(fmt("%s/a", dir)), "");
 
 	record_in(&r, dir, deep);
 	assert_int_equal(r.status, 0);
 	run_free(&r);
-	assert_string_equal(entries(fmt("%s/a/b/c", dir)),
+	assert_string_equal(dir_entries(fmt("%s/a/b/c", dir)),
 			    "leanprofiler-summary.json\nleanprofiler-trace.json\n");
 }
 
@@ -1130,7 +1113,7 @@ static size_t count_of_lines(const char *s)
 /* The entries of dir that hold text, one per line. */
 static char *entries_with(const char *dir, const char *text)
 {
-	char *all = entries(dir), *list = fmt(""), *save = NULL;
+	char *all = dir_entries(dir), *list = fmt(""), *save = NULL;
 
 	for (char *e = strtok_r(all, "\n", &save); e; e = strtok_r(NULL, "\n", &save))
 		if (strstr(e, text))
@@ -1295,7 +1278,7 @@ static void test_interrupt_before_start_keeps_old(void **state)
 		assert_int_equal(r.status, 0);
 		run_free(&r);
 	}
-	listing = entries(dir);
+	listing = dir_entries(dir);
 	assert_string_equal(listing, "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
 				     "leanprofiler-trace.json\nleanprofiler-trace.json.old\n");
 	for (int i = 0; i < 4; i++)
@@ -1345,7 +1328,7 @@ static void test_interrupt_before_start_keeps_old(void **state)
 				fail_msg("%s: exit %d, stderr:\n%s", to_both ? "both" : "profiler", status,
 					 text);
 		}
-		assert_string_equal(entries(dir), listing);
+		assert_string_equal(dir_entries(dir), listing);
 		for (int i = 0; i < 4; i++)
 			if (strcmp(slurp(fmt("%s/%s", dir, names[i]), NULL), before[i]))
 				fail_msg("%s changed", names[i]);
