@@ -56,6 +56,25 @@ const volatile __u32 lp_wire_version = LP_WIRE_VERSION;
 
 /* Set by user space when recording ends: nothing from this time on is recorded. */
 __u64 lp_stop_ns = 0;
+/*
+ * When each batch of files starts being recorded (batch b at [b - 1]), 0
+ * until user space opens it: one 8-byte store opens the gates of every file
+ * of a batch, however many (a batch has at least one file, so LP_MAX_FILES
+ * batches at most).
+ */
+__u64 lp_batch_at[LP_MAX_FILES] = {};
+/*
+ * The consumer, user space, is alive: a process is paused for new files only
+ * while it is, since only it sends the SIGCONT. It renews a lease
+ * (lp_consumer_until, CLOCK_MONOTONIC, a few hundred ms ahead) as it reads;
+ * and its exit (lp_consumer_pid, its last thread) sets lp_consumer_gone in
+ * sched_process_exit, which comes before the exiting process's descriptors
+ * are closed: a profiler killed (SIGKILL) with its probes still attached,
+ * whose teardown takes an RCU grace period per probe, stops nothing more.
+ */
+__u64 lp_consumer_until = 0;
+__u32 lp_consumer_pid = 0;
+__u32 lp_consumer_gone = 0;
 /* The last process image number handed out (struct lp_target.gen). */
 __u64 lp_last_gen = 0;
 /*
@@ -65,10 +84,11 @@ __u64 lp_last_gen = 0;
 __u64 lp_epoch = 0;
 
 /*
- * Per probed file (the uprobe's cookie), when recording of its markers begins,
- * 0 while its probes are still being attached: an enter probe working before
- * its exit probe would record spans that never end. Events older than it are
- * not recorded, so "recorded from then on" holds exactly.
+ * Per probed file (the uprobe's cookie), the batch of gates it opens with
+ * (1, 2, ...; lp_batch_at), 0 while its probes are still being attached: an
+ * enter probe working before its exit probe would record spans that never
+ * end. Events older than the batch's opening time are not recorded, so
+ * "recorded from then on" holds exactly.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -478,6 +498,15 @@ static __always_inline bool pausable(struct task_struct *task)
 }
 
 /*
+ * Whether user space reads the records now: alive, and its lease not over
+ * (lp_consumer_until). Only on the paths that pause, never per event.
+ */
+static __always_inline bool consumer_alive(__u64 ts)
+{
+	return !lp_consumer_gone && ts < lp_consumer_until;
+}
+
+/*
  * The target may be about to run code of files user space has not examined:
  * tell it, and stop the process (SIGSTOP on return to user mode) until user
  * space has attached to them and sends SIGCONT. Never after the stop, and
@@ -495,7 +524,8 @@ static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32
 		count(LP_STAT_LOST_TASK);
 		return;
 	}
-	if (pausable(task) && bpf_send_signal(SIGSTOP_) == 0)
+	/* Told, but not stopped, when nobody may be there to let it go on. */
+	if (consumer_alive(ts) && pausable(task) && bpf_send_signal(SIGSTOP_) == 0)
 		flags |= LP_LIBS_PAUSED;
 	fill_hdr(&r->h, LP_REC_LIBS, flags, pid, (__u32)bpf_get_current_pid_tgid(), 0);
 	r->ts_ns = ts;
@@ -550,11 +580,14 @@ static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, _
 {
 	__u64 *gate = bpf_map_lookup_elem(&file_gate, &file);
 	struct lp_task *st;
+	__u64 at;
 
 	if (!gate || !*gate)
 		return NULL;
 	*ts = bpf_ktime_get_ns();
-	if (*ts < *gate || (lp_stop_ns && *ts >= lp_stop_ns))
+	/* Read after the timestamp: an event after the store that opened it sees it. */
+	at = lp_batch_at[(*gate - 1) & (LP_MAX_FILES - 1)];
+	if (!at || *ts < at || (lp_stop_ns && *ts >= lp_stop_ns))
 		return NULL;
 	/* Only target threads have per-thread state: its presence is the fast check. */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
@@ -1331,7 +1364,14 @@ static __always_inline void hold_on(struct task_struct *task)
 	__u32 tgid = BPF_CORE_READ(task, tgid);
 	__u64 *start = bpf_map_lookup_elem(&held, &tgid);
 
-	if (start && *start == BPF_CORE_READ(task, group_leader, start_boottime) &&
+	if (!start)
+		return;
+	/* Nobody left to continue it (consumer_alive): the SIGCONT is the one that does. */
+	if (!consumer_alive(bpf_ktime_get_ns())) {
+		bpf_map_delete_elem(&held, &tgid);
+		return;
+	}
+	if (*start == BPF_CORE_READ(task, group_leader, start_boottime) &&
 	    bpf_send_signal_task) /* a kfunc since Linux 6.13 */
 		bpf_send_signal_task(task, SIGSTOP_, PIDTYPE_TGID, 0);
 }
@@ -1379,6 +1419,9 @@ int BPF_PROG(lp_exit, struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = p->tgid;
 
+	/* The consumer's last thread: no pause from now on (consumer_alive). */
+	if (group_dead && tgid == lp_consumer_pid)
+		lp_consumer_gone = 1;
 	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	emit_task(LP_TASK_EXIT, tgid, p->pid, 0, p, group_dead ? LP_TASK_GROUP_DEAD : 0,

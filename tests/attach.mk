@@ -51,3 +51,19 @@ $(ATTACH_TARGETS)/libmanyprobes.so: tests/targets/libmanyprobes.c include/leanpr
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fPIC -shared $< -o $@
+
+# A small marked library that test_security copies hundreds of times (manylibs loads them).
+ATTACH_BUILD += $(ATTACH_TARGETS)/libmany.so
+
+$(ATTACH_TARGETS)/libmany.so: tests/targets/libmany.c tests/targets/famlog.h include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fPIC -shared $< -o $@
+
+# Preloaded into leanprofiler: a target swaps its mapping between maps and map_files (test_security).
+ATTACH_BUILD += $(ATTACH_TARGETS)/libopenswap.so
+
+$(ATTACH_TARGETS)/libopenswap.so: tests/targets/libopenswap.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fPIC -shared $< -ldl -o $@

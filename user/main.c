@@ -355,8 +355,9 @@ static int cmd_record(int argc, char **argv)
 	}
 	if (o.mode == LP_MODE_ATTACH)
 		o.pid = process_of(o.pid);
+	o.print = print_recording;
 	err = lp_record(&o, &res);
-	if (res.report)
+	if (res.report && !res.printed)
 		print_recording(&o, res.report);
 	code = record_exit_code(&o, &res, err);
 	if (record_export_url && res.report && res.report->summary_path) {

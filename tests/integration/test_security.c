@@ -752,6 +752,222 @@ static void test_relays_not_left_stopped(void **state)
 		fail_msg("relays the profiler left stopped:%s", failed);
 }
 
+/* N copies of libmany.so, DIR/m0.so ... DIR/m(N-1).so: N marked files new to a recording. */
+static char *many_copies(const char *name, int n)
+{
+	char *dir = dir_of(name, 0, 0, 0755);
+
+	for (int i = 0; i < n; i++)
+		copy_file("tests/targets/libmany.so", fmt("%s/m%d.so", dir, i));
+	return dir;
+}
+
+#define MANY_LIBS 24
+#define MANY_BATCH "8"
+#define MANY_SPANS 3
+
+/*
+ * A target maps many marked files at once (LD_PRELOAD of MANY_LIBS libraries,
+ * a plugin host's start) under --all-processes: they are attached over
+ * several batches (LEANPROFILER_BATCH_FILES of them each; signals and the
+ * records are looked at in between), every gate of a batch opens with one
+ * store, and the process, paused at its exec, goes on once all are attached:
+ * each file's spans are recorded, none before its gate or unterminated. Then
+ * Ctrl-C: the table comes before the probes are detached (an RCU grace
+ * period each, ~0.1 s here: MANY_LIBS files, 4 probes each, took ~10 s to
+ * detach before the table came).
+ */
+static void test_many_files_batched(void **state)
+{
+	char *dir = many_copies("batched", MANY_LIBS), *out = dir_of("batched-out", 0, 0, 0755);
+	char *prog = fmt("%s/tests/targets/manylibs", build), *preload = "";
+	char *perr = fmt("%s/batched.stderr", tmpdir), *pout = fmt("%s/batched.stdout", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-v", "-o", out,
+			 "--all-processes", prog, NULL };
+	char *targv[] = { prog, fmt("%s/batched.log", tmpdir), dir, fmt("%d", MANY_LIBS),
+			  fmt("%d", MANY_SPANS), NULL };
+	json_object *sum, *rows;
+	uint64_t t0, waited;
+	int found = 0, st;
+	pid_t rec, t;
+
+	(void)state;
+	for (int i = 0; i < MANY_LIBS; i++)
+		preload = fmt("%s%s/m%d.so ", preload, dir, i);
+	setenv("LEANPROFILER_BATCH_FILES", MANY_BATCH, 1);
+	rec = spawn_to(argv, pout, perr);
+	unsetenv("LEANPROFILER_BATCH_FILES");
+	started_add(rec);
+	assert_true(wait_text(perr, "leanprofiler: recording every process", rec, 20000));
+	setenv("LD_PRELOAD", preload, 1);
+	t = spawn_to(targv, fmt("%s/batched-target.stdout", tmpdir),
+		     fmt("%s/batched-target.stderr", tmpdir));
+	unsetenv("LD_PRELOAD");
+	started_add(t);
+	st = exit_within(t, 30000);
+	if (st != 0)
+		fail_msg("manylibs %s (state %c): %s", st < 0 ? "did not finish within 30 s" :
+			 fmt("exited %d", st), proc_state(t),
+			 slurp(fmt("%s/batched-target.stderr", tmpdir), NULL));
+	t0 = now_ns();
+	assert_int_equal(kill(rec, SIGINT), 0);
+	assert_true(wait_text(pout, "Summary:", rec, 60000));
+	waited = (now_ns() - t0) / 1000000;
+	print_message("the table %llu ms after SIGINT\n", (unsigned long long)waited);
+	if (waited > 4000)
+		fail_msg("the table came %llu ms after SIGINT (the probes detached first?)",
+			 (unsigned long long)waited);
+	st = wait_exit_within(rec, 120000);
+	if (st != 0)
+		fail_msg("leanprofiler exited %d: %s", st, slurp(perr, NULL));
+	assert_non_null(strstr(slurp(perr, NULL), "left to the next batch"));
+	sum = summary_of(out);
+	assert_int_equal(get_i(sum, "unterminated_spans"), 0);
+	assert_true(get_i(get(sum, "profiler"), "files_deferred") >= MANY_LIBS - 8);
+	rows = get(sum, "rows");
+	for (int i = 0; i < MANY_LIBS; i++) {
+		char *meta = fmt("file=m%d.so", i);
+
+		for (size_t k = 0; k < json_object_array_length(rows); k++) {
+			json_object *row = json_object_array_get_idx(rows, k);
+
+			if (strcmp(get_s(row, "name"), "many.lib") || strcmp(get_s(row, "meta_text"), meta))
+				continue;
+			assert_int_equal(get_i(row, "calls"), MANY_SPANS);
+			found++;
+		}
+	}
+	assert_int_equal(found, MANY_LIBS);
+	json_object_put(sum);
+}
+
+#define KILLED_LIBS 40
+
+/*
+ * leanprofiler is killed (SIGKILL) while a plugin host loads marked libraries
+ * one every 10 ms under --all-processes. Its probes are torn down after its
+ * death, one RCU grace period each, and until then the loader's probe still
+ * runs at every load: it must stop the process no more (before: stopped at
+ * nearly every load, continued by nobody but this test). At most the one
+ * pause under way at the kill is left: nobody is there to end it.
+ */
+static void test_killed_profiler_stops_nothing(void **state)
+{
+	char *dir = many_copies("killed", KILLED_LIBS), *out = dir_of("killed-out", 0, 0, 0755);
+	char *prog = fmt("%s/tests/targets/manylibs", build);
+	char *perr = fmt("%s/killed.stderr", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--all-processes",
+			 prog, NULL };
+	char *targv[] = { prog, fmt("%s/killed.log", tmpdir), dir, fmt("%d", KILLED_LIBS), "1",
+			  "10", NULL };
+	struct io in = { .mode = IO_PIPE }, tout = { .mode = IO_PIPE }, terr = { .mode = IO_NULL };
+	struct lines *tl;
+	char line[256];
+	int stops = 0, st, loaded = -1;
+	pid_t rec, t;
+
+	(void)state;
+	rec = spawn_to(argv, fmt("%s/killed.stdout", tmpdir), perr);
+	started_add(rec);
+	assert_true(wait_text(perr, "leanprofiler: recording every process", rec, 20000));
+	t = spawn(targv, &in, &tout, &terr);
+	tl = lines_new(tout.fd);
+	assert_true(dprintf(in.fd, "go\n") > 0);
+	while (loaded < 4) {
+		assert_int_equal(lines_read(tl, line, sizeof(line), 20000), 1);
+		assert_int_equal(sscanf(line, "loaded %d", &loaded), 1);
+	}
+	assert_int_equal(kill(rec, SIGKILL), 0);
+	/* Every stop from now on is seen here (its parent), and continued. */
+	for (;;) {
+		assert_int_equal(waitpid(t, &st, WUNTRACED), t);
+		if (!WIFSTOPPED(st))
+			break;
+		stops++;
+		assert_int_equal(kill(t, SIGCONT), 0);
+	}
+	started_forget(t);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(wait_exit_within(rec, 120000), 128 + SIGKILL);
+	print_message("stopped %d times after the profiler was killed, at %d loads\n", stops,
+		      KILLED_LIBS - 5);
+	if (stops > 1)
+		fail_msg("the target was stopped %d times after the profiler was killed", stops);
+	close(in.fd);
+	close(tout.fd);
+}
+
+/*
+ * Between reading a mapping's line in /proc/PID/maps (its dev, ino) and
+ * opening its /proc/PID/map_files entry, the target maps another file at the
+ * same addresses: leanprofiler must not file the other file's probes under
+ * the first one's name (that file would then count as examined, and its
+ * spans go unrecorded in every process). libopenswap.so, preloaded into
+ * leanprofiler, lets the target swap right there every time. Then the target
+ * dlopen()s the first file for real: its spans are recorded.
+ */
+static void test_swapped_mapping_not_misfiled(void **state)
+{
+	char *a = fmt("%s/swap-a.so", tmpdir), *b = fmt("%s/swap-b.so", tmpdir);
+	char *req = fmt("%s/swap.req", tmpdir), *ack = fmt("%s/swap.ack", tmpdir);
+	char *out = dir_of("swap-out", 0, 0, 0755), *perr = fmt("%s/swap.stderr", tmpdir);
+	char *targv[] = { fmt("%s/tests/targets/swapmap", build), a, b, req, ack,
+			  fmt("%s/swap.log", tmpdir), "5", NULL };
+	struct io in = { .mode = IO_PIPE }, tout = { .mode = IO_PIPE }, terr = { .mode = IO_NULL };
+	struct lines *tl;
+	char line[256];
+	json_object *sum, *rows;
+	int a_calls = -1, st;
+	pid_t t, rec;
+
+	(void)state;
+	copy_file("tests/targets/libmany.so", a);
+	copy_file("tests/targets/libmany.so", b);
+	assert_int_equal(mkfifo(req, 0600), 0);
+	assert_int_equal(mkfifo(ack, 0600), 0);
+	t = spawn(targv, &in, &tout, &terr);
+	tl = lines_new(tout.fd);
+	assert_int_equal(lines_read(tl, line, sizeof(line), 10000), 1);
+	assert_string_equal(line, "ready");
+	{
+		char *argv[] = { fmt("%s/leanprofiler", build), "record", "-v", "-o", out, "-p",
+				 fmt("%d", (int)t), NULL };
+
+		setenv("LD_PRELOAD", fmt("%s/tests/targets/libopenswap.so", build), 1);
+		setenv("LP_SWAP_MATCH", "/map_files/7e0000000000-", 1);
+		setenv("LP_SWAP_REQ", req, 1);
+		setenv("LP_SWAP_ACK", ack, 1);
+		rec = spawn_to(argv, fmt("%s/swap.stdout", tmpdir), perr);
+		unsetenv("LD_PRELOAD");
+		unsetenv("LP_SWAP_MATCH");
+		started_add(rec);
+	}
+	assert_true(wait_text(perr, "leanprofiler: recording PID", rec, 20000));
+	assert_true(dprintf(in.fd, "go\n") > 0);
+	assert_int_equal(lines_read(tl, line, sizeof(line), 20000), 1);
+	assert_string_equal(line, "done");
+	assert_int_equal(wait_exit_within(t, 20000), 0);
+	st = wait_exit_within(rec, 60000);
+	if (st != 0)
+		fail_msg("leanprofiler exited %d: %s", st, slurp(perr, NULL));
+	sum = summary_of(out);
+	rows = get(sum, "rows");
+	for (size_t k = 0; k < json_object_array_length(rows); k++) {
+		json_object *row = json_object_array_get_idx(rows, k);
+
+		if (!strcmp(get_s(row, "name"), "many.lib") &&
+		    !strcmp(get_s(row, "meta_text"), "file=swap-a.so"))
+			a_calls = (int)get_i(row, "calls");
+	}
+	if (a_calls != 5)
+		fail_msg("swap-a.so's spans: %d recorded of 5 (its name was given to swap-b.so's "
+			 "probes?): see %s", a_calls < 0 ? 0 : a_calls, perr);
+	json_object_put(sum);
+	close(in.fd);
+	close(tout.fd);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -765,6 +981,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_too_many_sites),
 		cmocka_unit_test_teardown(test_reused_pid_not_continued, stop_started),
 		cmocka_unit_test_teardown(test_relays_not_left_stopped, stop_started),
+		cmocka_unit_test_teardown(test_many_files_batched, stop_started),
+		cmocka_unit_test_teardown(test_killed_profiler_stops_nothing, stop_started),
+		cmocka_unit_test_teardown(test_swapped_mapping_not_misfiled, stop_started),
 	};
 
 	if (argc > 1)

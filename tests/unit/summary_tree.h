@@ -164,6 +164,7 @@ static char *tree_summary_json(const struct lp_report *r)
 	tree_u64(o, "paused_total_ns", r->follow.pause_total_ns);
 	tree_u64(o, "paused_max_ns", r->follow.pause_max_ns);
 	tree_u64(o, "files_attached_late", r->follow.late_files);
+	tree_u64(o, "files_deferred", r->follow.deferred_files);
 	json_object_object_add(root, "profiler", o);
 
 	if (r->pairs) {

@@ -647,7 +647,7 @@ static void seed_rich(struct fx *fx, struct lp_pairs_stats *ps,
 					    .peak_rss_kib = 3 };
 	fx->r.bpf_runs = 10;
 	fx->r.bpf_run_ns = 3170;
-	fx->r.follow = (struct lp_follow){ 1, 2, 3, 4 };
+	fx->r.follow = (struct lp_follow){ 1, 2, 3, 4, 5 };
 	*ps = (struct lp_pairs_stats){ .unmatched_keyed = 3, .too_deep = 7, .bad_tid = 1,
 				       .reentry_closed = 2, .too_many_tracks = 9, .bad_spec = 2 };
 	fx->r.pairs = ps;

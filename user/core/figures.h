@@ -33,6 +33,8 @@ struct lp_loss {
 struct lp_follow {
 	uint64_t pauses, pause_total_ns, pause_max_ns;
 	uint64_t late_files; /* files with markers attached while a process mapping them ran on */
+	/* New files left to a later batch by the bound on one batch (LP_BATCH_FILES_MAX). */
+	uint64_t deferred_files;
 };
 
 #endif

@@ -54,10 +54,23 @@ static int to_nest(void *ctx, const struct lp_event *ev)
 	return lp_nest_event(p->nest, ev);
 }
 
+/*
+ * An event outside the recording: before its file's gate opened, or from the
+ * stop on. The kernel half drops these itself, exactly when its gate or stop
+ * store landed before the moment it names; when one landed late (user space
+ * preempted right there), this is the exact cut (session.h).
+ */
+static bool outside(const struct lp_pipeline *p, uint64_t ts_ns, uint64_t file_since_ns)
+{
+	return ts_ns < file_since_ns || (p->end_ns && ts_ns >= p->end_ns);
+}
+
 static int on_marker(void *ctx, const struct lp_event *ev)
 {
 	struct lp_pipeline *p = ctx;
 
+	if (outside(p, ev->ts_ns, ev->file_since_ns))
+		return 0;
 	if (p->h.marker)
 		p->h.marker(p->h.ctx, ev);
 	return to_nest(ctx, ev);
@@ -68,6 +81,8 @@ static int on_usdt(void *ctx, const struct lp_usdt_event *ue)
 {
 	struct lp_pipeline *p = ctx;
 
+	if (outside(p, ue->ts_ns, ue->file_since_ns))
+		return 0;
 	if (p->h.usdt)
 		p->h.usdt(p->h.ctx, ue);
 	return lp_pairs_event(p->pairs, ue);

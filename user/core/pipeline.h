@@ -88,7 +88,7 @@ int lp_pipeline_process_begin(struct lp_pipeline *p, uint32_t pid, uint64_t sinc
 			      bool open_before);
 /* Spans go to t too (opened by the caller on p's strtab); NULL: no more. */
 void lp_pipeline_set_trace(struct lp_pipeline *p, struct lp_trace *t);
-/* File's markers are recorded from since_ns on (their gate opened). */
+/* File's markers are recorded from since_ns on (their gate opened): its older events are dropped. */
 void lp_pipeline_gate(struct lp_pipeline *p, uint32_t file, uint64_t since_ns);
 
 /*
@@ -113,7 +113,7 @@ const struct lp_report_process *lp_pipeline_processes(const struct lp_pipeline *
 /* The latest process of pid (a pid may be reused), or NULL. */
 const struct lp_report_process *lp_pipeline_process(struct lp_pipeline *p, uint32_t pid);
 
-/* Recording ended at end_ns: task records stamped then or later are ignored. */
+/* Recording ended at end_ns: records stamped then or later (tasks, events) are ignored. */
 void lp_pipeline_stop(struct lp_pipeline *p, uint64_t end_ns);
 /* Spans still open end at end_ns (flagged unterminated). */
 void lp_pipeline_finish(struct lp_pipeline *p, uint64_t end_ns);

@@ -688,6 +688,7 @@ static void write_usage(struct jw *w, const struct lp_report *r)
 	put_u64(w, "paused_total_ns", r->follow.pause_total_ns);
 	put_u64(w, "paused_max_ns", r->follow.pause_max_ns);
 	put_u64(w, "files_attached_late", r->follow.late_files);
+	put_u64(w, "files_deferred", r->follow.deferred_files);
 	jw_obj_end(w);
 }
 

@@ -8,6 +8,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -16,34 +18,81 @@
 #include "proc.h"
 #include "recorder.h"
 
+/*
+ * New files examined (and attached to) in one batch, between two drains of
+ * the ring buffer: a target that maps hundreds at once (LD_PRELOAD, a plugin
+ * host) is attached to over several batches, and signals, --duration and the
+ * records are looked at between them. A process paused for its files goes on
+ * once all are attached. docs/limits.md.
+ */
+#define LP_BATCH_FILES_MAX 64
+/* Another bound for it (tests: a few files show the batches), 1 to LP_BATCH_FILES_MAX. */
+#define LP_BATCH_FILES_ENV "LEANPROFILER_BATCH_FILES"
+
+static size_t batch_files(void)
+{
+	const char *e = getenv(LP_BATCH_FILES_ENV);
+	long n = e ? strtol(e, NULL, 10) : 0;
+
+	return n >= 1 && n <= LP_BATCH_FILES_MAX ? (size_t)n : LP_BATCH_FILES_MAX;
+}
+
 struct attach_ctx {
 	struct recorder *r;
-	int attached; /* probes attached in files not seen before */
+	int attached;    /* probes attached in files not seen before */
+	size_t budget;   /* new files this batch may still examine */
+	size_t deferred; /* new files left to the next batch */
+	bool stoppable;  /* while recording: a signal or --duration ends the scan */
 };
 
-/* Attaches to the markers of every executable file pid maps. */
+/* Attaches to the markers of every executable file pid maps, within the batch's budget. */
 static int attach_file(void *ctx, const struct lp_proc_file *f)
 {
 	struct attach_ctx *a = ctx;
 	size_t before = lp_session_probes(a->r->s);
+	int err;
 
+	if (lp_session_known(a->r->s, f->dev, f->ino))
+		return 0;
+	/* Recording ends (a signal, --duration): nothing more is attached. */
+	if (a->stoppable && (a->r->end_reason || lp_end_requested(a->r)))
+		return -EINTR;
+	if (!a->budget) {
+		a->deferred++; /* only counted: the next batch scans the process again */
+		return 0;
+	}
+	a->budget--;
 	/* Its errors are said; a file that is gone, or not ELF, has nothing to probe. */
-	int err = lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
-
+	err = lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
 	if (err < 0 && err != -ESRCH && err != -ENOEXEC)
 		a->r->attach_failures++;
 	a->attached += (int)(lp_session_probes(a->r->s) - before);
 	return 0;
 }
 
+/*
+ * Attaches to what pid maps, at most *budget new files (less what it used);
+ * the probes attached in files new to the recording, or -errno (-EINTR:
+ * recording ends). *deferred: the new files left for the next batch.
+ */
+static int attach_some(struct recorder *r, pid_t pid, size_t *budget, size_t *deferred)
+{
+	struct attach_ctx a = { .r = r, .budget = *budget, .stoppable = *budget != SIZE_MAX };
+	int err = lp_proc_exec_files(pid, attach_file, &a);
+
+	*budget = a.budget;
+	*deferred = a.deferred;
+	if (!err)
+		lp_jvm_check_probes(r, pid);
+	return err ? err : a.attached;
+}
+
 /* Attaches to what pid maps; the probes attached in files new to the recording, or -errno. */
 int lp_attach_process(struct recorder *r, pid_t pid)
 {
-	struct attach_ctx a = { .r = r };
-	int err = lp_proc_exec_files(pid, attach_file, &a);
+	size_t budget = SIZE_MAX, deferred;
 
-	lp_jvm_check_probes(r, pid);
-	return err ? err : a.attached;
+	return attach_some(r, pid, &budget, &deferred);
 }
 
 /*
@@ -307,30 +356,43 @@ static void tell_late_specs(struct recorder *r, const bool *was)
 
 void lp_rescan_queued(struct recorder *r)
 {
+	size_t batch = batch_files(), budget = batch, kept = 0;
 	bool was[LP_SPEC_MAX];
 	int err;
 
 	for (size_t i = 0; i < r->o->nspecs && i < LP_SPEC_MAX; i++)
 		was[i] = spec_complete(r, i);
 	for (size_t i = 0; i < r->nrescan; i++) {
+		struct rescan *q = &r->rescan[i];
+		size_t deferred = 0;
 		/* A process that is gone has nothing left to probe. */
-		int n = lp_attach_process(r, (pid_t)r->rescan[i].pid);
+		int n = r->end_reason ? -EINTR : attach_some(r, (pid_t)q->pid, &budget, &deferred);
 
-		if (n > 0 && !r->rescan[i].paused)
+		if (n > 0 && !q->paused)
 			r->follow.late_files++;
-		if (r->rescan[i].paused)
-			lp_info("PID %u paused for files it mapped: %d new probes", r->rescan[i].pid,
-				n > 0 ? n : 0);
+		q->probes += n > 0 ? n : 0;
+		/* Not done: it stays queued (and paused) for the next batch. */
+		q->done = n != -EINTR && !deferred;
+		if (deferred)
+			lp_info("PID %u maps %zu more new files than a batch examines (%zu, "
+				"LP_BATCH_FILES_MAX): left to the next batch",
+				q->pid, deferred, batch);
+		r->follow.deferred_files += deferred;
+		if (q->done && q->paused)
+			lp_info("PID %u paused for files it mapped: %d new probes", q->pid, q->probes);
 	}
 	/* Recorded from a moment just ahead, which has passed when this returns. */
 	err = lp_open_gates(r, NULL);
 	if (err && !r->err)
 		r->err = err;
-	/* Only now may the paused processes run the code they mapped; then their relays. */
-	for (size_t i = 0; i < r->nrescan; i++)
-		if (r->rescan[i].paused)
+	/* Only now may the paused processes whose files are all attached run the code they mapped; then their relays. */
+	for (size_t i = 0; i < r->nrescan; i++) {
+		if (!r->rescan[i].done)
+			r->rescan[kept++] = r->rescan[i];
+		else if (r->rescan[i].paused)
 			resume(r, &r->rescan[i]);
-	r->nrescan = 0;
+	}
+	r->nrescan = kept;
 	release_relays(r, false);
 	tell_late_specs(r, was);
 }

@@ -270,11 +270,20 @@ static void read_signals(struct recorder *r)
 	}
 }
 
+bool lp_end_requested(struct recorder *r)
+{
+	read_signals(r);
+	if (!r->end_reason && r->deadline_ns && lp_now_ns() >= r->deadline_ns)
+		r->end_reason = LP_END_DURATION;
+	return r->end_reason != 0;
+}
+
 /* Waits for records, a signal or the targets, up to the deadline; false once it passed. */
 static bool wait_events(struct recorder *r, int ep, int watched, int *err)
 {
 	struct epoll_event evs[4];
-	int timeout = LP_POLL_MS, n;
+	/* Processes still queued (a batch was not enough): only a look, no wait. */
+	int timeout = r->nrescan ? 0 : LP_POLL_MS, n;
 
 	if (r->deadline_ns) {
 		uint64_t now = lp_now_ns();
@@ -352,8 +361,14 @@ static void end_recording(struct recorder *r, struct lp_report *rep)
 	lp_release_paused(r);
 	lp_session_consume(r->s);
 	lp_session_prog_time(r->s, &rep->bpf_runs, &rep->bpf_run_ns);
-	lp_session_detach(r->s);
-	/* A program that decided to pause just before the stop has finished now: its record too. */
+	/*
+	 * Only the probes that pause (the loaders'): a program that decided to
+	 * pause just before the stop has finished now, its record is read next.
+	 * The markers' probes stay until the outputs are written and printed
+	 * (recorder_cleanup): from the stop on they record nothing, and
+	 * detaching them waits an RCU grace period per probe.
+	 */
+	lp_session_detach_pausers(r->s);
 	lp_session_consume(r->s);
 	r->ops->ended(r);
 	lp_session_consume(r->s);
@@ -589,6 +604,12 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		/* Its errors are said; what was recorded until then is written. */
 		err = run_loop(&r);
 		err = finish_recording(&r, err);
+		/* The table before the slow detach: the recording ended at the stop. */
+		if (res->report && o->print) {
+			o->print(o, res->report);
+			fflush(stdout);
+			res->printed = true;
+		}
 	}
 	recorder_cleanup(&r);
 	return err;

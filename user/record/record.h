@@ -29,6 +29,12 @@ struct lp_record_opts {
 	size_t table_rows;    /* rows the table shows; 0: all (--rows) */
 	struct lp_spec *specs; /* span-pair specs (--span, --preset); the recorder sets arg_size */
 	size_t nspecs;
+	/*
+	 * Prints what was recorded, once the files are written and before the
+	 * probes are detached (slow: an RCU grace period per probe); NULL: the
+	 * caller prints res->report after lp_record().
+	 */
+	void (*print)(const struct lp_record_opts *o, const struct lp_report *rep);
 };
 
 enum lp_record_stage {
@@ -51,6 +57,7 @@ struct lp_record_result {
 	 */
 	struct lp_report *report;
 	struct lp_pipeline *pipeline; /* what report points into */
+	bool printed; /* o->print was called with report */
 };
 
 /*

@@ -33,6 +33,8 @@ struct rescan {
 	 */
 	int pidfd;
 	int pause; /* its entry in recorder.pauses, -1: none */
+	int probes;        /* new probes attached for it so far (over batches) */
+	bool done;         /* every file it maps is examined (else: the next batch goes on) */
 };
 
 /*
@@ -132,6 +134,8 @@ struct recorder {
 };
 
 uint64_t lp_now_ns(void);
+/* Reads the signals waiting: whether recording should end now (a signal, --duration). */
+bool lp_end_requested(struct recorder *r);
 
 /* follow.c */
 int lp_attach_process(struct recorder *r, pid_t pid);

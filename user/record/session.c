@@ -14,12 +14,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bpf/wire.h"
 #include "leanprofiler.skel.h"
 #include "map.h"
+#include "proc.h"
 #include "steal.h"
 #include "usdt.h"
 
@@ -43,17 +46,21 @@ struct lp_session {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
+	struct bpf_link **loader_links; /* the probes that pause (attach_loader) */
+	size_t nloader_links, loader_cap;
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
 	size_t probes;
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
 	struct lp_site_file *site_files; /* by that index */
 	size_t site_files_cap;
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
+	uint64_t batches;     /* batches of gates opened (file_gate values, lp_batch_at) */
 	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
 	uint64_t stop_ns;     /* the stop stored in the kernel half, 0: none yet */
 	size_t kept_fds;      /* files kept open for their texts (keep_fd) */
 	uint32_t own_sites;   /* span-pair sites attached without libbpf's USDT support */
 	uint64_t sites_skipped; /* sites of span-pair probes not attached while others were */
+	uint64_t samples;     /* records read (the lease is renewed every 4096) */
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
 };
@@ -92,10 +99,30 @@ static void raise_fd_limit(void)
 	}
 }
 
+/*
+ * How long the kernel half takes the consumer (this process) for alive after
+ * it last said so: it pauses a process for new files only meanwhile, so a
+ * consumer that stopped reading (stopped itself, or wedged) leaves nobody
+ * stopped for long. Refreshed at every drain, every file attached and every
+ * few thousand records of a long drain: far more often than this.
+ */
+#define LP_CONSUMER_LEASE_NS 500000000ULL
+
+static uint64_t mono_ns(void);
+
+/* Tells the kernel half we read its records: it may pause processes until the lease ends. */
+static void renew_lease(struct lp_session *s)
+{
+	__atomic_store_n(&s->skel->bss->lp_consumer_until, mono_ns() + LP_CONSUMER_LEASE_NS,
+			 __ATOMIC_RELAXED);
+}
+
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct lp_session *s = ctx;
 
+	if ((++s->samples & 4095) == 0)
+		renew_lease(s);
 	return s->opts.on_record(s->opts.ctx, data, size);
 }
 
@@ -178,6 +205,13 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 			goto fail;
 		}
 	}
+	/*
+	 * Who consumes: the kernel half pauses nobody once this process exits
+	 * (its exit is seen before its descriptors, hence the probes, go), nor
+	 * after the lease ends.
+	 */
+	s->skel->bss->lp_consumer_pid = (__u32)getpid();
+	renew_lease(s);
 	/* The kernel-side process tracking: forks, execs, exits and new mappings. */
 	err = leanprofiler_bpf__attach(s->skel);
 	if (err) {
@@ -199,19 +233,38 @@ fail:
 	return err;
 }
 
+/* Appends l to the links (*links, *n, *cap); 0, or -ENOMEM with l destroyed. */
+static int push_link(struct bpf_link ***links, size_t *n, size_t *cap, struct bpf_link *l)
+{
+	struct bpf_link **grown = lp_grow(*links, cap, *n + 1, sizeof(*grown));
+
+	if (!grown) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	*links = grown;
+	grown[(*n)++] = l;
+	return 0;
+}
+
 /* Keeps l, a probe attached in the file users know as name; 0 or -ENOMEM (said). */
 static int add_link(struct lp_session *s, struct bpf_link *l, const char *name)
 {
-	struct bpf_link **links = lp_grow(s->links, &s->cap, s->nlinks + 1, sizeof(*links));
+	int err = push_link(&s->links, &s->nlinks, &s->cap, l);
 
-	if (!links) {
-		bpf_link__destroy(l);
+	if (err)
 		lp_err("cannot attach to %s: out of memory", name);
-		return -ENOMEM;
-	}
-	s->links = links;
-	s->links[s->nlinks++] = l;
-	return 0;
+	return err;
+}
+
+/* The same for a loader's probe, which pauses processes: kept apart (lp_session_detach_pausers). */
+static int add_loader_link(struct lp_session *s, struct bpf_link *l, const char *name)
+{
+	int err = push_link(&s->loader_links, &s->nloader_links, &s->loader_cap, l);
+
+	if (err)
+		lp_err("cannot watch %s for dlopen(): out of memory", name);
+	return err;
 }
 
 /* The dynamic loader: ld-linux-x86-64.so.2, ld-2.31.so, ld.so ... */
@@ -246,7 +299,7 @@ static void attach_loader(struct lp_session *s, const char *path, const char *na
 			name);
 		return;
 	}
-	if (add_link(s, l, name) == 0)
+	if (add_loader_link(s, l, name) == 0)
 		lp_info("watching %s for dlopen()%s", name,
 			uo.bpf_cookie ? "" : " (no _r_debug: every change pauses the process)");
 }
@@ -589,6 +642,37 @@ static int attach_markers(struct lp_session *s, const char *path, const char *na
 	return attached;
 }
 
+bool lp_session_known(struct lp_session *s, uint64_t dev, uint64_t ino)
+{
+	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
+
+	return known && known->v1;
+}
+
+/* Filesystems whose stat() gives another device than the inode's (the maps line's). */
+#define LP_BTRFS_MAGIC 0x9123683EU
+#define LP_OVERLAYFS_MAGIC 0x794c7630U
+
+/*
+ * Whether fd is the file (dev, ino) of the maps line it was opened for: the
+ * process may have mapped another file at the same addresses in between,
+ * and that one's probes would be filed under the first one's name. dev is
+ * the kernel's encoding (major << 20 | minor), as in maps. On btrfs and
+ * overlayfs, stat() reports another device than maps: the inode alone then.
+ */
+static bool same_file(int fd, uint64_t dev, uint64_t ino)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (fstat(fd, &st) || (uint64_t)st.st_ino != ino)
+		return false;
+	if (lp_proc_kdev(st.st_dev) == dev)
+		return true;
+	return !fstatfs(fd, &fs) && ((uint32_t)fs.f_type == LP_BTRFS_MAGIC ||
+				     (uint32_t)fs.f_type == LP_OVERLAYFS_MAGIC);
+}
+
 int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
 		      uint64_t ino)
 {
@@ -605,6 +689,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	}
 	if (known->v1)
 		return (int)known->v1 - 1;
+	renew_lease(s); /* a long rescan is still a consumer at work */
 	/*
 	 * Everything below reads the file through one descriptor: a
 	 * /proc/PID/map_files path goes away with its process, the file does not.
@@ -616,6 +701,12 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 			return -ESRCH; /* the mapping or its process is gone: nothing to probe */
 		lp_err("cannot read %s: %s", name, strerror(-err));
 		return err;
+	}
+	if (!same_file(fd, dev, ino)) {
+		/* Not examined: the process's next pause, or the next process, looks again. */
+		lp_info("%s: another file is mapped there now: not attached", name);
+		close(fd);
+		return -ESRCH;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	if (is_loader(name))
@@ -739,9 +830,10 @@ static uint64_t mono_ns(void)
 }
 
 /*
- * How far ahead a gate's opening or the stop is set: longer than the map
- * updates take (if they take longer, they are written again further ahead).
- * A process paused for a new library waits this long, so it is kept short.
+ * How far ahead a batch's gates open, or the stop is set: far longer than the
+ * one 8-byte store that sets it takes (ns), so it lands in time unless this
+ * process is preempted right there. A process paused for a new library waits
+ * this long, so it is kept short.
  */
 #define LP_GATE_AHEAD_NS 100000ULL
 
@@ -757,36 +849,63 @@ static void wait_until(uint64_t t)
 	}
 }
 
+/*
+ * Puts files [first, nfiles) in batch b: their gates stay shut until the
+ * batch's opening time is stored. One map write each, as slow as it may be:
+ * nothing here races the clock.
+ */
+static int join_batch(struct lp_session *s, uint32_t first, uint64_t b)
+{
+	int fd = bpf_map__fd(s->skel->maps.file_gate);
+
+	for (uint32_t i = first; i < s->nfiles; i++) {
+		__u32 key = i;
+		__u64 v = b;
+
+		if (bpf_map_update_elem(fd, &key, &v, BPF_ANY)) {
+			int err = -errno;
+
+			lp_err("cannot start recording the probes of %u files: the kernel refused "
+			       "their batch: %s",
+			       s->nfiles - first, strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 			  void (*fn)(void *ctx, uint32_t file, uint64_t since_ns), void *ctx)
 {
-	int fd = bpf_map__fd(s->skel->maps.file_gate);
 	uint32_t first = s->gates_open;
-	uint64_t at;
+	uint64_t at, landed, b;
+	int err;
 
 	*since_ns = 0;
 	if (first == s->nfiles)
 		return 0;
+	/* At most one batch per file: batch numbers stay below LP_MAX_FILES + 1. */
+	b = ++s->batches;
+	err = join_batch(s, first, b);
+	if (err)
+		return err;
 	/*
-	 * Each gate opens at a moment just ahead, the same for all: if writing
-	 * them took longer than that, they are written again, further ahead.
+	 * ONE store opens every gate of the batch, however many files it has.
+	 * The kernel half records an event of the batch's files from that time
+	 * on (it reads the time after its event's timestamp). Should the store
+	 * land late (this process preempted between the two clock reads), events
+	 * between `at` and the landing may or may not have been recorded:
+	 * recording then begins at `landed`, and the pipeline drops what came
+	 * before it (lp_pipeline_gate), so the cut stays exact without a retry.
 	 */
-	do {
-		at = mono_ns() + LP_GATE_AHEAD_NS;
-		for (uint32_t i = first; i < s->nfiles; i++) {
-			__u32 key = i;
-			__u64 v = at;
-
-			if (bpf_map_update_elem(fd, &key, &v, BPF_ANY)) {
-				int err = -errno;
-
-				lp_err("cannot start recording the probes of %u files: the kernel "
-				       "refused their start time: %s",
-				       s->nfiles - first, strerror(-err));
-				return err;
-			}
-		}
-	} while (mono_ns() >= at);
+	at = mono_ns() + LP_GATE_AHEAD_NS;
+	__atomic_store_n(&s->skel->bss->lp_batch_at[b - 1], at, __ATOMIC_SEQ_CST);
+	landed = mono_ns();
+	if (landed >= at) {
+		lp_info("the gates of %u files opened %llu us late: recorded from then on",
+			s->nfiles - first, (unsigned long long)(landed - at) / 1000);
+		at = landed;
+	}
 	s->gates_open = s->nfiles;
 	*since_ns = at;
 	for (uint32_t i = first; fn && i < s->nfiles; i++)
@@ -812,24 +931,19 @@ void lp_session_stop_at(struct lp_session *s, uint64_t at)
 
 uint64_t lp_session_stop(struct lp_session *s)
 {
-	uint64_t at, planned = s->stop_ns;
+	uint64_t at = mono_ns() + LP_GATE_AHEAD_NS, planned = s->stop_ns;
 
 	/*
-	 * The stop must land before the moment it names, or an event after that
-	 * moment (this process preempted between the two lines) would be
-	 * recorded: if it did not, it is stored again, further ahead. A stop
-	 * planned earlier (--duration) stands: the kernel half ended there,
+	 * One store, no retry: an event before `at` is recorded whichever value
+	 * its program read, and one from `at` on that read the old value (the
+	 * store landed late) is dropped by the pipeline (lp_pipeline_stop). A
+	 * stop planned earlier (--duration) stands: the kernel half ended there,
 	 * however late we come.
 	 */
-	do {
-		at = mono_ns() + LP_GATE_AHEAD_NS;
-		if (planned && at >= planned) {
-			at = planned;
-			store_stop(s, at);
-			break;
-		}
+	if (planned && planned <= at)
+		at = planned;
+	else
 		store_stop(s, at);
-	} while (mono_ns() >= at);
 	wait_until(at);
 	return at;
 }
@@ -872,7 +986,10 @@ int lp_session_fd(struct lp_session *s)
 
 int lp_session_consume(struct lp_session *s)
 {
-	int n = ring_buffer__consume(s->rb);
+	int n;
+
+	renew_lease(s);
+	n = ring_buffer__consume(s->rb);
 
 	if (n < 0) {
 		lp_err("cannot read the ring buffer: %s", strerror(-n));
@@ -979,6 +1096,12 @@ static void *detach_slice(void *arg)
 	return NULL;
 }
 
+void lp_session_detach_pausers(struct lp_session *s)
+{
+	while (s->nloader_links)
+		bpf_link__destroy(s->loader_links[--s->nloader_links]);
+}
+
 void lp_session_detach(struct lp_session *s)
 {
 	struct detach_slice slices[LP_DETACH_THREADS];
@@ -1002,6 +1125,7 @@ void lp_session_detach(struct lp_session *s)
 		if (started & ((size_t)1 << t))
 			pthread_join(threads[t], NULL);
 	s->nlinks = 0;
+	lp_session_detach_pausers(s);
 }
 
 void lp_session_unhold(struct lp_session *s, uint32_t pid, uint64_t start_ns)
@@ -1020,6 +1144,7 @@ void lp_session_close(struct lp_session *s)
 		return;
 	lp_session_detach(s);
 	free(s->links);
+	free(s->loader_links);
 	for (size_t i = 0; i < s->files.cap; i++)
 		if (s->files.e && s->files.e[i].used && s->files.e[i].v2)
 			close((int)s->files.e[i].v2 - 1);

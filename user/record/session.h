@@ -67,6 +67,8 @@ int lp_session_open(struct lp_session **s, const struct lp_session_opts *o);
  */
 int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
 		      uint64_t ino);
+/* Whether file (dev, ino) was examined already (lp_session_attach returns at once). */
+bool lp_session_known(struct lp_session *s, uint64_t dev, uint64_t ino);
 /*
  * Files attached since the last call start being recorded at *since_ns, a
  * moment just ahead (set here): events before it are not recorded, events
@@ -143,6 +145,12 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
  * probe (~20-80 ms here), several detached at once.
  */
 void lp_session_detach(struct lp_session *s);
+/*
+ * Removes the probes that pause processes (the loaders' _dl_debug_state): a
+ * few, so fast; once it returns, no program of theirs runs any more, so every
+ * pause they made has its record in the ring buffer.
+ */
+void lp_session_detach_pausers(struct lp_session *s);
 void lp_session_close(struct lp_session *s);
 
 #endif
