@@ -377,7 +377,10 @@ void lp_rescan_queued(struct recorder *r)
 			lp_info("PID %u maps %zu more new files than a batch examines (%zu, "
 				"LP_BATCH_FILES_MAX): left to the next batch",
 				q->pid, deferred, batch);
-		r->follow.deferred_files += deferred;
+		/* Counted when first left: those are the files later batches attach. */
+		if (deferred && !q->deferred)
+			r->follow.deferred_files += deferred;
+		q->deferred = q->deferred || deferred;
 		if (q->done && q->paused)
 			lp_info("PID %u paused for files it mapped: %d new probes", q->pid, q->probes);
 	}

@@ -35,6 +35,7 @@ struct rescan {
 	int pause; /* its entry in recorder.pauses, -1: none */
 	int probes;        /* new probes attached for it so far (over batches) */
 	bool done;         /* every file it maps is examined (else: the next batch goes on) */
+	bool deferred;     /* files of it were left to a later batch (counted once) */
 };
 
 /*
