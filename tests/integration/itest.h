@@ -434,6 +434,16 @@ static ITEST_UNUSED json_object *summary_of(const char *dir)
  */
 static ITEST_UNUSED bool itest_as_root(const char *suite)
 {
+	/*
+	 * The profiler and its commands get our dispositions: a shell that
+	 * started the suite in the background (no job control) ignores SIGINT,
+	 * and a command that inherits that ignore never ends on the Ctrl-C the
+	 * profiler passes on, as a user's command would.
+	 */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGQUIT, SIG_DFL);
 	unsetenv("SUDO_UID");
 	unsetenv("SUDO_GID");
 	unsetenv("SUDO_USER");
