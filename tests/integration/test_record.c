@@ -1336,10 +1336,59 @@ static void test_interrupt_before_start_keeps_old(void **state)
 		assert_int_equal(kill(child, 0), -1);
 	}
 }
+/* The nested example's recording with LEANPROFILER_UPROBE_MULTI=multi; its summary. */
+static json_object *nested_with_links(const char *multi)
+{
+	char *out = fmt("%s/links-%s", tmpdir, multi);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
+			 fmt("%s/examples/nested", build), NULL };
+	json_object *sum;
+	struct run r;
+
+	setenv("LEANPROFILER_UPROBE_MULTI", multi, 1);
+	assert_int_equal(run(&r, argv), 0);
+	unsetenv("LEANPROFILER_UPROBE_MULTI");
+	assert_int_equal(r.status, 0);
+	run_free(&r);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	assert_int_equal(get_i(sum, "events"), 7);
+	assert_int_equal(get_i(sum, "counter_total"), 290);
+	assert_int_equal(get_i(get(sum, "lost_events"), "total"), 0);
+	assert_int_equal(get_i(find_row(sum, "model.forward", "phase=forward, module=encoder"),
+			       "calls"), 3);
+	assert_int_equal(get_i(find_row(sum, "input.load", "phase=input, activity=load"), "calls"),
+			 3);
+	assert_int_equal(get_i(find_row(sum, "example.nested-spans", ""), "self_counter"), 278);
+	return sum;
+}
+
+/*
+ * The markers' sites as uprobe_multi links (a file's span_enter sites one
+ * link, its span_exit sites another) and as one link per site (a kernel
+ * without them; LEANPROFILER_UPROBE_MULTI=0): the same recording, in fewer
+ * links (this machine's kernel, 6.18, has them).
+ */
+static void test_uprobe_multi_same_recording(void **state)
+{
+	json_object *multi = nested_with_links("1"), *single = nested_with_links("0");
+	json_object *pm = get(multi, "profiler"), *ps = get(single, "profiler");
+
+	(void)state;
+	assert_int_equal(get_i(pm, "probe_sites"), 4);
+	assert_int_equal(get_i(ps, "probe_sites"), 4);
+	/* One link per site, and the loader's. */
+	assert_int_equal(get_i(ps, "probe_links"), 4 + 1);
+	/* Two for the four sites, and the loader's. */
+	assert_int_equal(get_i(pm, "probe_links"), 2 + 1);
+	json_object_put(multi);
+	json_object_put(single);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_example),
+		cmocka_unit_test(test_uprobe_multi_same_recording),
 		cmocka_unit_test(test_workload_recorded_exactly),
 		cmocka_unit_test(test_exit_status_passed_on),
 		cmocka_unit_test(test_failures),

@@ -165,6 +165,8 @@ static char *tree_summary_json(const struct lp_report *r)
 	tree_u64(o, "paused_max_ns", r->follow.pause_max_ns);
 	tree_u64(o, "files_attached_late", r->follow.late_files);
 	tree_u64(o, "files_deferred", r->follow.deferred_files);
+	tree_u64(o, "probe_sites", r->probe_sites);
+	tree_u64(o, "probe_links", r->probe_links);
 	json_object_object_add(root, "profiler", o);
 
 	if (r->pairs) {

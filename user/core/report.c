@@ -689,6 +689,8 @@ static void write_usage(struct jw *w, const struct lp_report *r)
 	put_u64(w, "paused_max_ns", r->follow.pause_max_ns);
 	put_u64(w, "files_attached_late", r->follow.late_files);
 	put_u64(w, "files_deferred", r->follow.deferred_files);
+	put_u64(w, "probe_sites", r->probe_sites);
+	put_u64(w, "probe_links", r->probe_links);
 	jw_obj_end(w);
 }
 

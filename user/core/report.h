@@ -92,6 +92,8 @@ struct lp_report {
 	uint64_t finish_ns;       /* from the end of recording to then: detach, drain, trace */
 	bool show_self;           /* also in the table (-v); always in the summary */
 	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
+	/* Sites probed, and the kernel links they took (uprobe_multi: a few per file). */
+	uint64_t probe_sites, probe_links;
 	struct lp_follow follow;
 	size_t nspecs;                 /* span-pair specs (--span, --preset) */
 	const struct lp_pairs_stats *pairs; /* NULL: none */

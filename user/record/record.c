@@ -361,6 +361,8 @@ static void end_recording(struct recorder *r, struct lp_report *rep)
 	lp_release_paused(r);
 	lp_session_consume(r->s);
 	lp_session_prog_time(r->s, &rep->bpf_runs, &rep->bpf_run_ns);
+	rep->probe_sites = lp_session_probes(r->s);
+	rep->probe_links = lp_session_links(r->s);
 	/*
 	 * Only the probes that pause (the loaders'): a program that decided to
 	 * pause just before the stop has finished now, its record is read next.

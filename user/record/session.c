@@ -22,6 +22,7 @@
 #include "bpf/wire.h"
 #include "leanprofiler.skel.h"
 #include "map.h"
+#include "multi.h"
 #include "proc.h"
 #include "steal.h"
 #include "usdt.h"
@@ -46,6 +47,9 @@ struct lp_session {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
+	int *multi_fds;       /* the markers' uprobe_multi links (multi.h), when the kernel has them */
+	size_t nmulti, multi_cap;
+	bool multi;
 	struct bpf_link **loader_links; /* the probes that pause (attach_loader) */
 	size_t nloader_links, loader_cap;
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
@@ -184,6 +188,16 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	/* Every context switch and wakeup on the host runs them: loaded only when asked for. */
 	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
+	/* The markers' sites of a file as two links (multi.h), where the kernel can. */
+	s->multi = lp_multi_supported();
+	if (s->multi) {
+		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_enter,
+						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_exit,
+						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
+	}
+	lp_info("markers attached as %s", s->multi ? "uprobe_multi links, one per program and file"
+						   : "one uprobe link per site");
 	err = leanprofiler_bpf__load(s->skel);
 	if (err) {
 		if (err == -EPERM)
@@ -596,6 +610,50 @@ static void settle(struct lp_session *s, uint64_t dev, uint64_t ino, int probes)
 }
 
 /*
+ * The same as one link per program (span_enter's sites, span_exit's): at
+ * most LP_MARKER_SITES_MAX sites, checked by the caller.
+ */
+static int attach_markers_multi(struct lp_session *s, const char *path, const char *name,
+				const struct lp_usdt_note *notes, size_t n, struct lp_site_file *sf)
+{
+	struct bpf_program *progs[2] = { s->skel->progs.lp_span_enter, s->skel->progs.lp_span_exit };
+	uint64_t offs[LP_MARKER_SITES_MAX], refs[LP_MARKER_SITES_MAX], cookies[LP_MARKER_SITES_MAX];
+	int attached = 0;
+
+	for (int p = 0; p < 2; p++) {
+		uint32_t k = 0;
+		int *fds, fd;
+
+		for (size_t i = 0; i < n && k < LP_MARKER_SITES_MAX; i++) {
+			if (marker_prog(s, &notes[i]) != progs[p] || repeated_site(s, notes, i))
+				continue;
+			offs[k] = notes[i].loc_off;
+			refs[k] = notes[i].sema_off;
+			cookies[k++] = s->nfiles;
+			if (sf->nsites < LP_MARKER_SITES_MAX)
+				sf->sites[sf->nsites++] = notes[i].loc_addr;
+		}
+		if (!k)
+			continue;
+		fds = lp_grow(s->multi_fds, &s->multi_cap, s->nmulti + 1, sizeof(*fds));
+		if (!fds) {
+			lp_err("cannot attach to %s: out of memory", name);
+			return -ENOMEM;
+		}
+		s->multi_fds = fds;
+		fd = lp_multi_attach(bpf_program__fd(progs[p]), path, offs, refs, cookies, k);
+		if (fd < 0) {
+			lp_err("failed to attach to the leanprofiler:%s probes in %s: %s",
+			       p ? "span_exit" : "span_enter", name, strerror(-fd));
+			return fd;
+		}
+		s->multi_fds[s->nmulti++] = fd;
+		attached += (int)k;
+	}
+	return attached;
+}
+
+/*
  * Attaches the markers' programs to every leanprofiler probe in notes; their
  * number or -errno. Each site attached is added to sf.
  */
@@ -614,6 +672,8 @@ static int attach_markers(struct lp_session *s, const char *path, const char *na
 			name, sites, LP_MARKER_SITES_MAX);
 		return 0;
 	}
+	if (s->multi)
+		return attach_markers_multi(s, path, name, notes, n, sf);
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
 			    .bpf_cookie = s->nfiles);
@@ -979,6 +1039,11 @@ size_t lp_session_probes(const struct lp_session *s)
 	return s->probes;
 }
 
+size_t lp_session_links(const struct lp_session *s)
+{
+	return s->nlinks + s->nmulti + s->nloader_links;
+}
+
 int lp_session_fd(struct lp_session *s)
 {
 	return ring_buffer__epoll_fd(s->rb);
@@ -1075,16 +1140,20 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
 }
 
 /*
- * Detaching a uprobe waits for the kernel's RCU grace periods: ~20-80 ms per
+ * Detaching a uprobe waits for the kernel's RCU grace periods: ~0.1 s per
  * link on this project's VM, so a recording with hundreds of probes would take
- * seconds to end. Waits that run at once share their grace periods: the links
- * are destroyed by up to LP_DETACH_THREADS threads together.
+ * long to end. Waits that run at once share their grace periods: the links
+ * are destroyed by up to LP_DETACH_THREADS threads together. That helps the
+ * uprobe_multi links (multi.h: 200 files in 1.0 s); single uprobe links are
+ * removed one after another by the kernel whatever the threads (800: 90 s).
  */
 #define LP_DETACH_THREADS 32
 
 struct detach_slice {
 	struct bpf_link **links;
 	size_t n;
+	int *fds; /* uprobe_multi links */
+	size_t nfds;
 };
 
 static void *detach_slice(void *arg)
@@ -1093,6 +1162,8 @@ static void *detach_slice(void *arg)
 
 	for (size_t i = 0; i < d->n; i++)
 		bpf_link__destroy(d->links[i]);
+	for (size_t i = 0; i < d->nfds; i++)
+		close(d->fds[i]);
 	return NULL;
 }
 
@@ -1102,19 +1173,28 @@ void lp_session_detach_pausers(struct lp_session *s)
 		bpf_link__destroy(s->loader_links[--s->nloader_links]);
 }
 
+/* Slice t of nthreads of an array of n: [*from, *to). */
+static void slice_of(size_t n, size_t t, size_t nthreads, size_t *from, size_t *to)
+{
+	size_t per = (n + nthreads - 1) / nthreads;
+
+	*from = t * per < n ? t * per : n;
+	*to = *from + per < n ? *from + per : n;
+}
+
 void lp_session_detach(struct lp_session *s)
 {
 	struct detach_slice slices[LP_DETACH_THREADS];
 	pthread_t threads[LP_DETACH_THREADS];
-	size_t nthreads = s->nlinks < LP_DETACH_THREADS ? s->nlinks : LP_DETACH_THREADS;
-	size_t per = nthreads ? (s->nlinks + nthreads - 1) / nthreads : 0, started = 0;
+	size_t most = s->nlinks > s->nmulti ? s->nlinks : s->nmulti;
+	size_t nthreads = most < LP_DETACH_THREADS ? most : LP_DETACH_THREADS, started = 0;
 
 	for (size_t t = 0; t < nthreads; t++) {
-		size_t from = t * per, to = from + per < s->nlinks ? from + per : s->nlinks;
+		size_t lf, lt, mf, mt;
 
-		if (from >= to)
-			break;
-		slices[t] = (struct detach_slice){ s->links + from, to - from };
+		slice_of(s->nlinks, t, nthreads, &lf, &lt);
+		slice_of(s->nmulti, t, nthreads, &mf, &mt);
+		slices[t] = (struct detach_slice){ s->links + lf, lt - lf, s->multi_fds + mf, mt - mf };
 		/* A thread that cannot start leaves its slice to this one. */
 		if (pthread_create(&threads[t], NULL, detach_slice, &slices[t]) == 0)
 			started |= (size_t)1 << t;
@@ -1125,6 +1205,7 @@ void lp_session_detach(struct lp_session *s)
 		if (started & ((size_t)1 << t))
 			pthread_join(threads[t], NULL);
 	s->nlinks = 0;
+	s->nmulti = 0;
 	lp_session_detach_pausers(s);
 }
 
@@ -1145,6 +1226,7 @@ void lp_session_close(struct lp_session *s)
 	lp_session_detach(s);
 	free(s->links);
 	free(s->loader_links);
+	free(s->multi_fds);
 	for (size_t i = 0; i < s->files.cap; i++)
 		if (s->files.e && s->files.e[i].used && s->files.e[i].v2)
 			close((int)s->files.e[i].v2 - 1);

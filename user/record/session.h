@@ -123,6 +123,8 @@ long lp_session_site_text(struct lp_session *s, uint32_t file, uint64_t site, ui
 			  char *buf, size_t size);
 /* Total probes attached so far, over all files (markers and span-pair probes). */
 size_t lp_session_probes(const struct lp_session *s);
+/* The kernel links the probes took (uprobe_multi ones hold many sites). */
+size_t lp_session_links(const struct lp_session *s);
 /* --off-cpu: the kernel half reads the hypervisor's steal clock (steal is split out of cpu). */
 bool lp_session_steal_clock(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */
@@ -141,8 +143,8 @@ uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid);
 int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns);
 /*
  * Removes every probe (the targets' semaphores drop back); the ring buffer stays
- * readable. Slow with many probes: the kernel waits for RCU grace periods per
- * probe (~20-80 ms here), several detached at once.
+ * readable. The kernel waits for RCU grace periods per link (~0.1 s here):
+ * uprobe_multi links removed together share them, single ones do not.
  */
 void lp_session_detach(struct lp_session *s);
 /*
