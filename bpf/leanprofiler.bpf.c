@@ -54,15 +54,16 @@ const volatile __s64 steal_from_rq = 0;
 /* The format of the records this object sends: user space checks it is its own. */
 const volatile __u32 lp_wire_version = LP_WIRE_VERSION;
 
-/* Set by user space when recording ends: nothing from this time on is recorded. */
-__u64 lp_stop_ns = 0;
 /*
- * When each batch of files starts being recorded (batch b at [b - 1]), 0
- * until user space opens it: one 8-byte store opens the gates of every file
- * of a batch, however many (a batch has at least one file, so LP_MAX_FILES
- * batches at most).
+ * The stop, the epoch and when each batch of files starts being recorded
+ * (wire.h struct lp_hot): one 8-byte store opens the gates of every file of
+ * a batch, however many (a batch has at least one file, so LP_MAX_FILES
+ * batches at most). A section of its own: every event reads it, and the
+ * kernel maps such a section page by page, each page a TLB miss after a
+ * trap has flushed the TLB (PTI without PCID); the stop and the first
+ * batches share one page.
  */
-__u64 lp_batch_at[LP_MAX_FILES] = {};
+struct lp_hot lp_hot SEC(".data.hot") = {};
 /*
  * The consumer, user space, is alive: a process is paused for new files only
  * while it is, since only it sends the SIGCONT. It renews a lease
@@ -77,25 +78,6 @@ __u32 lp_consumer_pid = 0;
 __u32 lp_consumer_gone = 0;
 /* The last process image number handed out (struct lp_target.gen). */
 __u64 lp_last_gen = 0;
-/*
- * Bumped whenever a running process gets a new image number without an exec
- * (a library unloaded): threads then look their process's number up again.
- */
-__u64 lp_epoch = 0;
-
-/*
- * Per probed file (the uprobe's cookie), the batch of gates it opens with
- * (1, 2, ...; lp_batch_at), 0 while its probes are still being attached: an
- * enter probe working before its exit probe would record spans that never
- * end. Events older than the batch's opening time are not recorded, so
- * "recorded from then on" holds exactly.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, LP_MAX_FILES);
-	__type(key, __u32);
-	__type(value, __u64);
-} file_gate SEC(".maps");
 
 /*
  * The processes being recorded, by tgid. The uprobes fire in every process
@@ -189,8 +171,8 @@ struct lp_sched_state {
  */
 /*
  * Written at switch-outs of tracked threads: a section (map) of its own, so
- * that those writes do not bounce the cache line of lp_stop_ns and lp_epoch,
- * which every marker event reads.
+ * that those writes do not bounce the cache line of lp_hot, which every
+ * marker event reads.
  */
 __s64 lp_clk_off SEC(".data.clk") = 0;
 __u32 lp_clk_set SEC(".data.clk") = 0;
@@ -201,7 +183,7 @@ struct lp_task {
 	__u32 announced;
 	__u64 mm;    /* the cache is valid for this address space (exec changes it)... */
 	__u64 gen;   /* ...and this image of the process (struct lp_target.gen) */
-	__u64 epoch; /* lp_epoch when gen was read */
+	__u64 epoch; /* lp_hot.epoch when gen was read */
 	__u64 lit[LIT_CACHE];
 	struct lp_sched_state sched;
 	/*
@@ -277,7 +259,8 @@ static __always_inline void count(__u32 stat)
 		*v += 1; /* per-CPU: no atomics needed */
 }
 
-static __always_inline void count_lost(__u16 type, __u32 pid, __u32 tid)
+/* A lost event: rare, so out of line (the hot path's code stays short). */
+static __noinline void count_lost(__u16 type, __u32 pid, __u32 tid)
 {
 	struct lp_thread_lost *l, zero = { .pid = pid };
 
@@ -301,6 +284,18 @@ static __always_inline __u64 submit_flags(void)
 									  : BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * A thread's events look at the backlog every 16th event only (one helper
+ * call less on the others): a burst overshoots wakeup_bytes by at most 15
+ * records per thread, and the consumer's timer drains the rest anyway.
+ */
+#define WAKEUP_CHECK_MASK 15
+
+static __always_inline __u64 event_submit_flags(__u32 seq)
+{
+	return seq & WAKEUP_CHECK_MASK ? BPF_RB_NO_WAKEUP : submit_flags();
+}
+
 static __always_inline void fill_hdr(struct lp_rec_hdr *h, __u16 type, __u16 flags, __u32 pid,
 				     __u32 tid, __u32 seq)
 {
@@ -311,8 +306,24 @@ static __always_inline void fill_hdr(struct lp_rec_hdr *h, __u16 type, __u16 fla
 	h->seq = seq;
 }
 
-static __always_inline int announce_thread(struct task_struct *task, __u32 pid, __u32 tid,
-					   __u32 seq)
+/*
+ * A marker's event, as its programs and their cold paths (out of line: the
+ * common event runs only the short path) see it.
+ */
+struct ev {
+	struct task_struct *task;
+	__u64 name, meta, counter;
+	__u64 ts;   /* when the event happened (an enter's may be taken again: enter_time) */
+	__u32 pid, tid;
+	__u32 seq;  /* the thread's count of marker hits (wire.h lp_rec_hdr) */
+	__u32 file; /* the probed file whose marker ran (LP_MARKER_COOKIE) */
+	__u16 type; /* LP_REC_ENTER or LP_REC_EXIT */
+	__u16 flags; /* the record's (wire.h LP_EV_*) */
+};
+
+/* A thread's first event: its names. */
+static __noinline int announce_thread(struct task_struct *task, __u32 pid, __u32 tid,
+				      __u32 seq)
 {
 	struct lp_rec_thread *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 
@@ -391,12 +402,12 @@ static __always_inline bool text_in_file(struct task_struct *task, __u64 addr,
 }
 
 /*
- * Sends the text of a literal unless this process image already sent it.
- * file, site: the probed file whose marker ran, and its site's address.
+ * Sends the text of a literal unless this process image already sent it:
+ * 1 when sent, 0 when it was already, -1 when it could not be. site: the
+ * address of the probe site that ran.
  */
-static __always_inline int intern(struct lp_task *st, struct task_struct *task, __u64 addr,
-				  __u32 pid, __u32 tid, __u32 seq, int is_meta, __u32 file,
-				  __u64 site, bool *slow)
+static __noinline int intern(struct lp_task *st, const struct ev *ev, __u64 addr, int is_meta,
+			     __u64 site)
 {
 	struct str_key key = { .gen = st->gen, .addr = LP_LIT_KEY(addr, is_meta) };
 	struct lp_rec_string *r = (void *)st->buf;
@@ -406,18 +417,17 @@ static __always_inline int intern(struct lp_task *st, struct task_struct *task, 
 
 	if (bpf_map_lookup_elem(&interned, &key))
 		return 0;
-	*slow = true;
 	if (is_meta)
 		n = bpf_probe_read_user_str(st->buf + sizeof(*r), LP_META_BUF, (void *)addr);
 	else
 		n = bpf_probe_read_user_str(st->buf + sizeof(*r), LP_NAME_BUF, (void *)addr);
-	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
+	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, ev->pid, ev->tid, ev->seq);
 	r->addr = addr;
 	r->len = n > 0 ? n - 1 : n;
 	r->file = r->usdt_slot = r->usdt_max = 0;
 	r->file_dev = r->file_ino = r->file_off = 0;
 	if (n == -EFAULT)
-		text_in_file(task, addr, r, file, site);
+		text_in_file(ev->task, addr, r, ev->file, site);
 	size = sizeof(*r) + (n > 1 ? n - 1 : 0);
 	if (size > sizeof(*r) + LP_META_BUF)
 		return -1; /* cannot happen; bounds the size for the verifier */
@@ -427,7 +437,7 @@ static __always_inline int intern(struct lp_task *st, struct task_struct *task, 
 	}
 	/* Sent, even when unreadable here: the text is in a file (one said), or nowhere. */
 	bpf_map_update_elem(&interned, &key, &one, BPF_ANY);
-	return 0;
+	return 1;
 }
 
 static __always_inline void emit_task(__u32 what, __u32 pid, __u32 tid, __u32 ppid,
@@ -517,7 +527,7 @@ static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32
 {
 	struct lp_rec_libs *r;
 
-	if (lp_stop_ns && ts >= lp_stop_ns)
+	if (lp_hot.stop_ns && ts >= lp_hot.stop_ns)
 		return;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
@@ -535,19 +545,35 @@ static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32
 	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 }
 
-/* Sends a literal's text unless this thread, or the LRU map, knows it was sent. */
-static __always_inline int literal(struct lp_task *st, struct task_struct *task, __u64 addr,
-				   __u32 pid, __u32 tid, __u32 seq, int is_meta, __u32 file,
+/* The thread's literal cache slot of a literal's address. */
+static __always_inline __u32 lit_slot(__u64 addr, int is_meta)
+{
+	return (addr ^ (addr >> 6) ^ is_meta) & (LIT_CACHE - 1);
+}
+
+/* Whether this thread knows the literal's text was sent (the common case: no map lookup). */
+static __always_inline bool lit_cached(const struct lp_task *st, __u64 addr, int is_meta)
+{
+	return st->lit[lit_slot(addr, is_meta)] == LP_LIT_KEY(addr, is_meta);
+}
+
+/*
+ * Sends a literal's text unless this thread, or the LRU map, knows it was
+ * sent; *slow when it was sent now. 0, or -1 when it could not be.
+ */
+static __always_inline int literal(struct lp_task *st, const struct ev *ev, __u64 addr, int is_meta,
 				   __u64 site, bool *slow)
 {
-	__u64 key = LP_LIT_KEY(addr, is_meta);
-	__u32 slot = (addr ^ (addr >> 6) ^ is_meta) & (LIT_CACHE - 1);
+	int sent;
 
-	if (st->lit[slot] == key)
+	if (lit_cached(st, addr, is_meta))
 		return 0;
-	if (intern(st, task, addr, pid, tid, seq, is_meta, file, site, slow))
+	sent = intern(st, ev, addr, is_meta, site);
+	if (sent < 0)
 		return -1;
-	st->lit[slot] = key;
+	if (sent)
+		*slow = true;
+	st->lit[lit_slot(addr, is_meta)] = LP_LIT_KEY(addr, is_meta);
 	return 0;
 }
 
@@ -570,43 +596,60 @@ static __always_inline __u64 steal_clock(struct task_struct *t)
 }
 
 /*
- * Whether this probe hit is recorded: its file's gate is open, recording has
- * not stopped, and the thread is a target's. Returns the thread's state with
- * *ts and *seq set (the thread announced on its first event), or NULL.
+ * A thread with no state yet hit a probe: 0 when it is a target's (its state
+ * made, tracked from ts on with --off-cpu), else -1 (not recorded). Once per
+ * thread, so out of line.
  */
-static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, __u32 pid,
+static __noinline int join_thread(struct task_struct *task, __u32 pid, __u32 tid, __u16 type,
+				  __u64 ts)
+{
+	struct lp_task *st;
+
+	if (!bpf_map_lookup_elem(&targets, &pid) && !adopt(task, pid, ts, 0))
+		return -1;
+	st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(LP_STAT_NO_TASK_STORAGE);
+		count_lost(type, pid, tid);
+		return -1;
+	}
+	if (off_cpu && st->sched.state == SCHED_NONE) {
+		/* Tracked from now on: running (this very event). */
+		st->sched.in_ns = ts;
+		st->sched.steal_in = steal_clock(task);
+		st->sched.state = SCHED_RUNNING;
+	}
+	return 0;
+}
+
+/*
+ * Whether this probe hit is recorded: the gates of its batch are open (the
+ * cookie's: LP_MARKER_COOKIE), recording has not stopped, and the thread is
+ * a target's. Returns the thread's state with *ts and *seq set (the thread
+ * announced on its first event), or NULL. The common hit reads the clock
+ * once, one page of globals (lp_hot) and its thread's state.
+ */
+static __always_inline struct lp_task *recorded_thread(__u32 batch, __u16 type, __u32 pid,
 							__u32 tid, struct task_struct *task,
 							__u64 *ts, __u32 *seq, bool *slow)
 {
-	__u64 *gate = bpf_map_lookup_elem(&file_gate, &file);
 	struct lp_task *st;
 	__u64 at;
 
-	if (!gate || !*gate)
-		return NULL;
 	*ts = bpf_ktime_get_ns();
 	/* Read after the timestamp: an event after the store that opened it sees it. */
-	at = lp_batch_at[(*gate - 1) & (LP_MAX_FILES - 1)];
-	if (!at || *ts < at || (lp_stop_ns && *ts >= lp_stop_ns))
+	at = batch ? lp_hot.batch_at[(batch - 1) & (LP_MAX_FILES - 1)] : 0;
+	if (!at || *ts < at || (lp_hot.stop_ns && *ts >= lp_hot.stop_ns))
 		return NULL;
 	/* Only target threads have per-thread state: its presence is the fast check. */
 	st = bpf_task_storage_get(&task_state, task, 0, 0);
 	if (!st) {
-		if (!bpf_map_lookup_elem(&targets, &pid) && !adopt(task, pid, *ts, 0))
+		if (join_thread(task, pid, tid, type, *ts))
 			return NULL;
-		st = bpf_task_storage_get(&task_state, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (!st) {
-			count(LP_STAT_NO_TASK_STORAGE);
-			count_lost(type, pid, tid);
+		st = bpf_task_storage_get(&task_state, task, 0, 0);
+		if (!st)
 			return NULL;
-		}
 		*slow = true;
-		if (off_cpu && st->sched.state == SCHED_NONE) {
-			/* Tracked from now on: running (this very event). */
-			st->sched.in_ns = *ts;
-			st->sched.steal_in = steal_clock(task);
-			st->sched.state = SCHED_RUNNING;
-		}
 	}
 	*seq = st->seq++;
 	if (!st->announced)
@@ -616,12 +659,12 @@ static __always_inline struct lp_task *recorded_thread(__u32 file, __u16 type, _
 
 /*
  * The literal caches belong to one image of the process: after an exec (a
- * new address space) or a library unload (lp_epoch moved), forget them and
+ * new address space) or a library unload (lp_hot.epoch moved), forget them and
  * take the image's number again.
  */
 static __always_inline void check_image(struct lp_task *st, struct task_struct *task, __u32 pid)
 {
-	__u64 mm = (__u64)task->mm, epoch = lp_epoch;
+	__u64 mm = (__u64)task->mm, epoch = lp_hot.epoch;
 	struct lp_target *t;
 
 	if (st->mm == mm && st->epoch == epoch)
@@ -643,8 +686,7 @@ static __always_inline void check_image(struct lp_task *st, struct task_struct *
  * it lies in that marker's file). False when it is not in such a file (the
  * event then says it is unreadable).
  */
-static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr, int is_meta,
-					     __u32 pid, __u32 tid, __u32 seq, __u32 file,
+static __always_inline bool runtime_in_file(const struct ev *ev, __u64 addr, int is_meta,
 					     __u64 site)
 {
 	struct lp_rec_string *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
@@ -653,11 +695,11 @@ static __always_inline bool runtime_in_file(struct task_struct *task, __u64 addr
 		count(LP_STAT_LOST_STRING);
 		return false;
 	}
-	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, pid, tid, seq);
+	fill_hdr(&r->h, LP_REC_STRING, is_meta ? LP_STR_META : 0, ev->pid, ev->tid, ev->seq);
 	r->addr = addr;
 	r->len = -EFAULT;
 	r->usdt_slot = r->usdt_max = 0;
-	if (!text_in_file(task, addr, r, file, site)) {
+	if (!text_in_file(ev->task, addr, r, ev->file, site)) {
 		bpf_ringbuf_discard(r, 0);
 		return false;
 	}
@@ -749,7 +791,7 @@ static __always_inline void end_wait(struct task_struct *task, struct lp_task *s
 	st->sched.in_ns = in_ns > st->sched.off_ns ? in_ns : st->sched.off_ns;
 	st->sched.steal_in = steal;
 	st->sched.state = SCHED_RUNNING;
-	if (!off_cpu_intervals || (lp_stop_ns && in_ns >= lp_stop_ns))
+	if (!off_cpu_intervals || (lp_hot.stop_ns && in_ns >= lp_hot.stop_ns))
 		return;
 	/* Never a wakeup of the consumer from inside the scheduler: it polls. */
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
@@ -869,115 +911,152 @@ static __always_inline __u64 enter_time(__u64 ts)
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	return lp_stop_ns && now >= lp_stop_ns ? ts : now;
+	return lp_hot.stop_ns && now >= lp_hot.stop_ns ? ts : now;
 }
 
-static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta, __u64 counter,
-				  __u64 marker_flags)
+/* The fixed part of a marker's record. */
+static __always_inline void fill_event(struct lp_rec_event *e, const struct ev *ev)
 {
-	__u32 file = (__u32)bpf_get_attach_cookie(ctx);
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
-	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	fill_hdr(&e->h, ev->type, ev->flags, ev->pid, ev->tid, ev->seq);
+	e->ts_ns = ev->ts;
+	e->counter = ev->counter;
+	e->name = ev->name;
+	e->meta = ev->meta;
+	e->pad = 0;
+	e->file = (__u16)ev->file;
+	e->name_len = 0;
+	e->meta_len = 0;
+}
+
+/*
+ * Everything but the common event: a literal's text to send, runtime
+ * strings to copy (the buffer may change after the marker), or a thread's
+ * first event. Out of line. slow: the event did more than the common work
+ * already (an enter is then timestamped again: enter_time()).
+ */
+static __noinline int record_slow(void *ctx, struct lp_task *st, struct ev *ev, bool slow)
+{
 	/* The probe site that ran: where its file is mapped (LP_STR_AT_SITE). */
 	__u64 site = PT_REGS_IP((struct pt_regs *)ctx);
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u16 flags = (marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL | LP_EV_HAS_COUNTER)) |
-		      (((marker_flags >> LP_MARKER_ABI_BITS_SHIFT) & LP_MARKER_ABI_BITS_MASK)
-		       << LP_EV_ABI_SHIFT);
+	__u64 snap = off_cpu ? sizeof(struct lp_sched_snap) : 0, nlen = 0, mlen = 0;
+	__u16 flags = ev->flags;
 	struct lp_rec_event *e;
-	struct lp_task *st;
-	bool slow = false;
-	__u32 seq;
+	char *text;
+	long n;
 
-	st = recorded_thread(file, type, pid, tid, task, &ts, &seq, &slow);
-	if (!st)
-		return 0;
-	check_image(st, task, pid);
-	if (!name || !(flags & LP_EV_NAME_LITERAL))
+	if (!ev->name || !(flags & LP_EV_NAME_LITERAL))
 		flags |= LP_EV_NAME_INLINE;
-	else if (literal(st, task, name, pid, tid, seq, 0, file, site, &slow)) {
-		count_lost(type, pid, tid);
-		return 0;
-	}
-	if (type == LP_REC_EXIT || !meta) {
+	else if (literal(st, ev, ev->name, 0, site, &slow))
+		goto lost;
+	if (ev->type == LP_REC_EXIT || !ev->meta) {
 		flags |= LP_EV_NO_META;
 	} else if (!(flags & LP_EV_META_LITERAL)) {
 		flags |= LP_EV_META_INLINE;
-	} else if (literal(st, task, meta, pid, tid, seq, 1, file, site, &slow)) {
-		count_lost(type, pid, tid);
-		return 0;
+	} else if (literal(st, ev, ev->meta, 1, site, &slow)) {
+		goto lost;
 	}
-
 	if (off_cpu)
 		flags |= LP_EV_SCHED;
+	ev->flags = flags;
+
 	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
-		/* The common case: a fixed-size record reserved in place. */
+		/* No runtime string: a fixed-size record reserved in place. */
 		if (off_cpu)
 			e = bpf_ringbuf_reserve(&rb, sizeof(*e) + sizeof(struct lp_sched_snap), 0);
 		else
 			e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
-		if (!e) {
-			count_lost(type, pid, tid);
-			return 0;
-		}
-	} else {
-		e = (void *)st->buf;
-	}
-	fill_hdr(&e->h, type, flags, pid, tid, seq);
-	e->ts_ns = ts;
-	e->counter = counter;
-	e->name = name;
-	e->meta = meta;
-	e->pad = 0;
-	e->file = (__u16)file;
-	e->name_len = 0;
-	e->meta_len = 0;
-	if (!(flags & (LP_EV_NAME_INLINE | LP_EV_META_INLINE))) {
-		if (slow && type == LP_REC_ENTER)
-			e->ts_ns = enter_time(ts);
+		if (!e)
+			goto lost;
+		fill_event(e, ev);
+		if (slow && ev->type == LP_REC_ENTER)
+			e->ts_ns = enter_time(ev->ts);
 		if (off_cpu)
-			sched_snap(st, task, e->ts_ns, (struct lp_sched_snap *)(e + 1));
+			sched_snap(st, ev->task, e->ts_ns, (struct lp_sched_snap *)(e + 1));
 		bpf_ringbuf_submit(e, submit_flags());
 		return 0;
 	}
 
 	/* Runtime strings: copy the text now, the buffer may change after the marker. */
-	{
-		__u64 snap = off_cpu ? sizeof(struct lp_sched_snap) : 0;
-		char *text = st->buf + sizeof(*e) + snap;
-		__u64 nlen = 0, mlen = 0;
-		long n;
-
-		if (flags & LP_EV_NAME_INLINE) {
-			n = name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)name) : -EFAULT;
-			if (n == -EFAULT && runtime_in_file(task, name, 0, pid, tid, seq, file, site)) {
-				flags &= ~LP_EV_NAME_INLINE;
-				n = 0;
-			}
-			e->name_len = n > 0 ? n - 1 : n;
-			nlen = n > 1 ? n - 1 : 0;
-			if (nlen > LP_NAME_BUF - 1)
-				nlen = LP_NAME_BUF - 1;
+	e = (void *)st->buf;
+	fill_event(e, ev);
+	text = st->buf + sizeof(*e) + snap;
+	if (flags & LP_EV_NAME_INLINE) {
+		n = ev->name ? bpf_probe_read_user_str(text, LP_NAME_BUF, (void *)ev->name) : -EFAULT;
+		if (n == -EFAULT && runtime_in_file(ev, ev->name, 0, site)) {
+			flags &= ~LP_EV_NAME_INLINE;
+			n = 0;
 		}
-		if (flags & LP_EV_META_INLINE) {
-			n = bpf_probe_read_user_str(text + nlen, LP_META_BUF, (void *)meta);
-			if (n == -EFAULT && runtime_in_file(task, meta, 1, pid, tid, seq, file, site)) {
-				flags &= ~LP_EV_META_INLINE;
-				n = 0;
-			}
-			e->meta_len = n > 0 ? n - 1 : n;
-			mlen = n > 1 ? n - 1 : 0;
-			if (mlen > LP_META_BUF - 1)
-				mlen = LP_META_BUF - 1;
-		}
-		e->h.flags = flags;
-		if (type == LP_REC_ENTER)
-			e->ts_ns = enter_time(ts);
-		if (off_cpu)
-			sched_snap(st, task, e->ts_ns, (struct lp_sched_snap *)(e + 1));
-		if (bpf_ringbuf_output(&rb, st->buf, sizeof(*e) + snap + nlen + mlen, submit_flags()))
-			count_lost(type, pid, tid);
+		e->name_len = n > 0 ? n - 1 : n;
+		nlen = n > 1 ? n - 1 : 0;
+		if (nlen > LP_NAME_BUF - 1)
+			nlen = LP_NAME_BUF - 1;
 	}
+	if (flags & LP_EV_META_INLINE) {
+		n = bpf_probe_read_user_str(text + nlen, LP_META_BUF, (void *)ev->meta);
+		if (n == -EFAULT && runtime_in_file(ev, ev->meta, 1, site)) {
+			flags &= ~LP_EV_META_INLINE;
+			n = 0;
+		}
+		e->meta_len = n > 0 ? n - 1 : n;
+		mlen = n > 1 ? n - 1 : 0;
+		if (mlen > LP_META_BUF - 1)
+			mlen = LP_META_BUF - 1;
+	}
+	e->h.flags = flags;
+	if (ev->type == LP_REC_ENTER)
+		e->ts_ns = enter_time(ev->ts);
+	if (off_cpu)
+		sched_snap(st, ev->task, e->ts_ns, (struct lp_sched_snap *)(e + 1));
+	if (bpf_ringbuf_output(&rb, st->buf, sizeof(*e) + snap + nlen + mlen, submit_flags()))
+		goto lost;
+	return 0;
+lost:
+	count_lost(ev->type, ev->pid, ev->tid);
+	return 0;
+}
+
+/*
+ * A marker's hit. The common event (literal name and metadata this thread
+ * has sent already, not its thread's first) takes the short path: the
+ * clock, one page of globals, its thread's state, and one record reserved
+ * in the ring buffer and written in place.
+ */
+static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta, __u64 counter,
+				  __u64 marker_flags)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct ev ev = {
+		.task = task, .name = name, .meta = meta, .counter = counter,
+		.pid = task->tgid, .tid = task->pid, .file = LP_COOKIE_FILE(cookie), .type = type,
+		.flags = (marker_flags & (LP_EV_NAME_LITERAL | LP_EV_META_LITERAL |
+					  LP_EV_HAS_COUNTER)) |
+			 (((marker_flags >> LP_MARKER_ABI_BITS_SHIFT) & LP_MARKER_ABI_BITS_MASK)
+			  << LP_EV_ABI_SHIFT),
+	};
+	struct lp_rec_event *e;
+	struct lp_task *st;
+	bool slow = false;
+
+	st = recorded_thread(LP_COOKIE_BATCH(cookie), type, ev.pid, ev.tid, task, &ev.ts, &ev.seq,
+			     &slow);
+	if (!st)
+		return 0;
+	check_image(st, task, ev.pid);
+	if (slow || off_cpu || !name || !(ev.flags & LP_EV_NAME_LITERAL) ||
+	    !lit_cached(st, name, 0))
+		return record_slow(ctx, st, &ev, slow);
+	if (type == LP_REC_EXIT || !meta)
+		ev.flags |= LP_EV_NO_META;
+	else if (!(ev.flags & LP_EV_META_LITERAL) || !lit_cached(st, meta, 1))
+		return record_slow(ctx, st, &ev, slow);
+	e = bpf_ringbuf_reserve(&rb, sizeof(*e), 0);
+	if (!e) {
+		count_lost(type, ev.pid, ev.tid);
+		return 0;
+	}
+	fill_event(e, &ev);
+	bpf_ringbuf_submit(e, event_submit_flags(ev.seq));
 	return 0;
 }
 
@@ -1091,11 +1170,10 @@ int lp_usdt(struct pt_regs *ctx)
 	__u64 cookie = own ? own->cookie : bpf_usdt_cookie(ctx);
 	__u32 file = LP_USDT_COOKIE_FILE(cookie), spec = LP_USDT_COOKIE_SPEC(cookie);
 	__u32 role = LP_USDT_COOKIE_ROLE(cookie), alt = LP_USDT_COOKIE_ALT(cookie), nstr = 0;
-	__u64 off = 0, size, snap = 0;
+	__u64 off = 0, size, snap = 0, ts;
 	__u16 type = role == LP_USDT_ROLE_ENTRY ? LP_REC_ENTER : LP_REC_EXIT;
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), ts;
-	__u32 pid = pid_tgid >> 32, tid = (__u32)pid_tgid, seq;
 	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 pid = task->tgid, tid = task->pid, seq;
 	struct lp_usdt_desc *d = NULL;
 	struct lp_rec_usdt *r;
 	struct lp_task *st;
@@ -1103,7 +1181,7 @@ int lp_usdt(struct pt_regs *ctx)
 
 	bool slow = false;
 
-	st = recorded_thread(file, type, pid, tid, task, &ts, &seq, &slow);
+	st = recorded_thread(LP_USDT_COOKIE_BATCH(cookie), type, pid, tid, task, &ts, &seq, &slow);
 	if (!st)
 		return 0;
 	d = bpf_map_lookup_elem(&usdt_desc, &spec);
@@ -1400,7 +1478,7 @@ int BPF_PROG(lp_self_stop, int sig, struct kernel_siginfo *info, struct task_str
 	if (sig < SIGSTOP_ || sig > SIGTTOU_ || result != 0 || task->tgid != cur->tgid)
 		return 0;
 	ts = bpf_ktime_get_ns();
-	if (lp_stop_ns && ts >= lp_stop_ns)
+	if (lp_hot.stop_ns && ts >= lp_hot.stop_ns)
 		return 0;
 	r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
 	if (!r) {
@@ -1538,10 +1616,10 @@ int lp_dl_state(struct pt_regs *ctx)
 		/*
 		 * Libraries were unmapped: an address may hold another text now.
 		 * The process's literals get a new image number, which every thread
-		 * picks up on its next event (lp_epoch).
+		 * picks up on its next event (lp_hot.epoch).
 		 */
 		t->gen = new_gen();
-		__sync_fetch_and_add(&lp_epoch, 1);
+		__sync_fetch_and_add(&lp_hot.epoch, 1);
 		if (state == LP_RT_CONSISTENT && prev == LP_RT_DELETE)
 			return 0;
 	}

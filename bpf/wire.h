@@ -11,7 +11,7 @@
  * The format's version: the kernel half carries it (lp_wire_version in its
  * .rodata) and user space refuses a BPF object of another one.
  */
-#define LP_WIRE_VERSION 7
+#define LP_WIRE_VERSION 8
 
 /*
  * The marker ABI of include/leanprofiler.h (LP_MARKER_ABI, LP_MARKER_ABI_SHIFT):
@@ -64,9 +64,34 @@ enum lp_rec_type {
 
 /*
  * Files with markers one recording can attach to. Each has a gate: its events
- * are recorded only once both its probes are attached (lp_file_gate).
+ * are recorded only once both its probes are attached. Files attached between
+ * two openings of gates form a batch, opened by one store (struct lp_hot).
  */
 #define LP_MAX_FILES 4096
+
+/*
+ * A marker probe's cookie: which probed file (its index, < LP_MAX_FILES) and
+ * the batch whose opening records it (1, 2, ...; lp_hot.batch_at[batch - 1]).
+ * Known when the probe is attached, so an event reads no map to find its gate.
+ */
+#define LP_MARKER_COOKIE(file, batch) (((__u64)(batch) << 32) | (__u32)(file))
+#define LP_COOKIE_FILE(c) ((__u32)(c) & 0xffff)
+#define LP_COOKIE_BATCH(c) ((__u32)((c) >> 32) & 0xffff)
+
+/*
+ * What every event reads besides its thread's state, written by user space
+ * through the mapped section (one 8-byte store each), in one place: the
+ * section is its own map, and the first batches share a page with the stop.
+ */
+struct lp_hot {
+	__u64 stop_ns; /* nothing from this time on is recorded (0: not set) */
+	/*
+	 * Bumped whenever a running process gets a new image number without an
+	 * exec (a library unloaded): threads then look their process's number up again.
+	 */
+	__u64 epoch;
+	__u64 batch_at[LP_MAX_FILES]; /* batch b opens at [b - 1], 0 until then */
+};
 
 /*
  * String length fields carry bpf_probe_read_user_str()'s result minus the NUL:
@@ -273,8 +298,9 @@ struct lp_thread_lost {
 
 /*
  * Span-pair specs (--span, --preset): any USDT probe, attached with libbpf's
- * USDT support. The usdt_cookie says which file (for its gate), which spec and
- * which role: LP_USDT_COOKIE(file, spec, role).
+ * USDT support. The usdt_cookie says which file and batch (for its gate, as
+ * LP_MARKER_COOKIE), which spec and which role: LP_USDT_COOKIE(file, batch,
+ * spec, role, alt).
  */
 #define LP_SPEC_MAX 64        /* span-pair specs per recording */
 #define LP_USDT_ARGS 12       /* arguments of a probe (libbpf's maximum) */
@@ -288,9 +314,11 @@ struct lp_thread_lost {
 #define LP_USDT_ROLE_ABORT 2 /* abort=: gives up the spec's open span */
 #define LP_USDT_ROLES 3
 /* alt: which probe of the role's list (a spec's ENTRY "a|b": 0 for a, 1 for b) */
-#define LP_USDT_COOKIE(file, spec, role, alt) \
-	(((__u64)(file) << 32) | ((__u64)(alt) << 16) | ((spec) << 2) | (role))
-#define LP_USDT_COOKIE_FILE(c) ((__u32)((c) >> 32))
+#define LP_USDT_COOKIE(file, batch, spec, role, alt) \
+	(((__u64)(batch) << 48) | ((__u64)(file) << 32) | ((__u64)(alt) << 16) | ((spec) << 2) | \
+	 (role))
+#define LP_USDT_COOKIE_FILE(c) ((__u32)((c) >> 32) & 0xffff)
+#define LP_USDT_COOKIE_BATCH(c) ((__u32)((c) >> 48))
 #define LP_USDT_COOKIE_SPEC(c) ((__u32)(c) >> 2 & 0x3fff)
 #define LP_USDT_COOKIE_ROLE(c) ((__u32)(c) & 3)
 #define LP_USDT_COOKIE_ALT(c) ((__u32)(c) >> 16 & 0xff)
@@ -321,7 +349,7 @@ struct lp_usdt_arg {
 
 struct lp_usdt_site {
 	struct lp_usdt_arg args[LP_USDT_ARGS];
-	__u64 cookie; /* LP_USDT_COOKIE(file, spec, role, alt) */
+	__u64 cookie; /* LP_USDT_COOKIE(file, batch, spec, role, alt) */
 	__u32 nargs;
 	__u32 pad;
 };
@@ -431,6 +459,8 @@ LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
 LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
 LP_WIRE_CHECK("usdt site size", sizeof(struct lp_usdt_site) == 208);
 LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
+LP_WIRE_CHECK("hot stop first", __builtin_offsetof(struct lp_hot, stop_ns) == 0);
+LP_WIRE_CHECK("files fit a cookie", LP_MAX_FILES <= 0x10000);
 LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 48);
 LP_WIRE_CHECK("sched interval size", sizeof(struct lp_rec_sched) == 40);
 /* Records are 8-byte aligned in the ring buffer, and the text after them starts right there. */

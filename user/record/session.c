@@ -58,7 +58,7 @@ struct lp_session {
 	struct lp_site_file *site_files; /* by that index */
 	size_t site_files_cap;
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
-	uint64_t batches;     /* batches of gates opened (file_gate values, lp_batch_at) */
+	uint64_t batches;     /* batches of gates opened (wire.h lp_hot.batch_at) */
 	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
 	uint64_t stop_ns;     /* the stop stored in the kernel half, 0: none yet */
 	size_t kept_fds;      /* files kept open for their texts (keep_fd) */
@@ -68,6 +68,16 @@ struct lp_session {
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
 };
+
+/*
+ * The batch that files attached now join: the next one opened
+ * (lp_session_open_gates). Their probes carry it in their cookies
+ * (LP_MARKER_COOKIE), so the kernel half reads no map to find their gate.
+ */
+static uint64_t next_batch(const struct lp_session *s)
+{
+	return s->batches + 1;
+}
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -492,7 +502,8 @@ static int attach_specs(struct lp_session *s, const char *path, const char *name
 
 			for (size_t k = 0; k < np; k++) {
 				LIBBPF_OPTS(bpf_usdt_opts, uo,
-					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, (__u64)i, role, k));
+					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, next_batch(s),
+									  (__u64)i, role, k));
 				struct bpf_link *l;
 				bool all;
 				int err;
@@ -629,7 +640,7 @@ static int attach_markers_multi(struct lp_session *s, const char *path, const ch
 				continue;
 			offs[k] = notes[i].loc_off;
 			refs[k] = notes[i].sema_off;
-			cookies[k++] = s->nfiles;
+			cookies[k++] = LP_MARKER_COOKIE(s->nfiles, next_batch(s));
 			if (sf->nsites < LP_MARKER_SITES_MAX)
 				sf->sites[sf->nsites++] = notes[i].loc_addr;
 		}
@@ -676,7 +687,7 @@ static int attach_markers(struct lp_session *s, const char *path, const char *na
 		return attach_markers_multi(s, path, name, notes, n, sf);
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
-			    .bpf_cookie = s->nfiles);
+			    .bpf_cookie = LP_MARKER_COOKIE(s->nfiles, next_batch(s)));
 		struct bpf_program *prog = marker_prog(s, &notes[i]);
 		struct bpf_link *l;
 		int err;
@@ -740,7 +751,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	struct lp_usdt_note *notes;
 	struct lp_site_file *sf;
 	char self[64];
-	size_t n, first_link;
+	size_t n, first_link, first_multi;
 	int fd, err, attached = 0;
 
 	if (!known) {
@@ -772,6 +783,7 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	if (is_loader(name))
 		attach_loader(s, self, name);
 	first_link = s->nlinks;
+	first_multi = s->nmulti;
 	err = lp_usdt_read(self, &notes, &n);
 	if (err) {
 		if (err == -EFBIG)
@@ -829,6 +841,8 @@ cleanup:
 		 */
 		while (s->nlinks > first_link)
 			bpf_link__destroy(s->links[--s->nlinks]);
+		while (s->nmulti > first_multi)
+			close(s->multi_fds[--s->nmulti]);
 		settle(s, dev, ino, 0);
 	}
 	free(notes);
@@ -909,46 +923,17 @@ static void wait_until(uint64_t t)
 	}
 }
 
-/*
- * Puts files [first, nfiles) in batch b: their gates stay shut until the
- * batch's opening time is stored. One map write each, as slow as it may be:
- * nothing here races the clock.
- */
-static int join_batch(struct lp_session *s, uint32_t first, uint64_t b)
-{
-	int fd = bpf_map__fd(s->skel->maps.file_gate);
-
-	for (uint32_t i = first; i < s->nfiles; i++) {
-		__u32 key = i;
-		__u64 v = b;
-
-		if (bpf_map_update_elem(fd, &key, &v, BPF_ANY)) {
-			int err = -errno;
-
-			lp_err("cannot start recording the probes of %u files: the kernel refused "
-			       "their batch: %s",
-			       s->nfiles - first, strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
 int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 			  void (*fn)(void *ctx, uint32_t file, uint64_t since_ns), void *ctx)
 {
 	uint32_t first = s->gates_open;
 	uint64_t at, landed, b;
-	int err;
 
 	*since_ns = 0;
 	if (first == s->nfiles)
 		return 0;
 	/* At most one batch per file: batch numbers stay below LP_MAX_FILES + 1. */
 	b = ++s->batches;
-	err = join_batch(s, first, b);
-	if (err)
-		return err;
 	/*
 	 * ONE store opens every gate of the batch, however many files it has.
 	 * The kernel half records an event of the batch's files from that time
@@ -959,7 +944,7 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 	 * before it (lp_pipeline_gate), so the cut stays exact without a retry.
 	 */
 	at = mono_ns() + LP_GATE_AHEAD_NS;
-	__atomic_store_n(&s->skel->bss->lp_batch_at[b - 1], at, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->skel->data_hot->lp_hot.batch_at[b - 1], at, __ATOMIC_SEQ_CST);
 	landed = mono_ns();
 	if (landed >= at) {
 		lp_info("the gates of %u files opened %llu us late: recorded from then on",
@@ -980,7 +965,7 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 static void store_stop(struct lp_session *s, uint64_t at)
 {
 	/* One 8-byte store: the BPF side sees either the old value or this. */
-	__atomic_store_n(&s->skel->bss->lp_stop_ns, at, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->skel->data_hot->lp_hot.stop_ns, at, __ATOMIC_SEQ_CST);
 	s->stop_ns = at;
 }
 
