@@ -35,6 +35,13 @@ const volatile __u64 all_dev = 0;
 const volatile __u64 all_ino = 0;
 
 /*
+ * Pid-filtered recording (wire.h struct lp_linked_key): user space links
+ * files to each target process by itself; a child that inherits linked files
+ * is paused at its fork until its own links are made.
+ */
+const volatile bool per_process = false;
+
+/*
  * record --off-cpu: events carry where their thread's time went
  * (struct lp_sched_snap), kept up to date by lp_sched_switch, which user
  * space loads only then.
@@ -78,6 +85,8 @@ __u32 lp_consumer_pid = 0;
 __u32 lp_consumer_gone = 0;
 /* The last process image number handed out (struct lp_target.gen). */
 __u64 lp_last_gen = 0;
+/* The last program image number handed out (struct lp_target.image). */
+__u64 lp_last_image = 0;
 
 /*
  * The processes being recorded, by tgid. The uprobes fire in every process
@@ -114,6 +123,21 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } held SEC(".maps");
+
+/* Pid-filtered recording: the files linked for a process image, and who has any. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LP_LINKED_MAX);
+	__type(key, struct lp_linked_key);
+	__type(value, __u8);
+} linked SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u32);
+} linked_pids SEC(".maps");
 
 extern int bpf_send_signal_task(struct task_struct *task, int sig, enum pid_type type,
 				__u64 value) __ksym __weak;
@@ -184,6 +208,8 @@ struct lp_task {
 	__u64 mm;    /* the cache is valid for this address space (exec changes it)... */
 	__u64 gen;   /* ...and this image of the process (struct lp_target.gen) */
 	__u64 epoch; /* lp_hot.epoch when gen was read */
+	__u32 image; /* the process's program image then (struct lp_target.image) */
+	__u32 pad;
 	__u64 lit[LIT_CACHE];
 	struct lp_sched_state sched;
 	/*
@@ -463,9 +489,18 @@ static __always_inline __u64 new_gen(void)
 	return __sync_fetch_and_add(&lp_last_gen, 1) + 1;
 }
 
+/* A new program image number: never 0, never one of user space's (LP_IMAGE_USER). */
+static __always_inline __u32 new_image(void)
+{
+	__u64 n = __sync_fetch_and_add(&lp_last_image, 1);
+
+	return (__u32)(n % (LP_IMAGE_USER - 1)) + 1;
+}
+
 static __always_inline int add_target(__u32 pid, __u64 ts)
 {
-	struct lp_target t = { .since_ns = ts, .gen = new_gen(), .dl_state = LP_RT_UNSEEN };
+	struct lp_target t = { .since_ns = ts, .gen = new_gen(), .dl_state = LP_RT_UNSEEN,
+			       .image = new_image() };
 
 	return bpf_map_update_elem(&targets, &pid, &t, BPF_ANY);
 }
@@ -516,14 +551,26 @@ static __always_inline bool consumer_alive(__u64 ts)
 	return !lp_consumer_gone && ts < lp_consumer_until;
 }
 
+/* SIGSTOP to the process of task: current's by the helper, another's by the kfunc (6.13+). */
+static __always_inline int send_stop(struct task_struct *task, bool current)
+{
+	if (current)
+		return bpf_send_signal(SIGSTOP_);
+	if (!bpf_send_signal_task) /* a kfunc since Linux 6.13 */
+		return -1;
+	return bpf_send_signal_task(task, SIGSTOP_, PIDTYPE_TGID, 0);
+}
+
 /*
- * The target may be about to run code of files user space has not examined:
- * tell it, and stop the process (SIGSTOP on return to user mode) until user
- * space has attached to them and sends SIGCONT. Never after the stop, and
- * never without a record that says so: a lost record would leave it stopped.
+ * The target may be about to run code of files user space has not examined
+ * (or, pid-filtered, not linked for it): tell it, and stop the process
+ * (SIGSTOP on return to user mode) until user space has attached to them and
+ * sends SIGCONT. task is current, or (other) a child not run yet. Never after
+ * the stop, and never without a record that says so: a lost record would
+ * leave it stopped.
  */
 static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32 tid, __u16 flags,
-				      __u64 ts)
+				      __u64 ts, bool other)
 {
 	struct lp_rec_libs *r;
 
@@ -535,9 +582,9 @@ static __always_inline void new_files(struct task_struct *task, __u32 pid, __u32
 		return;
 	}
 	/* Told, but not stopped, when nobody may be there to let it go on. */
-	if (consumer_alive(ts) && pausable(task) && bpf_send_signal(SIGSTOP_) == 0)
+	if (consumer_alive(ts) && pausable(task) && send_stop(task, !other) == 0)
 		flags |= LP_LIBS_PAUSED;
-	fill_hdr(&r->h, LP_REC_LIBS, flags, pid, (__u32)bpf_get_current_pid_tgid(), 0);
+	fill_hdr(&r->h, LP_REC_LIBS, flags, pid, tid, 0);
 	r->ts_ns = ts;
 	r->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
 	if (flags & LP_LIBS_PAUSED)
@@ -596,6 +643,33 @@ static __always_inline __u64 steal_clock(struct task_struct *t)
 }
 
 /*
+ * The literal caches belong to one image of the process: after an exec (a
+ * new address space) or a library unload (lp_hot.epoch moved), forget them and
+ * take the image's numbers again. Rare, so out of line.
+ */
+static __noinline void refresh_image(struct lp_task *st, __u64 mm, __u64 epoch, __u32 pid)
+{
+	struct lp_target *t;
+
+	for (int i = 0; i < LIT_CACHE; i++)
+		st->lit[i] = 0;
+	st->mm = mm;
+	st->epoch = epoch;
+	t = bpf_map_lookup_elem(&targets, &pid);
+	/* Not a target any more (it is exiting): numbers no image has. */
+	st->gen = t ? t->gen : 0;
+	st->image = t ? t->image : 0;
+}
+
+static __always_inline void check_image(struct lp_task *st, struct task_struct *task, __u32 pid)
+{
+	__u64 mm = (__u64)task->mm, epoch = lp_hot.epoch;
+
+	if (st->mm != mm || st->epoch != epoch)
+		refresh_image(st, mm, epoch, pid);
+}
+
+/*
  * A thread with no state yet hit a probe: 0 when it is a target's (its state
  * made, tracked from ts on with --off-cpu), else -1 (not recorded). Once per
  * thread, so out of line.
@@ -629,9 +703,10 @@ static __noinline int join_thread(struct task_struct *task, __u32 pid, __u32 tid
  * announced on its first event), or NULL. The common hit reads the clock
  * once, one page of globals (lp_hot) and its thread's state.
  */
-static __always_inline struct lp_task *recorded_thread(__u32 batch, __u16 type, __u32 pid,
-							__u32 tid, struct task_struct *task,
-							__u64 *ts, __u32 *seq, bool *slow)
+static __always_inline struct lp_task *recorded_thread(__u32 batch, __u32 image, __u16 type,
+							__u32 pid, __u32 tid,
+							struct task_struct *task, __u64 *ts,
+							__u32 *seq, bool *slow)
 {
 	struct lp_task *st;
 	__u64 at;
@@ -651,31 +726,18 @@ static __always_inline struct lp_task *recorded_thread(__u32 batch, __u16 type, 
 			return NULL;
 		*slow = true;
 	}
+	check_image(st, task, pid);
+	/*
+	 * A link made for an earlier image of the process, which exec'ed a
+	 * program mapping the same file: the new image's own link records the
+	 * hit (one hit, one count: before the sequence number).
+	 */
+	if (image && image != st->image)
+		return NULL;
 	*seq = st->seq++;
 	if (!st->announced)
 		st->announced = announce_thread(task, pid, tid, *seq) == 0;
 	return st;
-}
-
-/*
- * The literal caches belong to one image of the process: after an exec (a
- * new address space) or a library unload (lp_hot.epoch moved), forget them and
- * take the image's number again.
- */
-static __always_inline void check_image(struct lp_task *st, struct task_struct *task, __u32 pid)
-{
-	__u64 mm = (__u64)task->mm, epoch = lp_hot.epoch;
-	struct lp_target *t;
-
-	if (st->mm == mm && st->epoch == epoch)
-		return;
-	for (int i = 0; i < LIT_CACHE; i++)
-		st->lit[i] = 0;
-	st->mm = mm;
-	st->epoch = epoch;
-	t = bpf_map_lookup_elem(&targets, &pid);
-	/* Not a target any more (it is exiting): a number no image has. */
-	st->gen = t ? t->gen : 0;
 }
 
 /*
@@ -1038,11 +1100,10 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 	struct lp_task *st;
 	bool slow = false;
 
-	st = recorded_thread(LP_COOKIE_BATCH(cookie), type, ev.pid, ev.tid, task, &ev.ts, &ev.seq,
-			     &slow);
+	st = recorded_thread(LP_COOKIE_BATCH(cookie), LP_COOKIE_IMAGE(cookie), type, ev.pid, ev.tid,
+			     task, &ev.ts, &ev.seq, &slow);
 	if (!st)
 		return 0;
-	check_image(st, task, ev.pid);
 	if (slow || off_cpu || !name || !(ev.flags & LP_EV_NAME_LITERAL) ||
 	    !lit_cached(st, name, 0))
 		return record_slow(ctx, st, &ev, slow);
@@ -1163,7 +1224,7 @@ int lp_usdt(struct pt_regs *ctx)
 {
 	/* libbpf's own cookie is its spec's index; a site user space attached has its own. */
 	__u64 bpf_cookie = bpf_get_attach_cookie(ctx);
-	__u32 own_key = (__u32)bpf_cookie;
+	__u32 own_key = LP_USDT_SITE_INDEX(bpf_cookie);
 	const struct lp_usdt_site *own = bpf_cookie & LP_USDT_OWN_SITE
 						 ? bpf_map_lookup_elem(&usdt_sites, &own_key)
 						 : NULL;
@@ -1181,7 +1242,8 @@ int lp_usdt(struct pt_regs *ctx)
 
 	bool slow = false;
 
-	st = recorded_thread(LP_USDT_COOKIE_BATCH(cookie), type, pid, tid, task, &ts, &seq, &slow);
+	st = recorded_thread(LP_USDT_COOKIE_BATCH(cookie), own ? LP_COOKIE_IMAGE(bpf_cookie) : 0,
+			     type, pid, tid, task, &ts, &seq, &slow);
 	if (!st)
 		return 0;
 	d = bpf_map_lookup_elem(&usdt_desc, &spec);
@@ -1359,6 +1421,19 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 	if (add_target(ctgid, ts))
 		return 0;
 	emit_task(LP_TASK_FORK, ctgid, child->pid, ptgid, child, 0, ts);
+	/*
+	 * Pid-filtered: the child has its parent's breakpoints but none of its
+	 * links, so it is paused until its own are made. (A child that shares
+	 * its parent's memory, vfork()'s, runs nothing of its own before it
+	 * exec's: not paused.)
+	 */
+	if (per_process && child->mm != parent->mm) {
+		struct lp_target *pt = bpf_map_lookup_elem(&targets, &ptgid);
+		__u32 *linked_image = bpf_map_lookup_elem(&linked_pids, &ptgid);
+
+		if (pt && linked_image && *linked_image == pt->image)
+			new_files(child, ctgid, child->pid, LP_LIBS_FORK, ts, true);
+	}
 	return 0;
 }
 
@@ -1405,8 +1480,9 @@ int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 			  ts);
 		return 0;
 	}
-	/* A new program: its name is announced again, its literals are new. */
+	/* A new program: its name is announced again, its literals are new, its links too. */
 	t->gen = new_gen();
+	t->image = new_image();
 	t->dl_state = LP_RT_UNSEEN;
 	st = bpf_task_storage_get(&task_state, p, 0, 0);
 	if (st) {
@@ -1426,7 +1502,7 @@ int BPF_PROG(lp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	 * gets to it. (Its libraries are mapped later, by the loader: lp_dl_state.)
 	 */
 	if (!exe_known(p))
-		new_files(p, tgid, p->pid, LP_LIBS_EXEC, ts);
+		new_files(p, tgid, p->pid, LP_LIBS_EXEC, ts, false);
 	return 0;
 }
 
@@ -1530,21 +1606,41 @@ struct lp_link_map {
 
 struct vma_known {
 	bool known;
+	__u32 pid, image; /* pid-filtered: the process image whose links count */
 };
+
+/* Pid-filtered: whether user space linked the file of inode to this process image. */
+static __always_inline bool inode_linked(struct inode *inode, __u32 pid, __u32 image)
+{
+	struct lp_linked_key k = { .pid = pid, .image = image };
+
+	if (!per_process)
+		return false;
+	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k.ino = BPF_CORE_READ(inode, i_ino);
+	return bpf_map_lookup_elem(&linked, &k) != NULL;
+}
 
 static long vma_known(struct task_struct *task, struct vm_area_struct *vma, void *ctx)
 {
 	struct vma_known *c = ctx;
 	struct file *f = BPF_CORE_READ(vma, vm_file);
+	struct inode *inode;
 
 	/* No file (the vDSO): nothing to examine. */
-	c->known = !f || inode_known(BPF_CORE_READ(f, f_inode));
+	if (!f) {
+		c->known = true;
+		return 0;
+	}
+	inode = BPF_CORE_READ(f, f_inode);
+	c->known = inode_known(inode) || inode_linked(inode, c->pid, c->image);
 	return 0;
 }
 
 struct walk {
 	struct task_struct *task;
 	__u64 lm;     /* the next object, 0 at the end of the list */
+	__u32 pid, image;
 	bool unknown; /* an object not known, or not readable */
 };
 
@@ -1552,7 +1648,7 @@ struct walk {
 static long walk_one(__u32 i, void *ctx)
 {
 	struct walk *w = ctx;
-	struct vma_known c = { false };
+	struct vma_known c = { .pid = w->pid, .image = w->image };
 	struct lp_link_map m;
 
 	if (!w->lm)
@@ -1572,9 +1668,10 @@ static long walk_one(__u32 i, void *ctx)
  * Then nothing new can run and the process is not paused. The list is the
  * target's own memory: a list it corrupts only costs it its own spans.
  */
-static __always_inline bool all_known(struct task_struct *task, const struct lp_r_debug *rd)
+static __always_inline bool all_known(struct task_struct *task, const struct lp_r_debug *rd,
+				      const struct lp_target *t)
 {
-	struct walk w = { .task = task, .lm = rd->r_map };
+	struct walk w = { .task = task, .lm = rd->r_map, .pid = task->tgid, .image = t->image };
 
 	if (rd->r_version >= 2 && rd->r_next)
 		return false; /* other namespaces (dlmopen): not walked */
@@ -1623,9 +1720,9 @@ int lp_dl_state(struct pt_regs *ctx)
 		if (state == LP_RT_CONSISTENT && prev == LP_RT_DELETE)
 			return 0;
 	}
-	if (state == LP_RT_CONSISTENT && all_known(task, &rd))
+	if (state == LP_RT_CONSISTENT && all_known(task, &rd, t))
 		return 0;
 	ts = bpf_ktime_get_ns();
-	new_files(task, tgid, (__u32)pid_tgid, 0, ts);
+	new_files(task, tgid, (__u32)pid_tgid, 0, ts, false);
 	return 0;
 }

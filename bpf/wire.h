@@ -70,13 +70,22 @@ enum lp_rec_type {
 #define LP_MAX_FILES 4096
 
 /*
- * A marker probe's cookie: which probed file (its index, < LP_MAX_FILES) and
- * the batch whose opening records it (1, 2, ...; lp_hot.batch_at[batch - 1]).
- * Known when the probe is attached, so an event reads no map to find its gate.
+ * A marker probe's cookie: which probed file (its index, < LP_MAX_FILES), the
+ * batch whose opening records it (1, 2, ...; lp_hot.batch_at[batch - 1]) and,
+ * for a link made for one process (pid-filtered), the image of that process
+ * it was made for (struct lp_target.image; 0: a link for every process).
+ * Known when the probe is attached, so an event reads no map to find its gate;
+ * an event through a link of an earlier image (the process exec'ed) is not
+ * recorded: the link made for the new image records it.
  */
-#define LP_MARKER_COOKIE(file, batch) (((__u64)(batch) << 32) | (__u32)(file))
+#define LP_MARKER_COOKIE(file, batch, image) \
+	(((__u64)(image) << 32) | ((__u64)(batch) << 16) | (__u16)(file))
 #define LP_COOKIE_FILE(c) ((__u32)(c) & 0xffff)
-#define LP_COOKIE_BATCH(c) ((__u32)((c) >> 32) & 0xffff)
+#define LP_COOKIE_BATCH(c) ((__u32)((c) >> 16) & 0xffff)
+#define LP_COOKIE_IMAGE(c) ((__u32)((c) >> 32) & LP_IMAGE_MASK)
+/* Image numbers: 30 bits (the cookie's bits 32-61); user space's have bit 29 set. */
+#define LP_IMAGE_MASK 0x3fffffffu
+#define LP_IMAGE_USER 0x20000000u
 
 /*
  * What every event reads besides its thread's state, written by user space
@@ -209,6 +218,7 @@ struct lp_rec_task {
  */
 #define LP_LIBS_PAUSED 0x1u /* the process is stopped until user space sends SIGCONT */
 #define LP_LIBS_EXEC 0x2u   /* an exec of a program not examined yet, else the loader */
+#define LP_LIBS_FORK 0x4u   /* pid-filtered: a child forked with files its parent had linked */
 
 struct lp_rec_libs {
 	struct lp_rec_hdr h;
@@ -252,8 +262,30 @@ struct lp_target {
 	 */
 	__u64 gen;
 	__u32 dl_state; /* the loader's last r_state, LP_RT_UNSEEN before the first */
-	__u32 pad;
+	/*
+	 * Which program image the process runs: new at its fork and at every
+	 * exec (not at an unload). Links made for the process carry it in their
+	 * cookies (LP_MARKER_COOKIE). The kernel half counts up from 1, user
+	 * space from LP_IMAGE_USER; both within LP_IMAGE_MASK.
+	 */
+	__u32 image;
 };
+
+/*
+ * Pid-filtered recording (record -p, record -- COMMAND): probes are attached
+ * for each target process by itself, so that no other process takes their
+ * breakpoints. User space says which files it linked for a process image
+ * (map "linked"), and which processes have any (map "linked_pids": tgid ->
+ * image): a child forked by one of those is paused until its own links are
+ * made, and a process whose loader adds a file not linked for it is paused.
+ */
+struct lp_linked_key {
+	__u32 pid; /* tgid */
+	__u32 image;
+	__u64 dev, ino;
+};
+
+#define LP_LINKED_MAX 65536
 
 #define LP_GEN_USER (1ULL << 63)
 
@@ -325,13 +357,18 @@ struct lp_thread_lost {
 
 /*
  * A site of a span-pair probe attached by leanprofiler itself (map
- * "usdt_sites"), not through libbpf's USDT support, which refuses every site
- * of a probe when it cannot decode the arguments of one: the sites it can are
- * attached one by one, with their arguments decoded here (as libbpf's
- * struct __bpf_usdt_spec) and the uprobe's cookie LP_USDT_OWN_SITE | index.
+ * "usdt_sites"), not through libbpf's USDT support: where the kernel has
+ * uprobe_multi links, every site (a file's sites of all specs are one link),
+ * else the sites of a probe libbpf refuses as a whole because it cannot
+ * decode the arguments of one of them, each by itself. Their arguments are
+ * decoded here (as libbpf's struct __bpf_usdt_spec); the uprobe's cookie is
+ * LP_USDT_SITE_COOKIE(index, image), image as in LP_MARKER_COOKIE.
  */
-#define LP_USDT_SITES_MAX 1024
+#define LP_USDT_SITES_MAX 4096
 #define LP_USDT_OWN_SITE (1ULL << 62)
+#define LP_USDT_SITE_COOKIE(index, image) \
+	(LP_USDT_OWN_SITE | ((__u64)(image) << 32) | (__u16)(index))
+#define LP_USDT_SITE_INDEX(c) ((__u32)(c) & 0xffff)
 
 enum lp_usdt_arg_kind {
 	LP_USDT_ARG_CONST = 0, /* $N: val_off is the value */
@@ -455,12 +492,15 @@ LP_WIRE_CHECK("self stop size", sizeof(struct lp_rec_self_stop) == 32);
 LP_WIRE_CHECK("usdt args offset", __builtin_offsetof(struct lp_rec_usdt, args) == 32);
 LP_WIRE_CHECK("usdt size", sizeof(struct lp_rec_usdt) == 136);
 LP_WIRE_CHECK("target size", sizeof(struct lp_target) == 24);
+LP_WIRE_CHECK("linked key size", sizeof(struct lp_linked_key) == 24);
 LP_WIRE_CHECK("file key size", sizeof(struct lp_file_key) == 16);
 LP_WIRE_CHECK("usdt desc size", sizeof(struct lp_usdt_desc) == 40);
 LP_WIRE_CHECK("usdt site size", sizeof(struct lp_usdt_site) == 208);
 LP_WIRE_CHECK("thread lost size", sizeof(struct lp_thread_lost) == 24);
 LP_WIRE_CHECK("hot stop first", __builtin_offsetof(struct lp_hot, stop_ns) == 0);
 LP_WIRE_CHECK("files fit a cookie", LP_MAX_FILES <= 0x10000);
+LP_WIRE_CHECK("sites fit a cookie", LP_USDT_SITES_MAX <= 0x10000);
+LP_WIRE_CHECK("images below the own-site bit", ((__u64)LP_IMAGE_MASK << 32) < LP_USDT_OWN_SITE);
 LP_WIRE_CHECK("sched snapshot size", sizeof(struct lp_sched_snap) == 48);
 LP_WIRE_CHECK("sched interval size", sizeof(struct lp_rec_sched) == 40);
 /* Records are 8-byte aligned in the ring buffer, and the text after them starts right there. */

@@ -1416,6 +1416,230 @@ static void test_attach_no_such_pid(void **state)
 	free(out);
 }
 
+/* --- bystanders: processes of the same binary not recorded ----------------------- */
+
+/* n bytes at addr in pid, read through /proc/PID/mem. */
+static void read_mem(pid_t pid, uintptr_t addr, void *buf, size_t n)
+{
+	char *p = fmt("/proc/%d/mem", (int)pid);
+	int fd = open(p, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, n, (off_t)addr), (ssize_t)n);
+	close(fd);
+	free(p);
+}
+
+/* svc's own probe sites: span_enter's and span_exit's, then their forked child's. */
+static void svc_sites(struct svc *s, uintptr_t site[4])
+{
+	void *a[4] = { NULL };
+
+	assert_int_equal(sscanf(svc_cmd(s, "sites"), "sites enter=%p exit=%p enter_forked=%p "
+						     "exit_forked=%p",
+				&a[0], &a[1], &a[2], &a[3]),
+			 4);
+	for (int i = 0; i < 4; i++)
+		site[i] = (uintptr_t)a[i];
+}
+
+/*
+ * Whether any of pid's probe sites holds something else than the nop the
+ * header put there: the kernel writes a breakpoint (int3) into a process's
+ * memory at each site a link covers for it, and rewrites a hit nop5 into a call.
+ */
+static bool sites_written(pid_t pid, const uintptr_t site[4])
+{
+	static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	unsigned char b[5];
+
+	for (int i = 0; i < 2; i++) {
+		read_mem(pid, site[i], b, sizeof(b));
+		if (memcmp(b, nop5, sizeof(b)))
+			return true;
+	}
+	for (int i = 2; i < 4; i++) {
+		read_mem(pid, site[i], b, 1);
+		if (b[0] != 0x90)
+			return true;
+	}
+	return false;
+}
+
+/* Whether pid has the pages the kernel maps once it handled a uprobe hit there. */
+static bool has_uprobe_pages(pid_t pid)
+{
+	char *maps = slurp(fmt("/proc/%d/maps", (int)pid), NULL);
+	bool has = strstr(maps, "[uprobes") != NULL;
+
+	free(maps);
+	return has;
+}
+
+/* How many markers the log at path says pid ran with LP_ACTIVE() set (before or after). */
+static int active_markers(const char *path, pid_t pid)
+{
+	char *log = slurp(path, NULL), *line = log, *next;
+	int n = 0;
+
+	for (; line && *line; line = next) {
+		int lpid = 0, a1 = 0, a2 = 0;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if ((line[0] == 'E' &&
+		     sscanf(line, "E %d %*d %*d %*d %*d %*u %*u %d %d", &lpid, &a1, &a2) == 3) ||
+		    (line[0] == 'X' && sscanf(line, "X %d %*d %*d %*u %*u %d %d", &lpid, &a1, &a2) == 3))
+			n += lpid == pid && (a1 || a2);
+	}
+	free(log);
+	return n;
+}
+
+/*
+ * One of two processes of one binary recorded with -p: probes are linked to
+ * it alone. The other, a bystander, takes none of them: its semaphore stays 0
+ * (its markers call nothing), its sites keep their nops (no breakpoint is
+ * written into its memory), the kernel never handles a uprobe hit in it (no
+ * [uprobes] page), and neither it nor the child it forks is recorded or
+ * paused. The target's own sites do get breakpoints (the checks can fail).
+ */
+static void test_bystander_untouched(void **state)
+{
+	struct svc a, b;
+	struct lp p;
+	uintptr_t sa[4], sb[4];
+	json_object *sum;
+	struct logs lg;
+	struct trace tr;
+	uint64_t t_sig;
+	int child = 0, st = -1;
+
+	(void)state;
+	svc_start(&a, "svc", "target");
+	svc_start(&b, "svc", "bystander");
+	svc_sites(&a, sa);
+	svc_sites(&b, sb);
+	assert_false(sites_written(a.pid, sa));
+	lp_start(&p, "bystander", (const char *[]){ "-p", pid_arg(a.pid), NULL });
+	lp_wait_recording(&p);
+	svc_expect(&a, "wait-active", "active");
+	svc_expect(&a, "spans 20", "ok");
+	svc_expect(&b, "spans 20", "ok");
+	assert_int_equal(sscanf(svc_cmd(&b, "fork 5"), "ok pid=%d status=%d", &child, &st), 2);
+	assert_int_equal(st, 0);
+	assert_true(read_sem(a.pid, a.sem) > 0);
+	assert_true(sites_written(a.pid, sa));
+	assert_int_equal(read_sem(b.pid, b.sem), 0);
+	assert_false(sites_written(b.pid, sb));
+	assert_false(has_uprobe_pages(b.pid));
+	lp_stop(&p, SIGINT, &t_sig);
+	expect_status(&p, 0);
+
+	sum = summary_of(p.dir);
+	assert_true(json_object_get_boolean(json_object_object_get(
+		json_object_object_get(sum, "profiler"), "pid_filtered")));
+	assert_non_null(find_process(sum, a.pid));
+	assert_null(find_process(sum, b.pid));
+	assert_null(find_process(sum, child));
+	assert_int_equal(get_i(json_object_object_get(sum, "profiler"), "processes_paused"), 0);
+	load_all(&p, (const char *[]){ a.log, NULL }, &lg, &tr);
+	assert_int_equal(count_spans(&tr, a.pid, "main.span", NULL), 20);
+	assert_false(trace_has_pid(&tr, b.pid));
+	assert_false(trace_has_pid(&tr, child));
+	/* Its markers, its child's too, saw LP_ACTIVE() 0 all along: 20 + 5 spans, 2 markers each. */
+	assert_int_equal(active_markers(b.log, b.pid), 0);
+	assert_int_equal(active_markers(b.log, child), 0);
+	json_object_put(sum);
+	svc_quit(&a);
+	svc_quit(&b);
+}
+
+/*
+ * The same with pid filtering off (LEANPROFILER_PID_FILTER=0, as on a kernel
+ * without it): links for every process, so the bystander's semaphore rises and
+ * its sites get breakpoints; it is still not recorded (the kernel half keeps
+ * only targets' events).
+ */
+static void test_bystander_file_wide(void **state)
+{
+	struct svc a, b;
+	struct lp p;
+	uintptr_t sb[4];
+	json_object *sum;
+	uint64_t t_sig;
+
+	(void)state;
+	svc_start(&a, "svc", "target-fw");
+	svc_start(&b, "svc", "bystander-fw");
+	svc_sites(&b, sb);
+	setenv("LEANPROFILER_PID_FILTER", "0", 1);
+	lp_start(&p, "bystander-fw", (const char *[]){ "-p", pid_arg(a.pid), NULL });
+	unsetenv("LEANPROFILER_PID_FILTER");
+	lp_wait_recording(&p);
+	svc_expect(&a, "wait-active", "active");
+	svc_expect(&b, "wait-active", "active");
+	svc_expect(&b, "spans 20", "ok");
+	assert_true(read_sem(b.pid, b.sem) > 0);
+	assert_true(sites_written(b.pid, sb));
+	lp_stop(&p, SIGINT, &t_sig);
+	expect_status(&p, 0);
+	sum = summary_of(p.dir);
+	assert_false(json_object_get_boolean(json_object_object_get(
+		json_object_object_get(sum, "profiler"), "pid_filtered")));
+	assert_null(find_process(sum, b.pid));
+	json_object_put(sum);
+	svc_quit(&a);
+	svc_quit(&b);
+}
+
+/*
+ * Forks of a -p target, each child running its first span right after fork():
+ * every child is paused at its fork until its own links are made, so each
+ * child's first span is recorded, and the profiler says so (processes paused).
+ */
+static void test_attach_forks_paused(void **state)
+{
+	enum { FORKS = 40 };
+	struct svc s;
+	struct lp p;
+	struct logs lg;
+	struct trace tr;
+	json_object *sum;
+	uint64_t t_sig;
+	int child[FORKS], st = -1;
+
+	(void)state;
+	svc_start(&s, "svc", "forks");
+	lp_start(&p, "forks", (const char *[]){ "-p", pid_arg(s.pid), NULL });
+	lp_wait_recording(&p);
+	for (int i = 0; i < FORKS; i++) {
+		assert_int_equal(sscanf(svc_cmd(&s, "fork 1"), "ok pid=%d status=%d", &child[i], &st),
+				 2);
+		assert_int_equal(st, 0);
+	}
+	lp_stop(&p, SIGINT, &t_sig);
+	expect_status(&p, 0);
+	sum = summary_of(p.dir);
+	load_all(&p, (const char *[]){ s.log, NULL }, &lg, &tr);
+	for (int i = 0; i < FORKS; i++) {
+		size_t all = 0;
+
+		expect_process(sum, child[i], s.pid, "forked", "svc");
+		if (count_spans(&tr, child[i], "fork.child", &all) != 1 || all != 1)
+			fail_msg("child %d of %d (PID %d): its one fork.child span is not recorded "
+				 "once",
+				 i + 1, FORKS, child[i]);
+	}
+	/* This machine's kernel (6.18) links each process by itself: each child was paused. */
+	assert_true(json_object_get_boolean(json_object_object_get(
+		json_object_object_get(sum, "profiler"), "pid_filtered")));
+	assert_true(get_i(json_object_object_get(sum, "profiler"), "processes_paused") >= FORKS);
+	json_object_put(sum);
+	svc_quit(&s);
+}
+
 /* Launch mode follows the command's forks, its dlopen() and an exec of another marked program. */
 static void test_launch_follows_fork_and_exec(void **state)
 {
@@ -1492,6 +1716,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_all_processes, stop_started),
 		cmocka_unit_test_teardown(test_attach_no_such_pid, stop_started),
 		cmocka_unit_test_teardown(test_launch_follows_fork_and_exec, stop_started),
+		cmocka_unit_test_teardown(test_bystander_untouched, stop_started),
+		cmocka_unit_test_teardown(test_bystander_file_wide, stop_started),
+		cmocka_unit_test_teardown(test_attach_forks_paused, stop_started),
 	};
 
 	if (argc > 1)

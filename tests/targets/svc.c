@@ -27,6 +27,8 @@
  *                  and gone from /proc (NS: CLOCK_MONOTONIC after that)
  *   burn MS        spins MS milliseconds of CPU: "ok"
  *   touch MB       allocates and touches MB MiB (kept): "ok"
+ *   sites          "sites enter=0xA exit=0xB enter_forked=0xC exit_forked=0xD": the
+ *                  addresses of its own probe sites (the header's probe functions)
  *   wait-active    "active" once every known semaphore is nonzero (svc's own, and
  *                  libmarked's when loaded), "timeout" after 10 s
  *   wait-inactive  "inactive" once all are 0, "timeout" after 10 s
@@ -516,6 +518,11 @@ int main(int argc, char **argv)
 			if (p)
 				memset(p, 1, bytes);
 			reply(p ? "ok" : "error: out of memory");
+		} else if (!strcmp(cmd, "sites")) {
+			/* Where its own probe sites are: a test reads what is written there. */
+			reply("sites enter=%p exit=%p enter_forked=%p exit_forked=%p",
+			      (void *)lp__probe_enter, (void *)lp__probe_exit,
+			      (void *)lp__probe_enter_forked, (void *)lp__probe_exit_forked);
 		} else if (!strcmp(cmd, "wait-active")) {
 			reply(wait_semaphores(1) ? "timeout" : "active");
 		} else if (!strcmp(cmd, "wait-inactive")) {

@@ -167,6 +167,7 @@ static char *tree_summary_json(const struct lp_report *r)
 	tree_u64(o, "files_deferred", r->follow.deferred_files);
 	tree_u64(o, "probe_sites", r->probe_sites);
 	tree_u64(o, "probe_links", r->probe_links);
+	json_object_object_add(o, "pid_filtered", json_object_new_boolean(r->pid_filtered));
 	json_object_object_add(root, "profiler", o);
 
 	if (r->pairs) {

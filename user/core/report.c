@@ -691,6 +691,7 @@ static void write_usage(struct jw *w, const struct lp_report *r)
 	put_u64(w, "files_deferred", r->follow.deferred_files);
 	put_u64(w, "probe_sites", r->probe_sites);
 	put_u64(w, "probe_links", r->probe_links);
+	put_bool(w, "pid_filtered", r->pid_filtered);
 	jw_obj_end(w);
 }
 

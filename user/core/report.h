@@ -94,6 +94,8 @@ struct lp_report {
 	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
 	/* Sites probed, and the kernel links they took (uprobe_multi: a few per file). */
 	uint64_t probe_sites, probe_links;
+	/* The probes were linked for each target process by itself (bystanders take none). */
+	bool pid_filtered;
 	struct lp_follow follow;
 	size_t nspecs;                 /* span-pair specs (--span, --preset) */
 	const struct lp_pairs_stats *pairs; /* NULL: none */

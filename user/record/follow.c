@@ -39,7 +39,8 @@ static size_t batch_files(void)
 
 struct attach_ctx {
 	struct recorder *r;
-	int attached;    /* probes attached in files not seen before */
+	pid_t pid;       /* the process whose files these are */
+	int attached;    /* probes attached for it (new files, or linked for it) */
 	size_t budget;   /* new files this batch may still examine */
 	size_t deferred; /* new files left to the next batch */
 	bool stoppable;  /* while recording: a signal or --duration ends the scan */
@@ -49,10 +50,9 @@ struct attach_ctx {
 static int attach_file(void *ctx, const struct lp_proc_file *f)
 {
 	struct attach_ctx *a = ctx;
-	size_t before = lp_session_probes(a->r->s);
 	int err;
 
-	if (lp_session_known(a->r->s, f->dev, f->ino))
+	if (lp_session_known(a->r->s, f->dev, f->ino, (uint32_t)a->pid))
 		return 0;
 	/* Recording ends (a signal, --duration): nothing more is attached. */
 	if (a->stoppable && (a->r->end_reason || lp_end_requested(a->r)))
@@ -63,10 +63,10 @@ static int attach_file(void *ctx, const struct lp_proc_file *f)
 	}
 	a->budget--;
 	/* Its errors are said; a file that is gone, or not ELF, has nothing to probe. */
-	err = lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino);
+	err = lp_session_attach(a->r->s, f->open_path, f->path, f->dev, f->ino, (uint32_t)a->pid);
 	if (err < 0 && err != -ESRCH && err != -ENOEXEC)
 		a->r->attach_failures++;
-	a->attached += (int)(lp_session_probes(a->r->s) - before);
+	a->attached += err > 0 ? err : 0;
 	return 0;
 }
 
@@ -77,7 +77,8 @@ static int attach_file(void *ctx, const struct lp_proc_file *f)
  */
 static int attach_some(struct recorder *r, pid_t pid, size_t *budget, size_t *deferred)
 {
-	struct attach_ctx a = { .r = r, .budget = *budget, .stoppable = *budget != SIZE_MAX };
+	struct attach_ctx a = { .r = r, .pid = pid, .budget = *budget,
+				.stoppable = *budget != SIZE_MAX };
 	int err = lp_proc_exec_files(pid, attach_file, &a);
 
 	*budget = a.budget;

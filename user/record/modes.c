@@ -353,7 +353,7 @@ static bool attach_interp(struct recorder *r)
 
 	if (lp_elf_interp(r->o->binary, interp, sizeof(interp)) || stat(interp, &st))
 		return false;
-	lp_session_attach(r->s, interp, interp, lp_proc_kdev(st.st_dev), st.st_ino);
+	lp_session_attach(r->s, interp, interp, lp_proc_kdev(st.st_dev), st.st_ino, 0);
 	return true;
 }
 
@@ -371,7 +371,7 @@ static int all_attach(struct recorder *r)
 	}
 	/* Its other errors are said by the session. */
 	err = lp_session_attach(r->s, r->o->binary, r->o->binary, lp_proc_kdev(st.st_dev),
-				st.st_ino);
+				st.st_ino, 0);
 	if (err == -ENOEXEC || err == -ESRCH)
 		lp_err("cannot record %s: %s", r->o->binary,
 		       err == -ENOEXEC ? "not an ELF file" : "it is gone");

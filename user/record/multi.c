@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <linux/bpf.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 /* BPF_LINK_CREATE's attributes for uprobe_multi, as the kernel's union bpf_attr lays them out. */
@@ -23,7 +25,7 @@ _Static_assert(offsetof(struct multi_attr, path) == 16, "union bpf_attr: link_cr
 _Static_assert(offsetof(struct multi_attr, cnt) == 48, "union bpf_attr: uprobe_multi.cnt");
 
 int lp_multi_attach(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *refs,
-		    const uint64_t *cookies, uint32_t n)
+		    const uint64_t *cookies, uint32_t n, uint32_t pid)
 {
 	struct multi_attr a = {
 		.prog_fd = (uint32_t)prog_fd,
@@ -33,6 +35,7 @@ int lp_multi_attach(int prog_fd, const char *path, const uint64_t *offsets, cons
 		.ref_ctr_offsets = (uint64_t)(uintptr_t)refs,
 		.cookies = (uint64_t)(uintptr_t)cookies,
 		.cnt = n,
+		.pid = pid,
 	};
 	int fd = (int)syscall(SYS_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 
@@ -69,10 +72,29 @@ bool lp_multi_supported(void)
 		return false;
 	}
 	/* Offset 0 of our own file: its ELF header, mapped without exec, so no breakpoint is set. */
-	link = lp_multi_attach(prog, "/proc/self/exe", &off, NULL, NULL, 1);
+	link = lp_multi_attach(prog, "/proc/self/exe", &off, NULL, NULL, 1, 0);
 	known = link >= 0 ? 1 : 2;
 	if (link >= 0)
 		close(link);
 	close(prog);
 	return known == 1;
+}
+
+bool lp_pid_filter_supported(void)
+{
+	const char *env = getenv(LP_PID_FILTER_ENV);
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (env && !strcmp(env, "0"))
+		return false;
+	/*
+	 * A child forked with its parent's breakpoints is paused by the kfunc
+	 * bpf_send_signal_task() (Linux 6.13): without it, pid-filtered links
+	 * would lose a child's spans until its own links are made.
+	 */
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2 ||
+	    major * 1000 + minor < 6013)
+		return false;
+	return lp_multi_supported();
 }

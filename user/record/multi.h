@@ -21,12 +21,23 @@
 
 /* Whether this kernel makes uprobe_multi links (probed once, without touching any code). */
 bool lp_multi_supported(void);
+
+/* Set to 0: links for every process even where one target's would do (record -p, -- COMMAND). */
+#define LP_PID_FILTER_ENV "LEANPROFILER_PID_FILTER"
+
+/*
+ * Whether a recording of chosen processes can link each target process by
+ * itself (uprobe_multi links with a pid, and the kfunc that pauses a forked
+ * child: Linux 6.13), unless LP_PID_FILTER_ENV says 0.
+ */
+bool lp_pid_filter_supported(void);
 /*
  * One link of program prog_fd (loaded with LP_TRACE_UPROBE_MULTI) at the n
- * file offsets of path, with their semaphores (refs, 0: none) and cookies:
- * its descriptor, or -errno.
+ * file offsets of path, with their semaphores (refs, 0: none) and cookies,
+ * for process pid only (its tgid; 0: every process): its descriptor, or
+ * -errno (-ESRCH: no process pid).
  */
 int lp_multi_attach(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *refs,
-		    const uint64_t *cookies, uint32_t n);
+		    const uint64_t *cookies, uint32_t n, uint32_t pid);
 
 #endif

@@ -65,6 +65,15 @@ static uint64_t thread_lost(void *ctx, uint32_t tid)
 	return lp_session_thread_loss(r->s, tid);
 }
 
+/* A process gone, or running another program: the links made for it go (pid-filtered). */
+static void task_seen(void *ctx, const struct lp_task_event *te)
+{
+	struct recorder *r = ctx;
+
+	if (te->what == LP_TASK_EXEC || (te->what == LP_TASK_EXIT && te->group_dead))
+		lp_session_forget(r->s, te->pid);
+}
+
 static char *path_join(const char *dir, const char *name)
 {
 	char *p;
@@ -88,7 +97,7 @@ static int recorder_init(struct recorder *r, const struct lp_record_opts *o,
 				       .max_groups = o->max_groups };
 	struct lp_pipeline_hooks h = { .file_text = file_text, .site_text = site_text,
 				       .rescan = lp_queue_rescan, .self_stop = lp_self_stopped,
-				       .thread_lost = thread_lost,
+				       .thread_lost = thread_lost, .task = task_seen,
 				       .ctx = r };
 
 	*r = (struct recorder){ .o = o, .ops = mode_ops[o->mode], .res = res,
@@ -193,7 +202,8 @@ static int setup_session(struct recorder *r)
 	struct lp_session_opts so = { .buffer_bytes = r->o->buffer_bytes, .on_record = on_record,
 				      .ctx = r, .specs = r->o->specs, .nspecs = r->o->nspecs,
 				      .off_cpu = r->o->off_cpu,
-				      .off_cpu_intervals = !r->o->summary_only };
+				      .off_cpu_intervals = !r->o->summary_only,
+				      .per_process = r->o->mode != LP_MODE_ALL };
 	int err = r->ops->prepare(r, &so);
 
 	if (!err)
@@ -363,6 +373,7 @@ static void end_recording(struct recorder *r, struct lp_report *rep)
 	lp_session_prog_time(r->s, &rep->bpf_runs, &rep->bpf_run_ns);
 	rep->probe_sites = lp_session_probes(r->s);
 	rep->probe_links = lp_session_links(r->s);
+	rep->pid_filtered = lp_session_per_process(r->s);
 	/*
 	 * Only the probes that pause (the loaders'): a program that decided to
 	 * pause just before the stop has finished now, its record is read next.

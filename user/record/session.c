@@ -21,6 +21,7 @@
 
 #include "bpf/wire.h"
 #include "leanprofiler.skel.h"
+#include "links.h"
 #include "map.h"
 #include "multi.h"
 #include "proc.h"
@@ -31,15 +32,28 @@
 #define LP_SITE_SEGS_MAX 16
 
 /*
- * Where a file with markers keeps its literals (LP_STR_AT_SITE): the
- * addresses of its marker sites and its read-only segments, as the ELF file
- * says them. A site's address in a process tells where the file is mapped.
+ * The uprobe_multi links of a file with probes, in the order a process's
+ * are made: span_exit's sites before span_enter's, so that a process that
+ * runs meanwhile never has an enter recorded without its exit; then the
+ * span-pair probes' sites, all specs in one link, in the order that makes
+ * specs sharing a probe nest (attach_specs).
+ */
+enum lp_plan_kind { LP_PLAN_EXIT, LP_PLAN_ENTER, LP_PLAN_USDT, LP_PLANS };
+
+/*
+ * A file with probes, by its index. Where it keeps its literals
+ * (LP_STR_AT_SITE): the addresses of its marker sites and its read-only
+ * segments, as the ELF file says them (a site's address in a process tells
+ * where the file is mapped). And, with uprobe_multi links, the sites of its
+ * links (made for every process, or for each target process).
  */
 struct lp_site_file {
 	uint64_t dev, ino;
 	uint64_t sites[LP_MARKER_SITES_MAX];
 	struct lp_elf_seg segs[LP_SITE_SEGS_MAX];
 	size_t nsites, nsegs;
+	uint64_t batch; /* whose opening records it (LP_MARKER_COOKIE) */
+	struct lp_plan plans[LP_PLANS];
 };
 
 struct lp_session {
@@ -47,9 +61,11 @@ struct lp_session {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	size_t nlinks, cap;
-	int *multi_fds;       /* the markers' uprobe_multi links (multi.h), when the kernel has them */
-	size_t nmulti, multi_cap;
+	/* The probes' uprobe_multi links (multi.h), when the kernel has them: links.h. */
+	struct lp_links *mlinks;
 	bool multi;
+	/* Links for each target process by itself (lp_session_opts.per_process, where possible). */
+	bool per_process;
 	struct bpf_link **loader_links; /* the probes that pause (attach_loader) */
 	size_t nloader_links, loader_cap;
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
@@ -59,7 +75,8 @@ struct lp_session {
 	size_t site_files_cap;
 	uint32_t gates_open;  /* files [0, gates_open) are being recorded */
 	uint64_t batches;     /* batches of gates opened (wire.h lp_hot.batch_at) */
-	uint64_t gens;        /* process image numbers handed out here (struct lp_target) */
+	uint64_t gens;        /* process image numbers handed out here (struct lp_target.gen) */
+	uint32_t images;      /* program image numbers handed out here (struct lp_target.image) */
 	uint64_t stop_ns;     /* the stop stored in the kernel half, 0: none yet */
 	size_t kept_fds;      /* files kept open for their texts (keep_fd) */
 	uint32_t own_sites;   /* span-pair sites attached without libbpf's USDT support */
@@ -198,16 +215,24 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	/* Every context switch and wakeup on the host runs them: loaded only when asked for. */
 	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
-	/* The markers' sites of a file as two links (multi.h), where the kernel can. */
+	/* A file's sites as one link per program (multi.h), where the kernel can. */
 	s->multi = lp_multi_supported();
 	if (s->multi) {
-		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_enter,
-						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_exit,
-						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
+		struct bpf_program *progs[] = { s->skel->progs.lp_span_enter,
+						s->skel->progs.lp_span_exit, s->skel->progs.lp_usdt };
+
+		for (size_t i = 0; i < ARRAY_SIZE(progs); i++)
+			bpf_program__set_expected_attach_type(
+				progs[i], (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
 	}
-	lp_info("markers attached as %s", s->multi ? "uprobe_multi links, one per program and file"
-						   : "one uprobe link per site");
+	s->per_process = o->per_process && lp_pid_filter_supported();
+	s->skel->rodata->per_process = s->per_process;
+	lp_info("probes attached as %s%s",
+		s->multi ? "uprobe_multi links, one per program and file" : "one uprobe link per site",
+		s->per_process ? ", for each target process by itself"
+		: o->per_process ? ", for every process (no pid-filtered links here: Linux 6.13 "
+				   "and uprobe_multi needed, or " LP_PID_FILTER_ENV "=0)"
+				 : "");
 	err = leanprofiler_bpf__load(s->skel);
 	if (err) {
 		if (err == -EPERM)
@@ -243,6 +268,15 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 		       "with BTF and fentry; rerun with -v for details)",
 		       strerror(-err));
 		goto fail;
+	}
+	if (s->multi) {
+		s->mlinks = lp_links_new(bpf_map__fd(s->skel->maps.linked),
+					 bpf_map__fd(s->skel->maps.linked_pids));
+		if (!s->mlinks) {
+			err = -ENOMEM;
+			lp_err("cannot load the BPF programs: out of memory");
+			goto fail;
+		}
 	}
 	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.rb), on_sample, s, NULL);
 	if (!s->rb) {
@@ -417,6 +451,64 @@ static void arg_sizes(struct lp_spec *sp, int role, const struct lp_usdt_note *n
 }
 
 /*
+ * A site of a span-pair probe decoded here (wire.h struct lp_usdt_site): its
+ * key in usdt_sites, -ENOSPC past LP_USDT_SITES_MAX (said), or -errno (said).
+ */
+static int own_site(struct lp_session *s, const struct lp_usdt_note *note, const char *name,
+		    __u64 cookie)
+{
+	struct lp_usdt_site site = { .cookie = cookie };
+	__u32 key = s->own_sites;
+	int err;
+
+	if (key >= LP_USDT_SITES_MAX) {
+		lp_warn("skipping %s:%s in %s: already %d probe sites attached without "
+			"libbpf's USDT support (LP_USDT_SITES_MAX)",
+			note->provider, note->name, name, LP_USDT_SITES_MAX);
+		return -ENOSPC;
+	}
+	lp_usdt_site_args(note->args, &site);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.usdt_sites), &key, &site, BPF_ANY)) {
+		err = -errno;
+		lp_err("cannot attach to %s:%s in %s: the kernel refused its arguments' layout: %s",
+		       note->provider, note->name, name, strerror(-err));
+		return err;
+	}
+	s->own_sites++;
+	return (int)key;
+}
+
+/*
+ * With uprobe_multi links: the usable sites of a probe join the file's
+ * span-pair link (sf's LP_PLAN_USDT), each decoded here. Their number or
+ * -errno (said).
+ */
+static int plan_sites(struct lp_session *s, struct lp_site_file *sf, const char *name,
+		      const struct lp_usdt_note *notes, size_t n, const bool *usable, __u64 cookie)
+{
+	int planned = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int key;
+
+		if (!usable[i])
+			continue;
+		key = own_site(s, &notes[i], name, cookie);
+		if (key == -ENOSPC)
+			return planned;
+		if (key < 0)
+			return key;
+		if (lp_plan_add(&sf->plans[LP_PLAN_USDT], notes[i].loc_off, notes[i].sema_off,
+				LP_USDT_SITE_COOKIE((__u32)key, 0))) {
+			lp_err("cannot attach to %s: out of memory", name);
+			return -ENOMEM;
+		}
+		planned++;
+	}
+	return planned;
+}
+
+/*
  * Attaches the usable sites of a probe libbpf refuses as a whole (it cannot
  * decode another site's arguments), each by itself: its arguments decoded
  * here (wire.h struct lp_usdt_site). Their number or -errno (said).
@@ -425,32 +517,21 @@ static int attach_sites(struct lp_session *s, const char *path, const char *name
 			const struct lp_usdt_note *notes, size_t n, const bool *usable,
 			__u64 cookie)
 {
-	int fd = bpf_map__fd(s->skel->maps.usdt_sites), attached = 0;
+	int attached = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		struct lp_usdt_site site = { .cookie = cookie };
-		__u32 key = s->own_sites;
-		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
-			    .bpf_cookie = LP_USDT_OWN_SITE | key);
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off);
 		struct bpf_link *l;
-		int err;
+		int err, key;
 
 		if (!usable[i])
 			continue;
-		if (key >= LP_USDT_SITES_MAX) {
-			lp_warn("skipping %s:%s in %s: already %d probe sites attached without "
-				"libbpf's USDT support (LP_USDT_SITES_MAX)",
-				notes[i].provider, notes[i].name, name, LP_USDT_SITES_MAX);
+		key = own_site(s, &notes[i], name, cookie);
+		if (key == -ENOSPC)
 			return attached;
-		}
-		lp_usdt_site_args(notes[i].args, &site);
-		if (bpf_map_update_elem(fd, &key, &site, BPF_ANY)) {
-			err = -errno;
-			lp_err("cannot attach to %s:%s in %s: the kernel refused its arguments' "
-			       "layout: %s",
-			       notes[i].provider, notes[i].name, name, strerror(-err));
-			return err;
-		}
+		if (key < 0)
+			return key;
+		uo.bpf_cookie = LP_USDT_SITE_COOKIE((__u32)key, 0);
 		l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_usdt, -1, path, notes[i].loc_off,
 						    &uo);
 		if (!l) {
@@ -460,7 +541,6 @@ static int attach_sites(struct lp_session *s, const char *path, const char *name
 				notes[i].provider, notes[i].name, name, strerror(-err));
 			continue;
 		}
-		s->own_sites++;
 		err = add_link(s, l, name);
 		if (err)
 			return err;
@@ -477,7 +557,7 @@ static int attach_sites(struct lp_session *s, const char *path, const char *name
  * nest (the first spec outermost), the exit of the inner one first.
  */
 static int attach_specs(struct lp_session *s, const char *path, const char *name,
-			const struct lp_usdt_note *notes, size_t n)
+			const struct lp_usdt_note *notes, size_t n, struct lp_site_file *sf)
 {
 	size_t nspecs = s->opts.nspecs < LP_SPEC_MAX ? s->opts.nspecs : LP_SPEC_MAX;
 	bool *usable = calloc(n ? n : 1, sizeof(*usable)); /* per note: the site can be attached */
@@ -502,16 +582,25 @@ static int attach_specs(struct lp_session *s, const char *path, const char *name
 
 			for (size_t k = 0; k < np; k++) {
 				LIBBPF_OPTS(bpf_usdt_opts, uo,
-					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, next_batch(s),
+					    .usdt_cookie = LP_USDT_COOKIE(s->nfiles, sf->batch,
 									  (__u64)i, role, k));
 				struct bpf_link *l;
 				bool all;
-				int err;
 
 				if (probe_usable(notes, n, &probes[k], need, name, usable, &all,
 						 &s->sites_skipped) <= 0)
 					continue;
 				arg_sizes(sp, role, notes, n, usable);
+				if (s->multi) {
+					/* One link for the file's sites of every spec (LP_PLAN_USDT). */
+					err = plan_sites(s, sf, name, notes, n, usable, uo.usdt_cookie);
+					if (err < 0)
+						goto out;
+					if (err)
+						s->spec_found[i] |= 1u << role;
+					attached += err;
+					continue;
+				}
 				if (!all) {
 					err = attach_sites(s, path, name, notes, n, usable,
 							   uo.usdt_cookie);
@@ -615,53 +704,72 @@ static void settle(struct lp_session *s, uint64_t dev, uint64_t ino, int probes)
 	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
 
 	if (known)
-		known->v1 = (uint32_t)probes + 1;
+		known->v1 = ((uint64_t)(probes ? s->nfiles + 1 : 0) << 32) | ((uint32_t)probes + 1);
 	if (probes == 0)
 		mark_known(s, dev, ino);
 }
 
 /*
- * The same as one link per program (span_enter's sites, span_exit's): at
- * most LP_MARKER_SITES_MAX sites, checked by the caller.
+ * With uprobe_multi links: the markers' sites join the file's two links
+ * (LP_PLAN_ENTER, LP_PLAN_EXIT), made by make_links(). At most
+ * LP_MARKER_SITES_MAX sites, checked by the caller. Their number, or -ENOMEM.
  */
-static int attach_markers_multi(struct lp_session *s, const char *path, const char *name,
-				const struct lp_usdt_note *notes, size_t n, struct lp_site_file *sf)
+static int plan_markers(struct lp_session *s, const char *name, const struct lp_usdt_note *notes,
+			size_t n, struct lp_site_file *sf)
 {
-	struct bpf_program *progs[2] = { s->skel->progs.lp_span_enter, s->skel->progs.lp_span_exit };
-	uint64_t offs[LP_MARKER_SITES_MAX], refs[LP_MARKER_SITES_MAX], cookies[LP_MARKER_SITES_MAX];
-	int attached = 0;
+	int planned = 0;
 
-	for (int p = 0; p < 2; p++) {
-		uint32_t k = 0;
-		int *fds, fd;
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_program *prog = marker_prog(s, &notes[i]);
+		struct lp_plan *plan = &sf->plans[prog == s->skel->progs.lp_span_enter ? LP_PLAN_ENTER
+											: LP_PLAN_EXIT];
 
-		for (size_t i = 0; i < n && k < LP_MARKER_SITES_MAX; i++) {
-			if (marker_prog(s, &notes[i]) != progs[p] || repeated_site(s, notes, i))
-				continue;
-			offs[k] = notes[i].loc_off;
-			refs[k] = notes[i].sema_off;
-			cookies[k++] = LP_MARKER_COOKIE(s->nfiles, next_batch(s));
-			if (sf->nsites < LP_MARKER_SITES_MAX)
-				sf->sites[sf->nsites++] = notes[i].loc_addr;
-		}
-		if (!k)
+		if (!prog || repeated_site(s, notes, i))
 			continue;
-		fds = lp_grow(s->multi_fds, &s->multi_cap, s->nmulti + 1, sizeof(*fds));
-		if (!fds) {
+		if (lp_plan_add(plan, notes[i].loc_off, notes[i].sema_off,
+				LP_MARKER_COOKIE(s->nfiles, sf->batch, 0))) {
 			lp_err("cannot attach to %s: out of memory", name);
 			return -ENOMEM;
 		}
-		s->multi_fds = fds;
-		fd = lp_multi_attach(bpf_program__fd(progs[p]), path, offs, refs, cookies, k);
-		if (fd < 0) {
-			lp_err("failed to attach to the leanprofiler:%s probes in %s: %s",
-			       p ? "span_exit" : "span_enter", name, strerror(-fd));
-			return fd;
-		}
-		s->multi_fds[s->nmulti++] = fd;
-		attached += (int)k;
+		if (sf->nsites < LP_MARKER_SITES_MAX)
+			sf->sites[sf->nsites++] = notes[i].loc_addr;
+		planned++;
 	}
-	return attached;
+	return planned;
+}
+
+/* The program image of target pid (struct lp_target.image): 0, or -ESRCH when not a target. */
+static int target_image(struct lp_session *s, uint32_t pid, uint32_t *image)
+{
+	struct lp_target t;
+	__u32 key = pid;
+
+	/* Not a target (any more): it exited, its PID is free or another's. */
+	if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.targets), &key, &t))
+		return -ESRCH;
+	*image = t.image;
+	return 0;
+}
+
+/*
+ * Makes file's links (its plans) in the file at path for process pid (0:
+ * every process). The links made, or -errno (said, but -ESRCH: pid is gone).
+ */
+static int make_links(struct lp_session *s, uint32_t file, const char *path, const char *name,
+		      uint32_t pid)
+{
+	struct lp_site_file *sf = &s->site_files[file];
+	const int progs[LP_PLANS] = {
+		[LP_PLAN_EXIT] = bpf_program__fd(s->skel->progs.lp_span_exit),
+		[LP_PLAN_ENTER] = bpf_program__fd(s->skel->progs.lp_span_enter),
+		[LP_PLAN_USDT] = bpf_program__fd(s->skel->progs.lp_usdt),
+	};
+	uint32_t image = 0;
+
+	if (pid && target_image(s, pid, &image))
+		return -ESRCH;
+	return lp_links_make(s->mlinks, progs, sf->plans, LP_PLANS, path, name, file, sf->dev,
+			     sf->ino, pid, image);
 }
 
 /*
@@ -684,10 +792,10 @@ static int attach_markers(struct lp_session *s, const char *path, const char *na
 		return 0;
 	}
 	if (s->multi)
-		return attach_markers_multi(s, path, name, notes, n, sf);
+		return plan_markers(s, name, notes, n, sf);
 	for (size_t i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, uo, .ref_ctr_offset = notes[i].sema_off,
-			    .bpf_cookie = LP_MARKER_COOKIE(s->nfiles, next_batch(s)));
+			    .bpf_cookie = LP_MARKER_COOKIE(s->nfiles, sf->batch, 0));
 		struct bpf_program *prog = marker_prog(s, &notes[i]);
 		struct bpf_link *l;
 		int err;
@@ -713,11 +821,34 @@ static int attach_markers(struct lp_session *s, const char *path, const char *na
 	return attached;
 }
 
-bool lp_session_known(struct lp_session *s, uint64_t dev, uint64_t ino)
+/*
+ * The files map's entry of a file examined: v1 holds its probes + 1 (low
+ * half) and, for a file with probes, its index + 1 (high half); v2 its
+ * descriptor + 1 when kept (keep_fd).
+ */
+static uint32_t file_probes(const struct lp_map_ent *known)
+{
+	return (uint32_t)known->v1 - 1;
+}
+
+static uint32_t file_index(const struct lp_map_ent *known)
+{
+	return (uint32_t)(known->v1 >> 32) - 1;
+}
+
+bool lp_session_known(struct lp_session *s, uint64_t dev, uint64_t ino, uint32_t pid)
 {
 	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, false);
+	uint32_t image;
 
-	return known && known->v1;
+	if (!known || !known->v1)
+		return false;
+	/* Pid-filtered, a file with probes is linked for each process by itself. */
+	if (!s->per_process || !pid || !file_probes(known))
+		return true;
+	/* Not a target: nothing to link for it. */
+	return target_image(s, pid, &image) || lp_links_have(s->mlinks, pid, image,
+							      file_index(known));
 }
 
 /* Filesystems whose stat() gives another device than the inode's (the maps line's). */
@@ -744,46 +875,87 @@ static bool same_file(int fd, uint64_t dev, uint64_t ino)
 				     (uint32_t)fs.f_type == LP_OVERLAYFS_MAGIC);
 }
 
-int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
-		      uint64_t ino)
+/*
+ * Opens the file mapped at path for reading: *fd, or -ESRCH when the mapping
+ * or its process is gone or another file is mapped there now (not said), or
+ * -errno (said).
+ */
+static int open_mapped(const char *path, const char *name, uint64_t dev, uint64_t ino, int *fd)
 {
-	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
-	struct lp_usdt_note *notes;
-	struct lp_site_file *sf;
-	char self[64];
-	size_t n, first_link, first_multi;
-	int fd, err, attached = 0;
+	int err;
 
-	if (!known) {
-		lp_err("cannot attach to %s: out of memory", name);
-		return -ENOMEM;
-	}
-	if (known->v1)
-		return (int)known->v1 - 1;
-	renew_lease(s); /* a long rescan is still a consumer at work */
-	/*
-	 * Everything below reads the file through one descriptor: a
-	 * /proc/PID/map_files path goes away with its process, the file does not.
-	 */
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
 		err = -errno;
 		if (err == -ENOENT)
 			return -ESRCH; /* the mapping or its process is gone: nothing to probe */
 		lp_err("cannot read %s: %s", name, strerror(-err));
 		return err;
 	}
-	if (!same_file(fd, dev, ino)) {
+	if (!same_file(*fd, dev, ino)) {
 		/* Not examined: the process's next pause, or the next process, looks again. */
 		lp_info("%s: another file is mapped there now: not attached", name);
-		close(fd);
+		close(*fd);
+		*fd = -1;
 		return -ESRCH;
 	}
+	return 0;
+}
+
+/* Pid-filtered: the links of a file examined before, for process pid. Sites linked, or -errno. */
+static int link_process(struct lp_session *s, const struct lp_map_ent *known, const char *path,
+			const char *name, uint64_t dev, uint64_t ino, uint32_t pid)
+{
+	uint32_t file = file_index(known), image;
+	char self[64];
+	int fd, err;
+
+	if (target_image(s, pid, &image))
+		return -ESRCH;
+	if (lp_links_have(s->mlinks, pid, image, file))
+		return 0;
+	renew_lease(s);
+	err = open_mapped(path, name, dev, ino, &fd);
+	if (err)
+		return err;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	err = make_links(s, file, self, name, pid);
+	close(fd);
+	return err < 0 ? err : (int)file_probes(known);
+}
+
+int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
+		      uint64_t ino, uint32_t pid)
+{
+	struct lp_map_ent *known = lp_map_find(&s->files, ino, (uint32_t)dev, true);
+	struct lp_usdt_note *notes;
+	struct lp_site_file *sf;
+	char self[64];
+	size_t n, first_link;
+	int fd, err, attached = 0;
+	uint32_t file;
+
+	if (!known) {
+		lp_err("cannot attach to %s: out of memory", name);
+		return -ENOMEM;
+	}
+	if (known->v1) {
+		if (s->per_process && pid && file_probes(known))
+			return link_process(s, known, path, name, dev, ino, pid);
+		return 0;
+	}
+	renew_lease(s); /* a long rescan is still a consumer at work */
+	/*
+	 * Everything below reads the file through one descriptor: a
+	 * /proc/PID/map_files path goes away with its process, the file does not.
+	 */
+	err = open_mapped(path, name, dev, ino, &fd);
+	if (err)
+		return err;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	if (is_loader(name))
 		attach_loader(s, self, name);
 	first_link = s->nlinks;
-	first_multi = s->nmulti;
 	err = lp_usdt_read(self, &notes, &n);
 	if (err) {
 		if (err == -EFBIG)
@@ -808,43 +980,58 @@ int lp_session_attach(struct lp_session *s, const char *path, const char *name, 
 	sf = lp_grow(s->site_files, &s->site_files_cap, (size_t)s->nfiles + 1, sizeof(*sf));
 	if (!sf) {
 		lp_err("cannot attach to %s: out of memory", name);
-		err = -ENOMEM;
-		goto cleanup;
+		free(notes);
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
 	}
 	s->site_files = sf;
-	sf = &s->site_files[s->nfiles];
+	file = s->nfiles;
+	sf = &s->site_files[file];
 	memset(sf, 0, sizeof(*sf));
 	sf->dev = dev;
 	sf->ino = ino;
+	sf->batch = next_batch(s);
 	/* None read: such texts are then unreadable, as before. */
 	lp_elf_ro_segments(self, sf->segs, LP_SITE_SEGS_MAX, &sf->nsegs);
 	err = attach_markers(s, self, name, notes, n, sf);
 	if (err >= 0) {
 		attached = err;
-		err = attach_specs(s, self, name, notes, n);
+		err = attach_specs(s, self, name, notes, n, sf);
 	}
 	if (err < 0)
 		goto cleanup;
 	attached += err;
+	err = 0;
+	/*
+	 * With uprobe_multi links, the sites above are only planned: the links
+	 * are made now, for every process or for this one.
+	 */
+	if (attached && s->multi && (!s->per_process || pid))
+		err = make_links(s, file, self, name, s->per_process ? pid : 0);
+	if (err < 0 && !(s->per_process && err == -ESRCH))
+		goto cleanup;
 	if (attached)
 		lp_info("attached %d probes in %s", attached, name);
 	settle(s, dev, ino, attached);
 	s->probes += (size_t)attached;
 	if (attached)
 		s->nfiles++; /* its gate stays shut until lp_session_open_gates() */
-	err = attached;
+	err = err < 0 ? err : attached;
+	free(notes);
+	if (fd >= 0)
+		close(fd);
+	return err;
 cleanup:
-	if (err < 0) {
-		/*
-		 * A file half attached is not recorded: its probes go, with their
-		 * descriptors, and it is not tried again (nor paused for).
-		 */
-		while (s->nlinks > first_link)
-			bpf_link__destroy(s->links[--s->nlinks]);
-		while (s->nmulti > first_multi)
-			close(s->multi_fds[--s->nmulti]);
-		settle(s, dev, ino, 0);
-	}
+	/*
+	 * A file half attached is not recorded: its probes go, with their
+	 * descriptors, and it is not tried again (nor paused for).
+	 */
+	while (s->nlinks > first_link)
+		bpf_link__destroy(s->links[--s->nlinks]);
+	for (int i = 0; i < LP_PLANS; i++)
+		lp_plan_free(&sf->plans[i]);
+	settle(s, dev, ino, 0);
 	free(notes);
 	if (fd >= 0)
 		close(fd);
@@ -956,8 +1143,11 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 	for (uint32_t i = first; fn && i < s->nfiles; i++)
 		fn(ctx, i, at);
 	wait_until(at);
-	/* Recorded from now on: a process that maps them need not be paused any more. */
-	for (uint32_t i = first; i < s->nfiles; i++)
+	/*
+	 * Recorded from now on: a process that maps them need not be paused any
+	 * more, but pid-filtered, where each process needs links of its own.
+	 */
+	for (uint32_t i = first; i < s->nfiles && !s->per_process; i++)
 		mark_known(s, s->site_files[i].dev, s->site_files[i].ino);
 	return 0;
 }
@@ -996,7 +1186,8 @@ uint64_t lp_session_stop(struct lp_session *s)
 int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)
 {
 	struct lp_target t = { .since_ns = since_ns, .gen = LP_GEN_USER | ++s->gens,
-			       .dl_state = LP_RT_UNSEEN };
+			       .dl_state = LP_RT_UNSEEN,
+			       .image = LP_IMAGE_USER | (++s->images & (LP_IMAGE_USER - 1)) };
 	__u32 key = (__u32)pid;
 
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &key, &t, BPF_ANY)) {
@@ -1026,7 +1217,18 @@ size_t lp_session_probes(const struct lp_session *s)
 
 size_t lp_session_links(const struct lp_session *s)
 {
-	return s->nlinks + s->nmulti + s->nloader_links;
+	return s->nlinks + (s->mlinks ? lp_links_made(s->mlinks) : 0) + s->nloader_links;
+}
+
+void lp_session_forget(struct lp_session *s, uint32_t pid)
+{
+	if (s->per_process)
+		lp_links_forget(s->mlinks, pid);
+}
+
+bool lp_session_per_process(const struct lp_session *s)
+{
+	return s->per_process;
 }
 
 int lp_session_fd(struct lp_session *s)
@@ -1128,27 +1330,22 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
  * Detaching a uprobe waits for the kernel's RCU grace periods: ~0.1 s per
  * link on this project's VM, so a recording with hundreds of probes would take
  * long to end. Waits that run at once share their grace periods: the links
- * are destroyed by up to LP_DETACH_THREADS threads together. That helps the
- * uprobe_multi links (multi.h: 200 files in 1.0 s); single uprobe links are
- * removed one after another by the kernel whatever the threads (800: 90 s).
+ * are destroyed by up to LP_CLOSE_THREADS threads together (links.h). That
+ * helps the uprobe_multi links (multi.h: 200 files in 1.0 s); single uprobe
+ * links are removed one after another by the kernel whatever the threads
+ * (800: 90 s).
  */
-#define LP_DETACH_THREADS 32
-
-struct detach_slice {
+struct destroy_slice {
 	struct bpf_link **links;
 	size_t n;
-	int *fds; /* uprobe_multi links */
-	size_t nfds;
 };
 
-static void *detach_slice(void *arg)
+static void *destroy_slice(void *arg)
 {
-	struct detach_slice *d = arg;
+	struct destroy_slice *d = arg;
 
 	for (size_t i = 0; i < d->n; i++)
 		bpf_link__destroy(d->links[i]);
-	for (size_t i = 0; i < d->nfds; i++)
-		close(d->fds[i]);
 	return NULL;
 }
 
@@ -1158,39 +1355,30 @@ void lp_session_detach_pausers(struct lp_session *s)
 		bpf_link__destroy(s->loader_links[--s->nloader_links]);
 }
 
-/* Slice t of nthreads of an array of n: [*from, *to). */
-static void slice_of(size_t n, size_t t, size_t nthreads, size_t *from, size_t *to)
-{
-	size_t per = (n + nthreads - 1) / nthreads;
-
-	*from = t * per < n ? t * per : n;
-	*to = *from + per < n ? *from + per : n;
-}
-
 void lp_session_detach(struct lp_session *s)
 {
-	struct detach_slice slices[LP_DETACH_THREADS];
-	pthread_t threads[LP_DETACH_THREADS];
-	size_t most = s->nlinks > s->nmulti ? s->nlinks : s->nmulti;
-	size_t nthreads = most < LP_DETACH_THREADS ? most : LP_DETACH_THREADS, started = 0;
+	struct destroy_slice slices[LP_CLOSE_THREADS];
+	pthread_t threads[LP_CLOSE_THREADS];
+	bool started[LP_CLOSE_THREADS] = { false };
+	size_t nthreads = s->nlinks < LP_CLOSE_THREADS ? s->nlinks : LP_CLOSE_THREADS;
+	size_t per = nthreads ? (s->nlinks + nthreads - 1) / nthreads : 0;
 
 	for (size_t t = 0; t < nthreads; t++) {
-		size_t lf, lt, mf, mt;
+		size_t from = t * per < s->nlinks ? t * per : s->nlinks;
+		size_t to = from + per < s->nlinks ? from + per : s->nlinks;
 
-		slice_of(s->nlinks, t, nthreads, &lf, &lt);
-		slice_of(s->nmulti, t, nthreads, &mf, &mt);
-		slices[t] = (struct detach_slice){ s->links + lf, lt - lf, s->multi_fds + mf, mt - mf };
+		slices[t] = (struct destroy_slice){ s->links + from, to - from };
 		/* A thread that cannot start leaves its slice to this one. */
-		if (pthread_create(&threads[t], NULL, detach_slice, &slices[t]) == 0)
-			started |= (size_t)1 << t;
-		else
-			detach_slice(&slices[t]);
+		started[t] = pthread_create(&threads[t], NULL, destroy_slice, &slices[t]) == 0;
+		if (!started[t])
+			destroy_slice(&slices[t]);
 	}
+	/* Meanwhile: the grace periods of both kinds overlap. */
+	lp_links_close_all(s->mlinks);
 	for (size_t t = 0; t < nthreads; t++)
-		if (started & ((size_t)1 << t))
+		if (started[t])
 			pthread_join(threads[t], NULL);
 	s->nlinks = 0;
-	s->nmulti = 0;
 	lp_session_detach_pausers(s);
 }
 
@@ -1211,7 +1399,10 @@ void lp_session_close(struct lp_session *s)
 	lp_session_detach(s);
 	free(s->links);
 	free(s->loader_links);
-	free(s->multi_fds);
+	lp_links_free(s->mlinks);
+	for (uint32_t i = 0; s->site_files && i < s->nfiles; i++)
+		for (int k = 0; k < LP_PLANS; k++)
+			lp_plan_free(&s->site_files[i].plans[k]);
 	for (size_t i = 0; i < s->files.cap; i++)
 		if (s->files.e && s->files.e[i].used && s->files.e[i].v2)
 			close((int)s->files.e[i].v2 - 1);

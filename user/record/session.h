@@ -41,6 +41,12 @@ struct lp_session_opts {
 	bool off_cpu;
 	/* ...and the kernel sends every interval a tracked thread spent off its CPU (a trace). */
 	bool off_cpu_intervals;
+	/*
+	 * The targets are chosen processes (record -p, -- COMMAND), not every
+	 * process of a binary: their files' probes are linked for each of them
+	 * by itself where the kernel can (multi.h lp_pid_filter_supported).
+	 */
+	bool per_process;
 };
 
 /*
@@ -54,21 +60,35 @@ int lp_session_open(struct lp_session **s, const struct lp_session_opts *o);
 /*
  * Attaches to the leanprofiler markers of the ELF file at path (name: how
  * users know it, e.g. /usr/lib/x.so for /proc/PID/map_files/...), whose
- * identity is (dev, ino), in every process that maps it: the kernel side
- * records only targets. A file is attached once; later calls return what the
- * first found. Also attaches the probes of the span-pair specs the file has
- * (one link per probe name, covering all its sites); probes libbpf cannot
- * decode are skipped with a warning. The file is read through one descriptor
- * opened at once, so it may be unmapped, or its process gone, meanwhile.
- * Every file looked at is made known to the kernel half (a target exec'ing it
- * or mapping it is not paused for it again). Returns the number of probes
- * attached (0: none) or -errno, said on stderr except -ESRCH (path gone:
- * nothing to probe) and -ENOEXEC (not ELF), which the caller judges.
+ * identity is (dev, ino), mapped by process pid (0: none in particular).
+ * Also attaches the probes of the span-pair specs the file has; probes
+ * libbpf cannot decode are skipped with a warning. A file is examined once;
+ * its probes then record in every process that maps it (the kernel side
+ * records only targets), or, pid-filtered (lp_session_per_process), in each
+ * process they are linked for: a later call for another process links them
+ * for it. The file is read through one descriptor opened at once, so it may
+ * be unmapped, or its process gone, meanwhile. Every file looked at without
+ * probes is made known to the kernel half (a target exec'ing it or mapping it
+ * is not paused for it again); pid-filtered, a file with probes never is (a
+ * process that maps it is paused until it is linked for it). Returns the
+ * number of probes attached for pid by this call (0: none new) or -errno,
+ * said on stderr except -ESRCH (path or process gone: nothing to probe) and
+ * -ENOEXEC (not ELF), which the caller judges.
  */
 int lp_session_attach(struct lp_session *s, const char *path, const char *name, uint64_t dev,
-		      uint64_t ino);
-/* Whether file (dev, ino) was examined already (lp_session_attach returns at once). */
-bool lp_session_known(struct lp_session *s, uint64_t dev, uint64_t ino);
+		      uint64_t ino, uint32_t pid);
+/*
+ * Whether file (dev, ino) was examined already and, pid-filtered, its probes
+ * linked for process pid (lp_session_attach would do nothing).
+ */
+bool lp_session_known(struct lp_session *s, uint64_t dev, uint64_t ino, uint32_t pid);
+/* Whether probes are linked for each target process by itself (pid-filtered). */
+bool lp_session_per_process(const struct lp_session *s);
+/*
+ * Process pid exited or exec'ed: its links are closed (in the background),
+ * and its files no longer count as linked. Nothing without pid filtering.
+ */
+void lp_session_forget(struct lp_session *s, uint32_t pid);
 /*
  * Files attached since the last call start being recorded at *since_ns, a
  * moment just ahead (set here): events before it are not recorded, events
@@ -123,7 +143,7 @@ long lp_session_site_text(struct lp_session *s, uint32_t file, uint64_t site, ui
 			  char *buf, size_t size);
 /* Total probes attached so far, over all files (markers and span-pair probes). */
 size_t lp_session_probes(const struct lp_session *s);
-/* The kernel links the probes took (uprobe_multi ones hold many sites). */
+/* The kernel links the probes took (uprobe_multi ones hold many sites), all processes'. */
 size_t lp_session_links(const struct lp_session *s);
 /* --off-cpu: the kernel half reads the hypervisor's steal clock (steal is split out of cpu). */
 bool lp_session_steal_clock(const struct lp_session *s);
