@@ -1091,23 +1091,21 @@ static uint64_t mono_ns(void)
 }
 
 /*
- * How far ahead a batch's gates open, or the stop is set: far longer than the
- * one 8-byte store that sets it takes (ns), so it lands in time unless this
- * process is preempted right there. A process paused for a new library waits
- * this long, so it is kept short.
+ * How far ahead a batch's gates open, or the stop is set (ns): longer than
+ * the one 8-byte store that sets it takes, so it lands in time unless this
+ * process is preempted right there (then the pipeline cuts at the landing:
+ * lp_session_open_gates), and than the few hundred instructions a CPU may
+ * run a kernel half's read of the store ahead of its clock read. A process
+ * paused for a new library waits this long: spun, as a sleep this short
+ * would oversleep tenfold.
  */
-#define LP_GATE_AHEAD_NS 100000ULL
+#define LP_GATE_AHEAD_NS 5000ULL
 
 /* Waits until the monotonic clock has passed t (at most LP_GATE_AHEAD_NS). */
 static void wait_until(uint64_t t)
 {
-	uint64_t now;
-
-	while ((now = mono_ns()) < t) {
-		struct timespec d = { 0, (long)(t - now) };
-
-		nanosleep(&d, NULL);
-	}
+	while (mono_ns() < t)
+		;
 }
 
 int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
