@@ -65,6 +65,7 @@ struct lp_session {
 	uint32_t own_sites;   /* span-pair sites attached without libbpf's USDT support */
 	uint64_t sites_skipped; /* sites of span-pair probes not attached while others were */
 	uint64_t samples;     /* records read (the lease is renewed every 4096) */
+	uint64_t opened_ns, loaded_ns; /* when lp_session_open had the object open, then loaded */
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
 };
@@ -198,6 +199,7 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	}
 	lp_info("markers attached as %s", s->multi ? "uprobe_multi links, one per program and file"
 						   : "one uprobe link per site");
+	s->opened_ns = mono_ns();
 	err = leanprofiler_bpf__load(s->skel);
 	if (err) {
 		if (err == -EPERM)
@@ -219,6 +221,7 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 			goto fail;
 		}
 	}
+	s->loaded_ns = mono_ns();
 	/*
 	 * Who consumes: the kernel half pauses nobody once this process exits
 	 * (its exit is seen before its descriptors, hence the probes, go), nor
@@ -1027,6 +1030,12 @@ int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)
 		return err;
 	}
 	return 0;
+}
+
+void lp_session_load_times(const struct lp_session *s, uint64_t *opened_ns, uint64_t *loaded_ns)
+{
+	*opened_ns = s->opened_ns;
+	*loaded_ns = s->loaded_ns;
 }
 
 bool lp_session_steal_clock(const struct lp_session *s)

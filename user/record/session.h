@@ -125,6 +125,11 @@ long lp_session_site_text(struct lp_session *s, uint32_t file, uint64_t site, ui
 size_t lp_session_probes(const struct lp_session *s);
 /* The kernel links the probes took (uprobe_multi ones hold many sites). */
 size_t lp_session_links(const struct lp_session *s);
+/*
+ * When lp_session_open had the BPF object open (before its load) and loaded
+ * (CLOCK_MONOTONIC ns): the phases of the fixed cost (record.c).
+ */
+void lp_session_load_times(const struct lp_session *s, uint64_t *opened_ns, uint64_t *loaded_ns);
 /* --off-cpu: the kernel half reads the hypervisor's steal clock (steal is split out of cpu). */
 bool lp_session_steal_clock(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */
