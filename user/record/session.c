@@ -189,6 +189,11 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	/* Every context switch and wakeup on the host runs them: loaded only when asked for. */
 	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
+	/*
+	 * The span-pair probes' program only serves specs (--span, --preset): the
+	 * verifier takes ~0.4 s over it here, most of a short recording's cost.
+	 */
+	bpf_program__set_autoload(s->skel->progs.lp_usdt, o->nspecs > 0);
 	/* The markers' sites of a file as two links (multi.h), where the kernel can. */
 	s->multi = lp_multi_supported();
 	if (s->multi) {
@@ -1132,6 +1137,8 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
 		struct bpf_prog_info info = { 0 };
 		__u32 len = sizeof(info);
 
+		if (bpf_program__fd(progs[i]) < 0)
+			continue; /* not loaded: no specs */
 		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len)) {
 			int err = -errno;
 
