@@ -101,10 +101,16 @@ struct {
  * The processes being recorded, by tgid. The uprobes fire in every process
  * that maps a probed file; only these are recorded. Children join at fork,
  * in the kernel, so none of their spans can be missed.
+ *
+ * Not preallocated, as known_files and lost_by_tid: 65536 elements made at
+ * load cost every recording 11-14 ms per map here, and a recording uses a
+ * few. The limit stays (-E2BIG when full); the programs that add entries
+ * (tracing and uprobe programs) allocate from the kernel's per-CPU caches.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct lp_target);
 } targets SEC(".maps");
@@ -121,6 +127,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LP_KNOWN_FILES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* as targets */
 	__type(key, struct lp_file_key);
 	__type(value, __u8);
 } known_files SEC(".maps");
@@ -242,6 +249,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* as targets */
 	__type(key, __u32);
 	__type(value, struct lp_thread_lost);
 } lost_by_tid SEC(".maps");
