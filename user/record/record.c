@@ -365,11 +365,11 @@ static void end_recording(struct recorder *r, struct lp_report *rep)
 	rep->probe_sites = lp_session_probes(r->s);
 	rep->probe_links = lp_session_links(r->s);
 	/*
-	 * Only the probes that pause (the loaders'): a program that decided to
-	 * pause just before the stop has finished now, its record is read next.
-	 * The markers' probes stay until the outputs are written and printed
-	 * (recorder_cleanup): from the stop on they record nothing, and
-	 * detaching them waits an RCU grace period per probe.
+	 * The probes that pause (the loaders'): a program that decided to pause
+	 * just before the stop has finished now, its record is read next. The
+	 * markers' uprobe_multi links go in the background meanwhile (they
+	 * record nothing from the stop on); recorder_cleanup waits for them and
+	 * removes the rest once the outputs are written and printed.
 	 */
 	lp_session_detach_pausers(r->s);
 	lp_session_consume(r->s);

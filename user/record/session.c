@@ -52,6 +52,9 @@ struct lp_session {
 	bool multi;
 	struct bpf_link **loader_links; /* the probes that pause (attach_loader) */
 	size_t nloader_links, loader_cap;
+	int *loader_fds;      /* the same as uprobe_multi links, when the kernel has them */
+	size_t nloader_fds, loader_fds_cap;
+	struct detach_batch *going; /* the markers' uprobe_multi links being removed (detach) */
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
 	size_t probes;
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
@@ -194,12 +197,14 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	 * verifier takes ~0.4 s over it here, most of a short recording's cost.
 	 */
 	bpf_program__set_autoload(s->skel->progs.lp_usdt, o->nspecs > 0);
-	/* The markers' sites of a file as two links (multi.h), where the kernel can. */
+	/* The markers' sites of a file as two links (multi.h), where the kernel can; the loaders' too. */
 	s->multi = lp_multi_supported();
 	if (s->multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_enter,
 						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_exit,
+						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.lp_dl_state,
 						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
 	}
 	lp_info("markers attached as %s", s->multi ? "uprobe_multi links, one per program and file"
@@ -289,6 +294,21 @@ static int add_loader_link(struct lp_session *s, struct bpf_link *l, const char 
 	return err;
 }
 
+/* The same for a loader's uprobe_multi link (multi.h), its descriptor: closed on failure. */
+static int add_loader_fd(struct lp_session *s, int fd, const char *name)
+{
+	int *grown = lp_grow(s->loader_fds, &s->loader_fds_cap, s->nloader_fds + 1, sizeof(*grown));
+
+	if (!grown) {
+		close(fd);
+		lp_err("cannot watch %s for dlopen(): out of memory", name);
+		return -ENOMEM;
+	}
+	s->loader_fds = grown;
+	grown[s->nloader_fds++] = fd;
+	return 0;
+}
+
 /* The dynamic loader: ld-linux-x86-64.so.2, ld-2.31.so, ld.so ... */
 static bool is_loader(const char *path)
 {
@@ -307,23 +327,36 @@ static bool is_loader(const char *path)
  */
 static void attach_loader(struct lp_session *s, const char *path, const char *name)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
-	uint64_t fn = 0, rd = 0;
-	struct bpf_link *l;
+	uint64_t fn = 0, rd = 0, off = 0, cookie = 0;
+	struct bpf_link *l = NULL;
+	int fd = -1;
 
-	if (lp_elf_symbol(path, "_dl_debug_state", &fn) == 0 &&
-	    lp_elf_symbol(path, "_r_debug", &rd) == 0)
-		uo.bpf_cookie = rd - fn;
-	l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_dl_state, -1, path, 0, &uo);
-	if (!l) {
+	if (lp_elf_symbol_at(path, "_dl_debug_state", &fn, &off) == 0) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+
+		if (lp_elf_symbol(path, "_r_debug", &rd) == 0)
+			cookie = uo.bpf_cookie = rd - fn;
+		/*
+		 * A uprobe_multi link where the markers have them: removing it waits
+		 * one RCU grace period, shared with theirs (lp_session_detach_pausers),
+		 * where a perf-event uprobe link waits three in a row (~75 ms here).
+		 */
+		if (s->multi)
+			fd = lp_multi_attach(bpf_program__fd(s->skel->progs.lp_dl_state), path, &off,
+					     NULL, &cookie, 1);
+		else
+			l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_dl_state, -1, path, 0,
+							    &uo);
+	}
+	if (!l && fd < 0) {
 		lp_warn("no _dl_debug_state in %s: libraries the targets dlopen() will not be "
 			"probed",
 			name);
 		return;
 	}
-	if (add_loader_link(s, l, name) == 0)
+	if ((l ? add_loader_link(s, l, name) : add_loader_fd(s, fd, name)) == 0)
 		lp_info("watching %s for dlopen()%s", name,
-			uo.bpf_cookie ? "" : " (no _r_debug: every change pauses the process)");
+			cookie ? "" : " (no _r_debug: every change pauses the process)");
 }
 
 /*
@@ -1055,7 +1088,7 @@ size_t lp_session_probes(const struct lp_session *s)
 
 size_t lp_session_links(const struct lp_session *s)
 {
-	return s->nlinks + s->nmulti + s->nloader_links;
+	return s->nlinks + s->nmulti + s->nloader_links + s->nloader_fds;
 }
 
 int lp_session_fd(struct lp_session *s)
@@ -1172,6 +1205,16 @@ struct detach_slice {
 	size_t nfds;
 };
 
+/* Links being removed by threads; the arrays are the batch's (freed by detach_join). */
+struct detach_batch {
+	struct bpf_link **links;
+	int *fds;
+	struct detach_slice slices[LP_DETACH_THREADS];
+	pthread_t threads[LP_DETACH_THREADS];
+	size_t nthreads;
+	uint64_t started; /* bit t: thread t runs */
+};
+
 static void *detach_slice(void *arg)
 {
 	struct detach_slice *d = arg;
@@ -1183,12 +1226,6 @@ static void *detach_slice(void *arg)
 	return NULL;
 }
 
-void lp_session_detach_pausers(struct lp_session *s)
-{
-	while (s->nloader_links)
-		bpf_link__destroy(s->loader_links[--s->nloader_links]);
-}
-
 /* Slice t of nthreads of an array of n: [*from, *to). */
 static void slice_of(size_t n, size_t t, size_t nthreads, size_t *from, size_t *to)
 {
@@ -1198,31 +1235,80 @@ static void slice_of(size_t n, size_t t, size_t nthreads, size_t *from, size_t *
 	*to = *from + per < n ? *from + per : n;
 }
 
-void lp_session_detach(struct lp_session *s)
+/*
+ * Starts removing n links and nfds uprobe_multi links (the arrays become b's)
+ * in up to LP_DETACH_THREADS threads; a thread that cannot start leaves its
+ * slice to this one.
+ */
+static void detach_start(struct detach_batch *b, struct bpf_link **links, size_t n, int *fds,
+			 size_t nfds)
 {
-	struct detach_slice slices[LP_DETACH_THREADS];
-	pthread_t threads[LP_DETACH_THREADS];
-	size_t most = s->nlinks > s->nmulti ? s->nlinks : s->nmulti;
-	size_t nthreads = most < LP_DETACH_THREADS ? most : LP_DETACH_THREADS, started = 0;
+	size_t most = n > nfds ? n : nfds;
 
-	for (size_t t = 0; t < nthreads; t++) {
+	*b = (struct detach_batch){ .links = links, .fds = fds };
+	b->nthreads = most < LP_DETACH_THREADS ? most : LP_DETACH_THREADS;
+	for (size_t t = 0; t < b->nthreads; t++) {
 		size_t lf, lt, mf, mt;
 
-		slice_of(s->nlinks, t, nthreads, &lf, &lt);
-		slice_of(s->nmulti, t, nthreads, &mf, &mt);
-		slices[t] = (struct detach_slice){ s->links + lf, lt - lf, s->multi_fds + mf, mt - mf };
-		/* A thread that cannot start leaves its slice to this one. */
-		if (pthread_create(&threads[t], NULL, detach_slice, &slices[t]) == 0)
-			started |= (size_t)1 << t;
+		slice_of(n, t, b->nthreads, &lf, &lt);
+		slice_of(nfds, t, b->nthreads, &mf, &mt);
+		b->slices[t] = (struct detach_slice){ links + lf, lt - lf, fds + mf, mt - mf };
+		if (pthread_create(&b->threads[t], NULL, detach_slice, &b->slices[t]) == 0)
+			b->started |= (uint64_t)1 << t;
 		else
-			detach_slice(&slices[t]);
+			detach_slice(&b->slices[t]);
 	}
-	for (size_t t = 0; t < nthreads; t++)
-		if (started & ((size_t)1 << t))
-			pthread_join(threads[t], NULL);
-	s->nlinks = 0;
-	s->nmulti = 0;
+}
+
+/* Waits until every link of b is removed; b may then be started again. */
+static void detach_join(struct detach_batch *b)
+{
+	for (size_t t = 0; t < b->nthreads; t++)
+		if (b->started & ((uint64_t)1 << t))
+			pthread_join(b->threads[t], NULL);
+	free(b->links);
+	free(b->fds);
+	*b = (struct detach_batch){ 0 };
+}
+
+void lp_session_detach_pausers(struct lp_session *s)
+{
+	struct detach_batch pausers;
+
+	/*
+	 * The markers' uprobe_multi links go at the same time, in the
+	 * background (lp_session_detach waits for them): they record nothing
+	 * from the stop on, and removed together with the loaders' their grace
+	 * periods are shared. The single links stay until lp_session_detach:
+	 * the kernel removes those one after another, a loader's among them.
+	 */
+	if (s->nmulti && !s->going && (s->going = calloc(1, sizeof(*s->going)))) {
+		detach_start(s->going, NULL, 0, s->multi_fds, s->nmulti);
+		s->multi_fds = NULL;
+		s->nmulti = s->multi_cap = 0;
+	}
+	detach_start(&pausers, s->loader_links, s->nloader_links, s->loader_fds, s->nloader_fds);
+	s->loader_links = NULL;
+	s->loader_fds = NULL;
+	s->nloader_links = s->loader_cap = s->nloader_fds = s->loader_fds_cap = 0;
+	detach_join(&pausers);
+}
+
+void lp_session_detach(struct lp_session *s)
+{
+	struct detach_batch rest;
+
+	detach_start(&rest, s->links, s->nlinks, s->multi_fds, s->nmulti);
+	s->links = NULL;
+	s->multi_fds = NULL;
+	s->nlinks = s->cap = s->nmulti = s->multi_cap = 0;
 	lp_session_detach_pausers(s);
+	if (s->going) {
+		detach_join(s->going);
+		free(s->going);
+		s->going = NULL;
+	}
+	detach_join(&rest);
 }
 
 void lp_session_unhold(struct lp_session *s, uint32_t pid, uint64_t start_ns)
@@ -1240,9 +1326,6 @@ void lp_session_close(struct lp_session *s)
 	if (!s)
 		return;
 	lp_session_detach(s);
-	free(s->links);
-	free(s->loader_links);
-	free(s->multi_fds);
 	for (size_t i = 0; i < s->files.cap; i++)
 		if (s->files.e && s->files.e[i].used && s->files.e[i].v2)
 			close((int)s->files.e[i].v2 - 1);
