@@ -3,11 +3,13 @@
 #include "session.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "bpf/wire.h"
+#include "corebtf.h"
 #include "leanprofiler.skel.h"
 #include "map.h"
 #include "multi.h"
@@ -134,51 +137,32 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return s->opts.on_record(s->opts.ctx, data, size);
 }
 
-int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
+/*
+ * Opens the BPF object, its CO-RE relocations to be made against btf (NULL:
+ * the kernel's own), and sets what the load needs from o. 0 or -errno (said).
+ */
+static int open_object(struct lp_session *s, const struct lp_session_opts *o, const char *btf)
 {
-	struct lp_session *s;
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
 	int err;
 
-	*out = NULL;
-	libbpf_set_print(libbpf_print);
-	raise_fd_limit();
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		lp_err("cannot load the BPF programs: out of memory");
-		return -ENOMEM;
-	}
-	s->opts = *o;
-	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		err = -ENOTSUP;
-		lp_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): leanprofiler needs a "
-		       "kernel built with CONFIG_DEBUG_INFO_BTF");
-		goto fail;
-	}
-	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
-		err = -ENOTSUP;
-		lp_err("this kernel has no uprobes (/sys/bus/event_source/devices/uprobe): "
-		       "leanprofiler needs CONFIG_UPROBE_EVENTS");
-		goto fail;
-	}
-	s->skel = leanprofiler_bpf__open();
+	s->skel = leanprofiler_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
 		lp_err("failed to open the BPF programs: %s", strerror(-err));
-		goto fail;
+		return err;
 	}
 	if (s->skel->rodata->lp_wire_version != LP_WIRE_VERSION) {
-		err = -EPROTO;
 		lp_err("the BPF programs send records of format %u, this build reads format %u: "
 		       "rebuild leanprofiler (make clean all)",
 		       s->skel->rodata->lp_wire_version, LP_WIRE_VERSION);
-		goto fail;
+		return -EPROTO;
 	}
 	err = bpf_map__set_max_entries(s->skel->maps.rb, (__u32)o->buffer_bytes);
 	if (err) {
 		lp_err("cannot size the ring buffer to %zu bytes: %s", o->buffer_bytes,
 		       strerror(-err));
-		goto fail;
+		return err;
 	}
 	/* Wake the consumer early only when a burst fills 1/8 of the buffer. */
 	s->skel->rodata->wakeup_bytes = o->buffer_bytes / 8 < (1u << 20) ? o->buffer_bytes / 8
@@ -207,10 +191,90 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 		bpf_program__set_expected_attach_type(s->skel->progs.lp_dl_state,
 						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
 	}
+	return 0;
+}
+
+/*
+ * The BTF for CO-RE (corebtf.h) into path, its descriptor into *fd (-1:
+ * none): true, or false when the kernel's own is to be used. Said under -v.
+ */
+static bool core_btf(char *path, size_t size, int *fd)
+{
+	char why[PATH_MAX + 128];
+	struct btf *btf;
+
+	if (lp_core_btf(path, size, fd, why, sizeof(why))) {
+		lp_info("CO-RE against the kernel's own BTF: %s", why);
+		return false;
+	}
+	/* Refused here rather than by the load, which would have to start over. */
+	btf = btf__parse(path, NULL);
+	if (!btf) {
+		lp_info("CO-RE against the kernel's own BTF: %s is not BTF libbpf takes (%s)",
+			*fd >= 0 ? "the built-in types" : path, strerror(errno));
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return false;
+	}
+	lp_info("CO-RE against %s (%u type%s)",
+		*fd >= 0 ? "the built-in types of this kernel" : path, btf__type_cnt(btf) - 1,
+		btf__type_cnt(btf) == 2 ? "" : "s");
+	btf__free(btf);
+	return true;
+}
+
+int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
+{
+	char btf_path[PATH_MAX];
+	struct lp_session *s;
+	int err, btf_fd = -1;
+	bool core;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_print);
+	raise_fd_limit();
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		lp_err("cannot load the BPF programs: out of memory");
+		return -ENOMEM;
+	}
+	s->opts = *o;
+	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		err = -ENOTSUP;
+		lp_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): leanprofiler needs a "
+		       "kernel built with CONFIG_DEBUG_INFO_BTF");
+		goto fail;
+	}
+	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
+		err = -ENOTSUP;
+		lp_err("this kernel has no uprobes (/sys/bus/event_source/devices/uprobe): "
+		       "leanprofiler needs CONFIG_UPROBE_EVENTS");
+		goto fail;
+	}
+	core = core_btf(btf_path, sizeof(btf_path), &btf_fd);
+	err = open_object(s, o, core ? btf_path : NULL);
+	if (err)
+		goto fail;
 	lp_info("markers attached as %s", s->multi ? "uprobe_multi links, one per program and file"
 						   : "one uprobe link per site");
 	s->opened_ns = mono_ns();
 	err = leanprofiler_bpf__load(s->skel);
+	if (err && core && err != -EPERM) {
+		/* Types that relocate wrongly fail the verifier: start over against the kernel's own. */
+		lp_info("CO-RE against the kernel's own BTF: the load against %s failed (%s)",
+			btf_fd >= 0 ? "the built-in types" : btf_path, strerror(-err));
+		leanprofiler_bpf__destroy(s->skel);
+		s->skel = NULL;
+		err = open_object(s, o, NULL);
+		if (err)
+			goto fail;
+		err = leanprofiler_bpf__load(s->skel);
+	}
+	if (btf_fd >= 0)
+		close(btf_fd);
+	btf_fd = -1;
 	if (err) {
 		if (err == -EPERM)
 			lp_err("not allowed to load BPF programs: run as root (sudo) or with "
@@ -256,6 +320,8 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	*out = s;
 	return 0;
 fail:
+	if (btf_fd >= 0)
+		close(btf_fd);
 	lp_session_close(s);
 	return err;
 }
