@@ -58,6 +58,8 @@ struct lp_session {
 	int *loader_fds;      /* the same as uprobe_multi links, when the kernel has them */
 	size_t nloader_fds, loader_fds_cap;
 	struct detach_batch *going; /* the markers' uprobe_multi links being removed (detach) */
+	pthread_t prober;     /* lp_multi_supported(), while the object is opened (open_object) */
+	bool probing;
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
 	size_t probes;
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
@@ -137,6 +139,31 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return s->opts.on_record(s->opts.ctx, data, size);
 }
 
+static void *probe_multi(void *arg)
+{
+	(void)arg;
+	lp_multi_supported(); /* remembered */
+	return NULL;
+}
+
+static void join_prober(struct lp_session *s)
+{
+	if (s->probing)
+		pthread_join(s->prober, NULL);
+	s->probing = false;
+}
+
+/*
+ * Whether the kernel makes uprobe_multi links (multi.h), probed by a thread
+ * since lp_session_open began: the probe's link is removed in an RCU grace
+ * period (~20 ms here), which the object's opening need not wait for.
+ */
+static bool multi_known(struct lp_session *s)
+{
+	join_prober(s);
+	return lp_multi_supported();
+}
+
 /*
  * Opens the BPF object, its CO-RE relocations to be made against btf (NULL:
  * the kernel's own), and sets what the load needs from o. 0 or -errno (said).
@@ -182,7 +209,7 @@ static int open_object(struct lp_session *s, const struct lp_session_opts *o, co
 	 */
 	bpf_program__set_autoload(s->skel->progs.lp_usdt, o->nspecs > 0);
 	/* The markers' sites of a file as two links (multi.h), where the kernel can; the loaders' too. */
-	s->multi = lp_multi_supported();
+	s->multi = multi_known(s);
 	if (s->multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_enter,
 						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
@@ -240,6 +267,7 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 		return -ENOMEM;
 	}
 	s->opts = *o;
+	s->probing = pthread_create(&s->prober, NULL, probe_multi, NULL) == 0;
 	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		err = -ENOTSUP;
@@ -1391,6 +1419,7 @@ void lp_session_close(struct lp_session *s)
 {
 	if (!s)
 		return;
+	join_prober(s);
 	lp_session_detach(s);
 	for (size_t i = 0; i < s->files.cap; i++)
 		if (s->files.e && s->files.e[i].used && s->files.e[i].v2)
