@@ -58,8 +58,9 @@ struct lp_session {
 	int *loader_fds;      /* the same as uprobe_multi links, when the kernel has them */
 	size_t nloader_fds, loader_fds_cap;
 	struct detach_batch *going; /* the markers' uprobe_multi links being removed (detach) */
-	pthread_t prober;     /* lp_multi_supported(), while the object is opened (open_object) */
+	pthread_t prober;     /* lp_multi_supported(), while the object is loaded (prepare_uprobe) */
 	bool probing;
+	int uprobe_handler;   /* libbpf's id of prepare_uprobe's handler, -1: none */
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
 	size_t probes;
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
@@ -146,6 +147,13 @@ static void *probe_multi(void *arg)
 	return NULL;
 }
 
+static void drop_handler(struct lp_session *s)
+{
+	if (s->uprobe_handler >= 0)
+		libbpf_unregister_prog_handler(s->uprobe_handler);
+	s->uprobe_handler = -1;
+}
+
 static void join_prober(struct lp_session *s)
 {
 	if (s->probing)
@@ -156,12 +164,55 @@ static void join_prober(struct lp_session *s)
 /*
  * Whether the kernel makes uprobe_multi links (multi.h), probed by a thread
  * since lp_session_open began: the probe's link is removed in an RCU grace
- * period (~20 ms here), which the object's opening need not wait for.
+ * period (8-26 ms here), which the load need not wait for until it comes to
+ * the programs that depend on it (prepare_uprobe).
  */
 static bool multi_known(struct lp_session *s)
 {
 	join_prober(s);
 	return lp_multi_supported();
+}
+
+/* The programs that are uprobe_multi links where the kernel has them: the markers', the loaders'. */
+static struct bpf_program *multi_prog(struct lp_session *s, size_t i)
+{
+	struct bpf_program *progs[] = { s->skel->progs.lp_span_enter, s->skel->progs.lp_span_exit,
+					s->skel->progs.lp_dl_state };
+
+	return i < ARRAY_SIZE(progs) ? progs[i] : NULL;
+}
+
+/*
+ * The markers' sites of a file as two links (multi.h), where the kernel can;
+ * the loaders' too: their programs' attach type, into the load's opts too.
+ */
+static void set_attach_type(struct lp_session *s, struct bpf_program *prog,
+			    struct bpf_prog_load_opts *opts)
+{
+	s->multi = multi_known(s);
+	if (!s->multi)
+		return;
+	bpf_program__set_expected_attach_type(prog, (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
+	if (opts)
+		opts->expected_attach_type = (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI;
+}
+
+/*
+ * Our SEC("uprobe") handler, registered in libbpf's place while the object
+ * lives (open_object to lp_session_close): the same but for the attach type,
+ * set as each program is loaded (prog_prepare_load_fn). By then the
+ * uprobe_multi probe has finished in its thread, behind the kernel's BTF and
+ * the maps (~60 ms), where the object's opening (~4 ms) would wait for it.
+ * libbpf 1.1's own SEC("uprobe") sets nothing else (no flags, no auto-attach).
+ */
+static int prepare_uprobe(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	struct lp_session *s = (struct lp_session *)cookie;
+
+	for (size_t i = 0; multi_prog(s, i); i++)
+		if (multi_prog(s, i) == prog)
+			set_attach_type(s, prog, opts);
+	return 0;
 }
 
 /*
@@ -171,8 +222,14 @@ static bool multi_known(struct lp_session *s)
 static int open_object(struct lp_session *s, const struct lp_session_opts *o, const char *btf)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+	LIBBPF_OPTS(libbpf_prog_handler_opts, ho, .cookie = (long)s,
+		    .prog_prepare_load_fn = prepare_uprobe);
 	int err;
 
+	/* Before the object is opened: its programs find their handlers there. */
+	if (s->uprobe_handler < 0)
+		s->uprobe_handler = libbpf_register_prog_handler("uprobe", BPF_PROG_TYPE_KPROBE, 0,
+								 &ho);
 	s->skel = leanprofiler_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
@@ -208,16 +265,9 @@ static int open_object(struct lp_session *s, const struct lp_session_opts *o, co
 	 * verifier takes ~0.4 s over it here, most of a short recording's cost.
 	 */
 	bpf_program__set_autoload(s->skel->progs.lp_usdt, o->nspecs > 0);
-	/* The markers' sites of a file as two links (multi.h), where the kernel can; the loaders' too. */
-	s->multi = multi_known(s);
-	if (s->multi) {
-		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_enter,
-						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.lp_span_exit,
-						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.lp_dl_state,
-						      (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
-	}
+	/* Without our SEC("uprobe") handler (prepare_uprobe): decided now. */
+	for (size_t i = 0; s->uprobe_handler < 0 && multi_prog(s, i); i++)
+		set_attach_type(s, multi_prog(s, i), NULL);
 	return 0;
 }
 
@@ -267,6 +317,7 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 		return -ENOMEM;
 	}
 	s->opts = *o;
+	s->uprobe_handler = -1;
 	s->probing = pthread_create(&s->prober, NULL, probe_multi, NULL) == 0;
 	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -285,8 +336,6 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	err = open_object(s, o, core ? btf_path : NULL);
 	if (err)
 		goto fail;
-	lp_info("markers attached as %s", s->multi ? "uprobe_multi links, one per program and file"
-						   : "one uprobe link per site");
 	s->opened_ns = mono_ns();
 	err = leanprofiler_bpf__load(s->skel);
 	if (err && core && err != -EPERM) {
@@ -324,6 +373,8 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 		}
 	}
 	s->loaded_ns = mono_ns();
+	lp_info("markers attached as %s", s->multi ? "uprobe_multi links, one per program and file"
+						   : "one uprobe link per site");
 	/*
 	 * Who consumes: the kernel half pauses nobody once this process exits
 	 * (its exit is seen before its descriptors, hence the probes, go), nor
@@ -1428,5 +1479,7 @@ void lp_session_close(struct lp_session *s)
 	free(s->site_files);
 	ring_buffer__free(s->rb);
 	leanprofiler_bpf__destroy(s->skel);
+	/* Only now: the object's programs point into libbpf's record of it. */
+	drop_handler(s);
 	free(s);
 }
