@@ -259,5 +259,11 @@ bench/export.sh "$build"
 echo
 bench/throw.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 15. The fixed cost of a short recording, beside bpftrace's on the same markers
+# (bench/startup.sh).
+echo
+bench/startup.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"
