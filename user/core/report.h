@@ -87,7 +87,7 @@ struct lp_report_process {
  */
 struct lp_phases {
 	uint64_t setup_ns;  /* signals, the output directory, a launched command up to its exec */
-	uint64_t open_ns;   /* the BPF object opened, the kernel's features probed */
+	uint64_t open_ns;   /* the BPF object opened, the CO-RE BTF chosen */
 	uint64_t load_ns;   /* BTF, the maps made, the programs verified */
 	uint64_t attach_ns; /* process tracking, the markers, a command run to its entry, gates */
 	uint64_t first_event_ns; /* from the start of recording to the first span event */
