@@ -70,6 +70,13 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 # session.c includes the skeleton: build it first.
 $(OUT)/user/record/session.o: $(OUT)/leanprofiler.skel.h
 
+# The kernel types the programs' CO-RE relocations use, cut out of this machine's kernel
+# BTF and carried in the binary (user/record/corebtf.c; docs/performance.md).
+$(OUT)/core_btf.h: $(OUT)/leanprofiler.bpf.o scripts/embed-btf.sh
+	$(call msg,BTF,$@)
+	$(Q)scripts/embed-btf.sh $(BPFTOOL) $< > $@.tmp && mv $@.tmp $@
+$(OUT)/user/record/corebtf.o $(OUT)/san/user/record/corebtf.o: $(OUT)/core_btf.h
+
 # The page of report --html carries its script and style: html.c includes them as C strings.
 $(OUT)/page_assets.h: user/pictures/page.js user/pictures/page.css scripts/embed-text.sh
 	$(call msg,EMBED,$@)

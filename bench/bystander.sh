@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench, row 15: what recording one process with -p costs another process of the same
+# make bench, row 16: what recording one process with -p costs another process of the same
 # marked binary (a bystander). bench/bystander.c: one process waits (the target, recorded with
 # `record -p`), the other runs BYSTANDER_SPANS spans (default 300000), each around
 # BYSTANDER_WORK rounds of a loop (default 3000, ~1 us), and prints its span rate. Per round,
@@ -49,7 +49,7 @@ start_recording() { # start_recording PID_FILTER
 		kill -0 "$recorder" 2>/dev/null || break
 		sleep 0.01
 	done
-	echo "bench: row 15: record -p did not start: $(cat "$work/rec.err")" >&2
+	echo "bench: row 16: record -p did not start: $(cat "$work/rec.err")" >&2
 	exit 1
 }
 
@@ -79,7 +79,7 @@ median() { # median MODE -> spans/s
 }
 active() { awk -v m="$1" '$1 == m { a = a + $3 } END { print a + 0 }' "$work/results"; }
 alone=$(median alone)
-echo "15. a bystander: another process of the same marked binary while one is recorded with -p:"
+echo "16. a bystander: another process of the same marked binary while one is recorded with -p:"
 echo "   $spans spans of ~$work_k loop rounds each, medians of $rounds interleaved rounds"
 printf '   %-52s %12s %10s %14s\n' "" "spans/s" "/alone" "LP_ACTIVE() 1"
 for mode in alone pid file; do

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench, row 16: PostgreSQL 15 recorded with --preset postgresql, on a throwaway cluster
+# make bench, row 17: PostgreSQL 15 recorded with --preset postgresql, on a throwaway cluster
 # (its own data directory and socket in a temporary directory, run as the postgres user,
 # stopped by PID at the end):
 #   a. what `record -p` of one idle backend costs the rest of the server: pgbench's TPS
@@ -43,19 +43,19 @@ chown postgres: "$work"
 as_pg() { runuser -u postgres -- "$@"; }
 as_pg mkdir "$work/sock"
 as_pg "$pgbin/initdb" -D "$work/data" -U lp -A trust --no-sync >"$work/initdb.log" 2>&1 ||
-	{ echo "bench: row 16: initdb failed: $(cat "$work/initdb.log")" >&2; exit 1; }
+	{ echo "bench: row 17: initdb failed: $(cat "$work/initdb.log")" >&2; exit 1; }
 runuser -u postgres -- "$pgbin/postgres" -D "$work/data" -c listen_addresses= -k "$work/sock" \
 	-c fsync=off -c autovacuum=off >"$work/postgres.log" 2>&1 &
 postmaster=$!
 for _ in $(seq 1 600); do
 	"$pgbin/pg_isready" -q -h "$work/sock" -U lp -d postgres && break
-	kill -0 "$postmaster" 2>/dev/null || { echo "bench: row 16: postgres exited: $(cat "$work/postgres.log")" >&2; exit 1; }
+	kill -0 "$postmaster" 2>/dev/null || { echo "bench: row 17: postgres exited: $(cat "$work/postgres.log")" >&2; exit 1; }
 	sleep 0.1 # polling the server's start, bounded: 60 s
 done
 # runuser's child is the postmaster: record that one.
 postmaster_pid=$(head -1 "$work/data/postmaster.pid")
 pgbench -i -q -s 4 -h "$work/sock" -U lp postgres >"$work/pgbench-init.log" 2>&1 ||
-	{ echo "bench: row 16: pgbench -i failed: $(cat "$work/pgbench-init.log")" >&2; exit 1; }
+	{ echo "bench: row 17: pgbench -i failed: $(cat "$work/pgbench-init.log")" >&2; exit 1; }
 
 tps() { # tps CLIENTS -> transactions per second of a select-only pgbench run
 	pgbench -n -S -c "$1" -j "$1" -T "$seconds" -h "$work/sock" -U lp postgres 2>/dev/null |
@@ -74,7 +74,7 @@ for _ in $(seq 1 600); do
 done
 backend=$(head -1 "$work/psql.out" | tr -d ' ')
 [ -n "$backend" ] && kill -0 "$backend" ||
-	{ echo "bench: row 16: no idle backend: $(cat "$work/psql.out")" >&2; exit 1; }
+	{ echo "bench: row 17: no idle backend: $(cat "$work/psql.out")" >&2; exit 1; }
 
 start_recording() { # start_recording PID_FILTER PID
 	: >"$work/rec.err" # here, before the recording's own shell could open it
@@ -86,7 +86,7 @@ start_recording() { # start_recording PID_FILTER PID
 		kill -0 "$recorder" 2>/dev/null || break
 		sleep 0.01
 	done
-	echo "bench: row 16: record -p did not start: $(cat "$work/rec.err")" >&2
+	echo "bench: row 17: record -p did not start: $(cat "$work/rec.err")" >&2
 	exit 1
 }
 
@@ -121,7 +121,7 @@ done
 exec 3>&-
 
 alone=$(awk '$1 == "alone" { print $2 }' "$work/tps" | median)
-echo "16. PostgreSQL 15, --preset postgresql, a throwaway cluster; medians of $rounds interleaved rounds"
+echo "17. PostgreSQL 15, --preset postgresql, a throwaway cluster; medians of $rounds interleaved rounds"
 echo "   a. pgbench -S, 2 clients, ${seconds} s, while record -p records one idle backend"
 printf '   %-52s %12s %10s\n' "" "TPS" "/alone"
 for mode in alone pid file; do

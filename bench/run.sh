@@ -278,12 +278,18 @@ echo
 bench/throw.sh "$build"
 
 # ---------------------------------------------------------------------------------------
-# 15. What recording one process with -p costs another of the same binary (bench/bystander.sh).
+# 15. The fixed cost of a short recording, beside bpftrace's on the same markers
+# (bench/startup.sh).
+echo
+bench/startup.sh "$build"
+
+# ---------------------------------------------------------------------------------------
+# 16. What recording one process with -p costs another of the same binary (bench/bystander.sh).
 echo
 bench/bystander.sh "$build"
 
 # ---------------------------------------------------------------------------------------
-# 16. PostgreSQL: an idle backend recorded beside pgbench, and the end of a recording of the
+# 17. PostgreSQL: an idle backend recorded beside pgbench, and the end of a recording of the
 # whole server (bench/postgres.sh; PGBENCH_SECONDS).
 echo
 bench/postgres.sh "$build"

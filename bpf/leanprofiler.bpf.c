@@ -37,9 +37,10 @@ const volatile __u64 all_ino = 0;
 /*
  * Pid-filtered recording (wire.h struct lp_linked_key): user space links
  * files to each target process by itself; a child that inherits linked files
- * is paused at its fork until its own links are made.
+ * is paused at its fork until its own links are made. Set after the load
+ * (whether the kernel can is known only then), before anything is attached.
  */
-const volatile bool per_process = false;
+bool lp_per_process = false;
 
 /*
  * record --off-cpu: events carry where their thread's time went
@@ -92,10 +93,16 @@ __u64 lp_last_image = 0;
  * The processes being recorded, by tgid. The uprobes fire in every process
  * that maps a probed file; only these are recorded. Children join at fork,
  * in the kernel, so none of their spans can be missed.
+ *
+ * Not preallocated, as known_files and lost_by_tid: 65536 elements made at
+ * load cost every recording 11-14 ms per map here, and a recording uses a
+ * few. The limit stays (-E2BIG when full); the programs that add entries
+ * (tracing and uprobe programs) allocate from the kernel's per-CPU caches.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct lp_target);
 } targets SEC(".maps");
@@ -112,6 +119,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LP_KNOWN_FILES_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* as targets */
 	__type(key, struct lp_file_key);
 	__type(value, __u8);
 } known_files SEC(".maps");
@@ -250,6 +258,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* as targets */
 	__type(key, __u32);
 	__type(value, struct lp_thread_lost);
 } lost_by_tid SEC(".maps");
@@ -1427,7 +1436,7 @@ int BPF_PROG(lp_fork, struct task_struct *parent, struct task_struct *child)
 	 * its parent's memory, vfork()'s, runs nothing of its own before it
 	 * exec's: not paused.)
 	 */
-	if (per_process && child->mm != parent->mm) {
+	if (lp_per_process && child->mm != parent->mm) {
 		struct lp_target *pt = bpf_map_lookup_elem(&targets, &ptgid);
 		__u32 *linked_image = bpf_map_lookup_elem(&linked_pids, &ptgid);
 
@@ -1614,7 +1623,7 @@ static __always_inline bool inode_linked(struct inode *inode, __u32 pid, __u32 i
 {
 	struct lp_linked_key k = { .pid = pid, .image = image };
 
-	if (!per_process)
+	if (!lp_per_process)
 		return false;
 	k.dev = BPF_CORE_READ(inode, i_sb, s_dev);
 	k.ino = BPF_CORE_READ(inode, i_ino);

@@ -1384,11 +1384,82 @@ static void test_uprobe_multi_same_recording(void **state)
 	json_object_put(single);
 }
 
+/*
+ * The nested example recorded with -v and LEANPROFILER_CORE_BTF=btf (NULL:
+ * unset); stderr must have says. The recording is the same whatever BTF its
+ * CO-RE relocations were made against.
+ */
+static void nested_core_btf(const char *btf, const char *says)
+{
+	char *out = fmt("%s/core-btf", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-v", "-o", out, "--",
+			 fmt("%s/examples/nested", build), NULL };
+	json_object *sum;
+	struct run r;
+
+	if (btf)
+		setenv("LEANPROFILER_CORE_BTF", btf, 1);
+	assert_int_equal(run(&r, argv), 0);
+	unsetenv("LEANPROFILER_CORE_BTF");
+	if (r.status != 0 || !strstr(r.err, says))
+		fail_msg("LEANPROFILER_CORE_BTF=%s: exit %d, no '%s' in:\n%s", btf ? btf : "(unset)",
+			 r.status, says, r.err);
+	run_free(&r);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	assert_int_equal(get_i(sum, "events"), 7);
+	assert_int_equal(get_i(sum, "counter_total"), 290);
+	assert_int_equal(get_i(get(sum, "lost_events"), "total"), 0);
+	assert_int_equal(get_i(find_row(sum, "model.forward", "phase=forward, module=encoder"),
+			       "calls"), 3);
+	assert_int_equal(get_i(find_row(sum, "input.load", "phase=input, activity=load"), "calls"),
+			 3);
+	assert_int_equal(get_i(find_row(sum, "example.nested-spans", ""), "self_counter"), 278);
+	json_object_put(sum);
+}
+
+/*
+ * CO-RE relocations against the kernel types built into the binary (made at
+ * make, on this machine), else against the kernel's own BTF, said under -v:
+ * LEANPROFILER_CORE_BTF names a file in their place that is missing, is not
+ * BTF, or is BTF without the programs' types (the load fails and starts
+ * over), or is 0. The recording is right every time.
+ */
+static void test_core_btf_fallback(void **state)
+{
+	/* A valid BTF of one type, int: none of the programs' structs. */
+	static const unsigned char int_only[] = {
+		0x9f, 0xeb, 1, 0, 24, 0, 0, 0,	/* magic, version, flags, header length */
+		0, 0, 0, 0, 16, 0, 0, 0,	/* types at 0, 16 bytes */
+		16, 0, 0, 0, 5, 0, 0, 0,	/* strings at 16, 5 bytes */
+		1, 0, 0, 0, 0, 0, 0, 1, 4, 0, 0, 0, /* INT "int", size 4 */
+		32, 0, 0, 1,			/* signed, 32 bits */
+		0, 'i', 'n', 't', 0,
+	};
+	char *garbage = fmt("%s/garbage.btf", tmpdir), *ints = fmt("%s/int-only.btf", tmpdir);
+	FILE *f = fopen(ints, "w");
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(fwrite(int_only, 1, sizeof(int_only), f), sizeof(int_only));
+	assert_int_equal(fclose(f), 0);
+	write_file(garbage, "not BTF at all\n");
+	nested_core_btf(NULL, "CO-RE against the built-in types of this kernel");
+	nested_core_btf(fmt("%s/missing.btf", tmpdir), "CO-RE against the kernel's own BTF: "
+						       "cannot read");
+	nested_core_btf(garbage, "CO-RE against the kernel's own BTF: ");
+	nested_core_btf(garbage, " is not BTF libbpf takes");
+	nested_core_btf(ints, fmt("CO-RE against %s (1 type)", ints));
+	nested_core_btf(ints, fmt("CO-RE against the kernel's own BTF: the load against %s "
+				  "failed", ints));
+	nested_core_btf("0", "CO-RE against the kernel's own BTF: LEANPROFILER_CORE_BTF=0");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_example),
 		cmocka_unit_test(test_uprobe_multi_same_recording),
+		cmocka_unit_test(test_core_btf_fallback),
 		cmocka_unit_test(test_workload_recorded_exactly),
 		cmocka_unit_test(test_exit_status_passed_on),
 		cmocka_unit_test(test_failures),

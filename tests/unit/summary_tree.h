@@ -155,6 +155,11 @@ static char *tree_summary_json(const struct lp_report *r)
 		tree_u64(o, "system_cpu_ns", r->self.system_ns);
 		tree_u64(o, "peak_rss_kib", r->self.peak_rss_kib);
 		tree_u64(o, "end_to_figures_ns", r->finish_ns);
+		tree_u64(o, "setup_ns", r->phases.setup_ns);
+		tree_u64(o, "open_ns", r->phases.open_ns);
+		tree_u64(o, "load_ns", r->phases.load_ns);
+		tree_u64(o, "attach_ns", r->phases.attach_ns);
+		tree_u64(o, "start_to_first_event_ns", r->phases.first_event_ns);
 	}
 	if (r->bpf_runs) {
 		tree_u64(o, "bpf_program_runs", r->bpf_runs);

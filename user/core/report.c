@@ -679,6 +679,11 @@ static void write_usage(struct jw *w, const struct lp_report *r)
 		put_u64(w, "system_cpu_ns", r->self.system_ns);
 		put_u64(w, "peak_rss_kib", r->self.peak_rss_kib);
 		put_u64(w, "end_to_figures_ns", r->finish_ns);
+		put_u64(w, "setup_ns", r->phases.setup_ns);
+		put_u64(w, "open_ns", r->phases.open_ns);
+		put_u64(w, "load_ns", r->phases.load_ns);
+		put_u64(w, "attach_ns", r->phases.attach_ns);
+		put_u64(w, "start_to_first_event_ns", r->phases.first_event_ns);
 	}
 	if (r->bpf_runs) {
 		put_u64(w, "bpf_program_runs", r->bpf_runs);

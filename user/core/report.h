@@ -80,6 +80,19 @@ struct lp_report_process {
 	bool privileged;    /* left the recording: exec'ed a program that gains privileges */
 };
 
+/*
+ * What the fixed steps of a recording took (ns, record.c), up to the start
+ * of recording and its first event: the cost of a short recording is mostly
+ * these. 0 where a step was not measured (a summary written before them).
+ */
+struct lp_phases {
+	uint64_t setup_ns;  /* signals, the output directory, a launched command up to its exec */
+	uint64_t open_ns;   /* the BPF object opened, the CO-RE BTF chosen */
+	uint64_t load_ns;   /* BTF, the maps made, the programs verified */
+	uint64_t attach_ns; /* process tracking, the markers, a command run to its entry, gates */
+	uint64_t first_event_ns; /* from the start of recording to the first span event */
+};
+
 struct lp_report {
 	const struct strtab *st;
 	const struct lp_nest_totals *totals;
@@ -90,6 +103,7 @@ struct lp_report {
 	struct lp_resources res;
 	struct lp_resources self; /* leanprofiler's own, up to the summary's writing */
 	uint64_t finish_ns;       /* from the end of recording to then: detach, drain, trace */
+	struct lp_phases phases;  /* leanprofiler's own, before recording */
 	bool show_self;           /* also in the table (-v); always in the summary */
 	uint64_t bpf_runs, bpf_run_ns; /* span programs, with kernel.bpf_stats_enabled */
 	/* Sites probed, and the kernel links they took (uprobe_multi: a few per file). */

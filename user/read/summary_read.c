@@ -369,6 +369,11 @@ static void load_profiler(struct rd *rd, json_object *root)
 		num(rd, o, "profiler", "system_cpu_ns", &r->self.system_ns, true);
 		num(rd, o, "profiler", "peak_rss_kib", &r->self.peak_rss_kib, true);
 		num(rd, o, "profiler", "end_to_figures_ns", &r->finish_ns, false);
+		num(rd, o, "profiler", "setup_ns", &r->phases.setup_ns, false);
+		num(rd, o, "profiler", "open_ns", &r->phases.open_ns, false);
+		num(rd, o, "profiler", "load_ns", &r->phases.load_ns, false);
+		num(rd, o, "profiler", "attach_ns", &r->phases.attach_ns, false);
+		num(rd, o, "profiler", "start_to_first_event_ns", &r->phases.first_event_ns, false);
 	}
 	num(rd, o, "profiler", "bpf_program_runs", &r->bpf_runs, false);
 	num(rd, o, "profiler", "bpf_program_run_time_ns", &r->bpf_run_ns, false);

@@ -300,6 +300,14 @@ void lp_links_forget(struct lp_links *l, uint32_t pid)
 	p->nfds = p->nfiles = 0;
 }
 
+void lp_links_close_later(struct lp_links *l)
+{
+	for (size_t i = 0; i < l->nprocs; i++) {
+		close_later(l, l->procs[i].fds, l->procs[i].nfds);
+		l->procs[i].nfds = 0;
+	}
+}
+
 size_t lp_links_made(const struct lp_links *l)
 {
 	return l->made;

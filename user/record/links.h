@@ -55,6 +55,8 @@ bool lp_links_have(const struct lp_links *l, uint32_t pid, uint32_t image, uint3
 void lp_links_forget(struct lp_links *l, uint32_t pid);
 /* Links made so far (all processes, closed ones included). */
 size_t lp_links_made(const struct lp_links *l);
+/* Hands every link to the closer (the recording ended): lp_links_close_all waits for it. */
+void lp_links_close_later(struct lp_links *l);
 /* Closes every link (in parallel: their grace periods overlap) and waits for the closer. */
 void lp_links_close_all(struct lp_links *l);
 void lp_links_free(struct lp_links *l);

@@ -206,6 +206,7 @@ static int setup_session(struct recorder *r)
 				      .per_process = r->o->mode != LP_MODE_ALL };
 	int err = r->ops->prepare(r, &so);
 
+	r->phase_at.setup = lp_now_ns();
 	if (!err)
 		err = lp_session_open(&r->s, &so);
 	if (!err)
@@ -375,11 +376,11 @@ static void end_recording(struct recorder *r, struct lp_report *rep)
 	rep->probe_links = lp_session_links(r->s);
 	rep->pid_filtered = lp_session_per_process(r->s);
 	/*
-	 * Only the probes that pause (the loaders'): a program that decided to
-	 * pause just before the stop has finished now, its record is read next.
-	 * The markers' probes stay until the outputs are written and printed
-	 * (recorder_cleanup): from the stop on they record nothing, and
-	 * detaching them waits an RCU grace period per probe.
+	 * The probes that pause (the loaders'): a program that decided to pause
+	 * just before the stop has finished now, its record is read next. The
+	 * markers' uprobe_multi links go in the background meanwhile (they
+	 * record nothing from the stop on); recorder_cleanup waits for them and
+	 * removes the rest once the outputs are written and printed.
 	 */
 	lp_session_detach_pausers(r->s);
 	lp_session_consume(r->s);
@@ -429,6 +430,26 @@ static uint64_t unix_ns_of(uint64_t mono_ns)
 	return now_r > now_m - mono_ns ? now_r - (now_m - mono_ns) : 0;
 }
 
+/*
+ * The fixed steps before recording, each from the end of the one before:
+ * setup, open, load (lp_session_load_times), attach (until the gates opened,
+ * r->since), then to the first span event.
+ */
+static void fill_phases(struct recorder *r, struct lp_report *rep)
+{
+	uint64_t opened = 0, loaded = 0, first = rep->totals ? rep->totals->first_ns : 0;
+
+	if (r->s)
+		lp_session_load_times(r->s, &opened, &loaded);
+	if (!opened || !loaded || !r->since)
+		return;
+	rep->phases.setup_ns = r->phase_at.setup - r->phase_at.begin;
+	rep->phases.open_ns = opened - r->phase_at.setup;
+	rep->phases.load_ns = loaded - opened;
+	rep->phases.attach_ns = r->since - loaded;
+	rep->phases.first_event_ns = first > r->since ? first - r->since : 0;
+}
+
 /* The report: the pipeline's part, then the recorder's. */
 static int fill_report(struct recorder *r, struct lp_report *rep)
 {
@@ -458,6 +479,7 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 	rep->summary_path = r->summary_path;
 	rep->follow = r->follow;
 	rep->show_self = lp_verbose;
+	fill_phases(r, rep);
 	return err;
 }
 
@@ -533,6 +555,7 @@ static int finish_recording(struct recorder *r, int err)
 	}
 	r->res->report = rep;
 	end_recording(r, rep);
+	r->phase_at.ended = lp_now_ns();
 	warn_recording(r);
 	perr = fill_report(r, rep);
 	perr = perr ? perr : lp_pipeline_error(r->pl);
@@ -542,6 +565,7 @@ static int finish_recording(struct recorder *r, int err)
 	/* (r->err: probes of files mapped while recording could not start, said then.) */
 	err = err ? err : perr ? perr : r->err;
 	perr = write_outputs(r, rep);
+	r->phase_at.written = lp_now_ns();
 	return err ? err : perr;
 }
 
@@ -589,14 +613,43 @@ static void recorder_cleanup(struct recorder *r)
 		free(r->summary_path);
 }
 
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/*
+ * -v: where the wall time of the recording went, phase by phase (the fixed
+ * cost of a short one is all but "run"); done: now, after the teardown.
+ */
+static void say_phases(const struct recorder *r, uint64_t done)
+{
+	const struct lp_report *rep = r->res->report;
+	const struct lp_phases *p = rep ? &rep->phases : NULL;
+	uint64_t started, first;
+
+	if (!p || !p->load_ns || !r->phase_at.written)
+		return;
+	first = r->since + p->first_event_ns;
+	started = p->first_event_ns ? first : r->since;
+	lp_info("phases: setup %.1f ms, open %.1f ms, load %.1f ms, attach %.1f ms, first event "
+		"%.1f ms, run %.1f ms, end %.1f ms, write %.1f ms, detach %.1f ms; %.1f ms in all",
+		ms(p->setup_ns), ms(p->open_ns), ms(p->load_ns), ms(p->attach_ns),
+		ms(p->first_event_ns), ms(r->end_ns > started ? r->end_ns - started : 0),
+		ms(r->phase_at.ended - r->end_ns), ms(r->phase_at.written - r->phase_at.ended),
+		ms(done - r->phase_at.written), ms(done - r->phase_at.begin));
+}
+
 int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 {
+	uint64_t begin = lp_now_ns();
 	struct recorder r;
 	int err;
 
 	memset(res, 0, sizeof(*res));
 	res->stage = LP_STAGE_SETUP;
 	err = recorder_init(&r, o, res);
+	r.phase_at.begin = begin;
 	/* Signals first: a Ctrl-C from here on is seen before the targets run. */
 	if (!err)
 		err = setup_signals(&r);
@@ -625,6 +678,7 @@ int lp_record(const struct lp_record_opts *o, struct lp_record_result *res)
 		}
 	}
 	recorder_cleanup(&r);
+	say_phases(&r, lp_now_ns());
 	return err;
 }
 

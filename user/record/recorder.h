@@ -129,6 +129,10 @@ struct recorder {
 	int sigfd;
 	int signals, signo;       /* terminating signals received, the last one */
 	uint64_t since, deadline_ns, end_ns;
+	/* When the steps of record.c ended (lp_now_ns): the phases said under -v and in the summary. */
+	struct {
+		uint64_t begin, setup, ended, written;
+	} phase_at;
 	enum lp_end_reason end_reason;
 	int err; /* the first error while recording outside the pipeline (lp_pipeline_error) */
 	size_t attach_failures; /* files whose markers could not be attached (said) */

@@ -3,11 +3,13 @@
 #include "session.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/types.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "bpf/wire.h"
+#include "corebtf.h"
 #include "leanprofiler.skel.h"
 #include "links.h"
 #include "map.h"
@@ -68,6 +71,12 @@ struct lp_session {
 	bool per_process;
 	struct bpf_link **loader_links; /* the probes that pause (attach_loader) */
 	size_t nloader_links, loader_cap;
+	int *loader_fds;      /* the same as uprobe_multi links, when the kernel has them */
+	size_t nloader_fds, loader_fds_cap;
+	struct detach_batch *going; /* the markers' uprobe_multi links being removed (detach) */
+	pthread_t prober;     /* lp_multi_supported(), while the object is loaded (prepare_uprobe) */
+	bool probing;
+	int uprobe_handler;   /* libbpf's id of prepare_uprobe's handler, -1: none */
 	struct lp_map files; /* (ino, dev) -> v1: probes + 1, once looked at */
 	size_t probes;
 	uint32_t nfiles;      /* files with probes: their index is the uprobes' cookie */
@@ -82,6 +91,7 @@ struct lp_session {
 	uint32_t own_sites;   /* span-pair sites attached without libbpf's USDT support */
 	uint64_t sites_skipped; /* sites of span-pair probes not attached while others were */
 	uint64_t samples;     /* records read (the lease is renewed every 4096) */
+	uint64_t opened_ns, loaded_ns; /* when lp_session_open had the object open, then loaded */
 	struct lp_session_opts opts;
 	unsigned spec_found[LP_SPEC_MAX];
 };
@@ -157,51 +167,113 @@ static int on_sample(void *ctx, void *data, size_t size)
 	return s->opts.on_record(s->opts.ctx, data, size);
 }
 
-int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
+static void *probe_multi(void *arg)
 {
-	struct lp_session *s;
+	(void)arg;
+	lp_multi_supported(); /* remembered */
+	return NULL;
+}
+
+static void drop_handler(struct lp_session *s)
+{
+	if (s->uprobe_handler >= 0)
+		libbpf_unregister_prog_handler(s->uprobe_handler);
+	s->uprobe_handler = -1;
+}
+
+static void join_prober(struct lp_session *s)
+{
+	if (s->probing)
+		pthread_join(s->prober, NULL);
+	s->probing = false;
+}
+
+/*
+ * Whether the kernel makes uprobe_multi links (multi.h), probed by a thread
+ * since lp_session_open began: the probe's link is removed in an RCU grace
+ * period (8-26 ms here), which the load need not wait for until it comes to
+ * the programs that depend on it (prepare_uprobe).
+ */
+static bool multi_known(struct lp_session *s)
+{
+	join_prober(s);
+	return lp_multi_supported();
+}
+
+/* The programs that are uprobe_multi links where the kernel has them: the markers', the loaders'. */
+static struct bpf_program *multi_prog(struct lp_session *s, size_t i)
+{
+	struct bpf_program *progs[] = { s->skel->progs.lp_span_enter, s->skel->progs.lp_span_exit,
+					s->skel->progs.lp_dl_state };
+
+	return i < ARRAY_SIZE(progs) ? progs[i] : NULL;
+}
+
+/*
+ * The markers' sites of a file as two links (multi.h), where the kernel can;
+ * the loaders' too: their programs' attach type, into the load's opts too.
+ */
+static void set_attach_type(struct lp_session *s, struct bpf_program *prog,
+			    struct bpf_prog_load_opts *opts)
+{
+	s->multi = multi_known(s);
+	if (!s->multi)
+		return;
+	bpf_program__set_expected_attach_type(prog, (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
+	if (opts)
+		opts->expected_attach_type = (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI;
+}
+
+/*
+ * Our SEC("uprobe") handler, registered in libbpf's place while the object
+ * lives (open_object to lp_session_close): the same but for the attach type,
+ * set as each program is loaded (prog_prepare_load_fn). By then the
+ * uprobe_multi probe has finished in its thread, behind the kernel's BTF and
+ * the maps (~60 ms), where the object's opening (~4 ms) would wait for it.
+ * libbpf 1.1's own SEC("uprobe") sets nothing else (no flags, no auto-attach).
+ */
+static int prepare_uprobe(struct bpf_program *prog, struct bpf_prog_load_opts *opts, long cookie)
+{
+	struct lp_session *s = (struct lp_session *)cookie;
+
+	for (size_t i = 0; multi_prog(s, i); i++)
+		if (multi_prog(s, i) == prog)
+			set_attach_type(s, prog, opts);
+	return 0;
+}
+
+/*
+ * Opens the BPF object, its CO-RE relocations to be made against btf (NULL:
+ * the kernel's own), and sets what the load needs from o. 0 or -errno (said).
+ */
+static int open_object(struct lp_session *s, const struct lp_session_opts *o, const char *btf)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .btf_custom_path = btf);
+	LIBBPF_OPTS(libbpf_prog_handler_opts, ho, .cookie = (long)s,
+		    .prog_prepare_load_fn = prepare_uprobe);
 	int err;
 
-	*out = NULL;
-	libbpf_set_print(libbpf_print);
-	raise_fd_limit();
-	s = calloc(1, sizeof(*s));
-	if (!s) {
-		lp_err("cannot load the BPF programs: out of memory");
-		return -ENOMEM;
-	}
-	s->opts = *o;
-	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
-	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
-		err = -ENOTSUP;
-		lp_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): leanprofiler needs a "
-		       "kernel built with CONFIG_DEBUG_INFO_BTF");
-		goto fail;
-	}
-	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
-		err = -ENOTSUP;
-		lp_err("this kernel has no uprobes (/sys/bus/event_source/devices/uprobe): "
-		       "leanprofiler needs CONFIG_UPROBE_EVENTS");
-		goto fail;
-	}
-	s->skel = leanprofiler_bpf__open();
+	/* Before the object is opened: its programs find their handlers there. */
+	if (s->uprobe_handler < 0)
+		s->uprobe_handler = libbpf_register_prog_handler("uprobe", BPF_PROG_TYPE_KPROBE, 0,
+								 &ho);
+	s->skel = leanprofiler_bpf__open_opts(&oo);
 	if (!s->skel) {
 		err = -errno;
 		lp_err("failed to open the BPF programs: %s", strerror(-err));
-		goto fail;
+		return err;
 	}
 	if (s->skel->rodata->lp_wire_version != LP_WIRE_VERSION) {
-		err = -EPROTO;
 		lp_err("the BPF programs send records of format %u, this build reads format %u: "
 		       "rebuild leanprofiler (make clean all)",
 		       s->skel->rodata->lp_wire_version, LP_WIRE_VERSION);
-		goto fail;
+		return -EPROTO;
 	}
 	err = bpf_map__set_max_entries(s->skel->maps.rb, (__u32)o->buffer_bytes);
 	if (err) {
 		lp_err("cannot size the ring buffer to %zu bytes: %s", o->buffer_bytes,
 		       strerror(-err));
-		goto fail;
+		return err;
 	}
 	/* Wake the consumer early only when a burst fills 1/8 of the buffer. */
 	s->skel->rodata->wakeup_bytes = o->buffer_bytes / 8 < (1u << 20) ? o->buffer_bytes / 8
@@ -215,25 +287,104 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	/* Every context switch and wakeup on the host runs them: loaded only when asked for. */
 	bpf_program__set_autoload(s->skel->progs.lp_sched_switch, o->off_cpu);
 	bpf_program__set_autoload(s->skel->progs.lp_sched_wakeup, o->off_cpu);
-	/* A file's sites as one link per program (multi.h), where the kernel can. */
-	s->multi = lp_multi_supported();
-	if (s->multi) {
-		struct bpf_program *progs[] = { s->skel->progs.lp_span_enter,
-						s->skel->progs.lp_span_exit, s->skel->progs.lp_usdt };
+	/*
+	 * The span-pair probes' program only serves specs (--span, --preset): the
+	 * verifier takes ~0.4 s over it here, most of a short recording's cost.
+	 */
+	bpf_program__set_autoload(s->skel->progs.lp_usdt, o->nspecs > 0);
+	/*
+	 * Its sites are uprobe_multi links too where the kernel has them (one per
+	 * file, and per target process): SEC("usdt") is libbpf's own, decided now.
+	 */
+	if (o->nspecs > 0)
+		set_attach_type(s, s->skel->progs.lp_usdt, NULL);
+	/* Without our SEC("uprobe") handler (prepare_uprobe): decided now. */
+	for (size_t i = 0; s->uprobe_handler < 0 && multi_prog(s, i); i++)
+		set_attach_type(s, multi_prog(s, i), NULL);
+	return 0;
+}
 
-		for (size_t i = 0; i < ARRAY_SIZE(progs); i++)
-			bpf_program__set_expected_attach_type(
-				progs[i], (enum bpf_attach_type)LP_TRACE_UPROBE_MULTI);
+/*
+ * The BTF for CO-RE (corebtf.h) into path, its descriptor into *fd (-1:
+ * none): true, or false when the kernel's own is to be used. Said under -v.
+ */
+static bool core_btf(char *path, size_t size, int *fd)
+{
+	char why[PATH_MAX + 128];
+	struct btf *btf;
+
+	if (lp_core_btf(path, size, fd, why, sizeof(why))) {
+		lp_info("CO-RE against the kernel's own BTF: %s", why);
+		return false;
 	}
-	s->per_process = o->per_process && lp_pid_filter_supported();
-	s->skel->rodata->per_process = s->per_process;
-	lp_info("probes attached as %s%s",
-		s->multi ? "uprobe_multi links, one per program and file" : "one uprobe link per site",
-		s->per_process ? ", for each target process by itself"
-		: o->per_process ? ", for every process (no pid-filtered links here: Linux 6.13 "
-				   "and uprobe_multi needed, or " LP_PID_FILTER_ENV "=0)"
-				 : "");
+	/* Refused here rather than by the load, which would have to start over. */
+	btf = btf__parse(path, NULL);
+	if (!btf) {
+		lp_info("CO-RE against the kernel's own BTF: %s is not BTF libbpf takes (%s)",
+			*fd >= 0 ? "the built-in types" : path, strerror(errno));
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return false;
+	}
+	lp_info("CO-RE against %s (%u type%s)",
+		*fd >= 0 ? "the built-in types of this kernel" : path, btf__type_cnt(btf) - 1,
+		btf__type_cnt(btf) == 2 ? "" : "s");
+	btf__free(btf);
+	return true;
+}
+
+int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
+{
+	char btf_path[PATH_MAX];
+	struct lp_session *s;
+	int err, btf_fd = -1;
+	bool core;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_print);
+	raise_fd_limit();
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		lp_err("cannot load the BPF programs: out of memory");
+		return -ENOMEM;
+	}
+	s->opts = *o;
+	s->uprobe_handler = -1;
+	s->probing = pthread_create(&s->prober, NULL, probe_multi, NULL) == 0;
+	/* What the kernel must offer, said plainly before libbpf says it obscurely. */
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		err = -ENOTSUP;
+		lp_err("this kernel has no BTF (/sys/kernel/btf/vmlinux): leanprofiler needs a "
+		       "kernel built with CONFIG_DEBUG_INFO_BTF");
+		goto fail;
+	}
+	if (access("/sys/bus/event_source/devices/uprobe", F_OK)) {
+		err = -ENOTSUP;
+		lp_err("this kernel has no uprobes (/sys/bus/event_source/devices/uprobe): "
+		       "leanprofiler needs CONFIG_UPROBE_EVENTS");
+		goto fail;
+	}
+	core = core_btf(btf_path, sizeof(btf_path), &btf_fd);
+	err = open_object(s, o, core ? btf_path : NULL);
+	if (err)
+		goto fail;
+	s->opened_ns = mono_ns();
 	err = leanprofiler_bpf__load(s->skel);
+	if (err && core && err != -EPERM) {
+		/* Types that relocate wrongly fail the verifier: start over against the kernel's own. */
+		lp_info("CO-RE against the kernel's own BTF: the load against %s failed (%s)",
+			btf_fd >= 0 ? "the built-in types" : btf_path, strerror(-err));
+		leanprofiler_bpf__destroy(s->skel);
+		s->skel = NULL;
+		err = open_object(s, o, NULL);
+		if (err)
+			goto fail;
+		err = leanprofiler_bpf__load(s->skel);
+	}
+	if (btf_fd >= 0)
+		close(btf_fd);
+	btf_fd = -1;
 	if (err) {
 		if (err == -EPERM)
 			lp_err("not allowed to load BPF programs: run as root (sudo) or with "
@@ -254,6 +405,17 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 			goto fail;
 		}
 	}
+	s->loaded_ns = mono_ns();
+	/* Links for each target process by itself (multi.h), where the kernel can. */
+	s->multi = multi_known(s);
+	s->per_process = o->per_process && s->multi && lp_pid_filter_supported();
+	s->skel->bss->lp_per_process = s->per_process;
+	lp_info("probes attached as %s%s",
+		s->multi ? "uprobe_multi links, one per program and file" : "one uprobe link per site",
+		s->per_process ? ", for each target process by itself"
+		: o->per_process ? ", for every process (no pid-filtered links here: Linux 6.13 "
+				   "and uprobe_multi needed, or " LP_PID_FILTER_ENV "=0)"
+				 : "");
 	/*
 	 * Who consumes: the kernel half pauses nobody once this process exits
 	 * (its exit is seen before its descriptors, hence the probes, go), nor
@@ -287,6 +449,8 @@ int lp_session_open(struct lp_session **out, const struct lp_session_opts *o)
 	*out = s;
 	return 0;
 fail:
+	if (btf_fd >= 0)
+		close(btf_fd);
 	lp_session_close(s);
 	return err;
 }
@@ -325,6 +489,21 @@ static int add_loader_link(struct lp_session *s, struct bpf_link *l, const char 
 	return err;
 }
 
+/* The same for a loader's uprobe_multi link (multi.h), its descriptor: closed on failure. */
+static int add_loader_fd(struct lp_session *s, int fd, const char *name)
+{
+	int *grown = lp_grow(s->loader_fds, &s->loader_fds_cap, s->nloader_fds + 1, sizeof(*grown));
+
+	if (!grown) {
+		close(fd);
+		lp_err("cannot watch %s for dlopen(): out of memory", name);
+		return -ENOMEM;
+	}
+	s->loader_fds = grown;
+	grown[s->nloader_fds++] = fd;
+	return 0;
+}
+
 /* The dynamic loader: ld-linux-x86-64.so.2, ld-2.31.so, ld.so ... */
 static bool is_loader(const char *path)
 {
@@ -343,23 +522,36 @@ static bool is_loader(const char *path)
  */
 static void attach_loader(struct lp_session *s, const char *path, const char *name)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
-	uint64_t fn = 0, rd = 0;
-	struct bpf_link *l;
+	uint64_t fn = 0, rd = 0, off = 0, cookie = 0;
+	struct bpf_link *l = NULL;
+	int fd = -1;
 
-	if (lp_elf_symbol(path, "_dl_debug_state", &fn) == 0 &&
-	    lp_elf_symbol(path, "_r_debug", &rd) == 0)
-		uo.bpf_cookie = rd - fn;
-	l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_dl_state, -1, path, 0, &uo);
-	if (!l) {
+	if (lp_elf_symbol_at(path, "_dl_debug_state", &fn, &off) == 0) {
+		LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = "_dl_debug_state");
+
+		if (lp_elf_symbol(path, "_r_debug", &rd) == 0)
+			cookie = uo.bpf_cookie = rd - fn;
+		/*
+		 * A uprobe_multi link where the markers have them: removing it waits
+		 * one RCU grace period, shared with theirs (lp_session_detach_pausers),
+		 * where a perf-event uprobe link waits three in a row (~75 ms here).
+		 */
+		if (s->multi)
+			fd = lp_multi_attach(bpf_program__fd(s->skel->progs.lp_dl_state), path, &off,
+					     NULL, &cookie, 1, 0);
+		else
+			l = bpf_program__attach_uprobe_opts(s->skel->progs.lp_dl_state, -1, path, 0,
+							    &uo);
+	}
+	if (!l && fd < 0) {
 		lp_warn("no _dl_debug_state in %s: libraries the targets dlopen() will not be "
 			"probed",
 			name);
 		return;
 	}
-	if (add_loader_link(s, l, name) == 0)
+	if ((l ? add_loader_link(s, l, name) : add_loader_fd(s, fd, name)) == 0)
 		lp_info("watching %s for dlopen()%s", name,
-			uo.bpf_cookie ? "" : " (no _r_debug: every change pauses the process)");
+			cookie ? "" : " (no _r_debug: every change pauses the process)");
 }
 
 /*
@@ -1100,6 +1292,8 @@ static uint64_t mono_ns(void)
  * would oversleep tenfold.
  */
 #define LP_GATE_AHEAD_NS 5000ULL
+/* Said under -v when its store landed later than this after it (preempted). */
+#define LP_GATE_LATE_NS 1000000ULL
 
 /* Waits until the monotonic clock has passed t (at most LP_GATE_AHEAD_NS). */
 static void wait_until(uint64_t t)
@@ -1128,12 +1322,15 @@ int lp_session_open_gates(struct lp_session *s, uint64_t *since_ns,
 	 * recording then begins at `landed`, and the pipeline drops what came
 	 * before it (lp_pipeline_gate), so the cut stays exact without a retry.
 	 */
+	/* The slot's page written once before (it is 0 still): its first write may fault. */
+	__atomic_store_n(&s->skel->data_hot->lp_hot.batch_at[b - 1], 0, __ATOMIC_RELAXED);
 	at = mono_ns() + LP_GATE_AHEAD_NS;
 	__atomic_store_n(&s->skel->data_hot->lp_hot.batch_at[b - 1], at, __ATOMIC_SEQ_CST);
 	landed = mono_ns();
 	if (landed >= at) {
-		lp_info("the gates of %u files opened %llu us late: recorded from then on",
-			s->nfiles - first, (unsigned long long)(landed - at) / 1000);
+		if (landed - at > LP_GATE_LATE_NS)
+			lp_info("the gates of %u files opened %llu us late: recorded from then on",
+				s->nfiles - first, (unsigned long long)(landed - at) / 1000);
 		at = landed;
 	}
 	s->gates_open = s->nfiles;
@@ -1203,6 +1400,12 @@ int lp_session_add_target(struct lp_session *s, pid_t pid, uint64_t since_ns)
 	return 0;
 }
 
+void lp_session_load_times(const struct lp_session *s, uint64_t *opened_ns, uint64_t *loaded_ns)
+{
+	*opened_ns = s->opened_ns;
+	*loaded_ns = s->loaded_ns;
+}
+
 bool lp_session_steal_clock(const struct lp_session *s)
 {
 	return s->skel->rodata->steal_from_rq != 0;
@@ -1215,7 +1418,8 @@ size_t lp_session_probes(const struct lp_session *s)
 
 size_t lp_session_links(const struct lp_session *s)
 {
-	return s->nlinks + (s->mlinks ? lp_links_made(s->mlinks) : 0) + s->nloader_links;
+	return s->nlinks + (s->mlinks ? lp_links_made(s->mlinks) : 0) + s->nloader_links +
+	       s->nloader_fds;
 }
 
 void lp_session_forget(struct lp_session *s, uint32_t pid)
@@ -1308,6 +1512,8 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
 		struct bpf_prog_info info = { 0 };
 		__u32 len = sizeof(info);
 
+		if (bpf_program__fd(progs[i]) < 0)
+			continue; /* not loaded: no specs */
 		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len)) {
 			int err = -errno;
 
@@ -1333,51 +1539,110 @@ int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns)
  * links are removed one after another by the kernel whatever the threads
  * (800: 90 s).
  */
-struct destroy_slice {
+struct detach_slice {
 	struct bpf_link **links;
 	size_t n;
+	int *fds; /* uprobe_multi links */
+	size_t nfds;
 };
 
-static void *destroy_slice(void *arg)
+/* Links being removed by threads; the arrays are the batch's (freed by detach_join). */
+struct detach_batch {
+	struct bpf_link **links;
+	int *fds;
+	struct detach_slice slices[LP_CLOSE_THREADS];
+	pthread_t threads[LP_CLOSE_THREADS];
+	size_t nthreads;
+	uint64_t started; /* bit t: thread t runs */
+};
+
+static void *detach_slice(void *arg)
 {
-	struct destroy_slice *d = arg;
+	struct detach_slice *d = arg;
 
 	for (size_t i = 0; i < d->n; i++)
 		bpf_link__destroy(d->links[i]);
+	for (size_t i = 0; i < d->nfds; i++)
+		close(d->fds[i]);
 	return NULL;
+}
+
+/* Slice t of nthreads of an array of n: [*from, *to). */
+static void slice_of(size_t n, size_t t, size_t nthreads, size_t *from, size_t *to)
+{
+	size_t per = (n + nthreads - 1) / nthreads;
+
+	*from = t * per < n ? t * per : n;
+	*to = *from + per < n ? *from + per : n;
+}
+
+/*
+ * Starts removing n links and nfds uprobe_multi links (the arrays become b's)
+ * in up to LP_CLOSE_THREADS threads; a thread that cannot start leaves its
+ * slice to this one.
+ */
+static void detach_start(struct detach_batch *b, struct bpf_link **links, size_t n, int *fds,
+			 size_t nfds)
+{
+	size_t most = n > nfds ? n : nfds;
+
+	*b = (struct detach_batch){ .links = links, .fds = fds };
+	b->nthreads = most < LP_CLOSE_THREADS ? most : LP_CLOSE_THREADS;
+	for (size_t t = 0; t < b->nthreads; t++) {
+		size_t lf, lt, mf, mt;
+
+		slice_of(n, t, b->nthreads, &lf, &lt);
+		slice_of(nfds, t, b->nthreads, &mf, &mt);
+		b->slices[t] = (struct detach_slice){ links + lf, lt - lf, fds + mf, mt - mf };
+		if (pthread_create(&b->threads[t], NULL, detach_slice, &b->slices[t]) == 0)
+			b->started |= (uint64_t)1 << t;
+		else
+			detach_slice(&b->slices[t]);
+	}
+}
+
+/* Waits until every link of b is removed; b may then be started again. */
+static void detach_join(struct detach_batch *b)
+{
+	for (size_t t = 0; t < b->nthreads; t++)
+		if (b->started & ((uint64_t)1 << t))
+			pthread_join(b->threads[t], NULL);
+	free(b->links);
+	free(b->fds);
+	*b = (struct detach_batch){ 0 };
 }
 
 void lp_session_detach_pausers(struct lp_session *s)
 {
-	while (s->nloader_links)
-		bpf_link__destroy(s->loader_links[--s->nloader_links]);
+	struct detach_batch pausers;
+
+	/*
+	 * The uprobe_multi links of the markers and span-pair probes go at the
+	 * same time, in the background (lp_session_detach waits for them):
+	 * they record nothing from the stop on, and removed together with the
+	 * loaders' their grace periods are shared. The single links stay until
+	 * lp_session_detach: the kernel removes those one after another, a
+	 * loader's among them.
+	 */
+	if (s->mlinks)
+		lp_links_close_later(s->mlinks);
+	detach_start(&pausers, s->loader_links, s->nloader_links, s->loader_fds, s->nloader_fds);
+	s->loader_links = NULL;
+	s->loader_fds = NULL;
+	s->nloader_links = s->loader_cap = s->nloader_fds = s->loader_fds_cap = 0;
+	detach_join(&pausers);
 }
 
 void lp_session_detach(struct lp_session *s)
 {
-	struct destroy_slice slices[LP_CLOSE_THREADS];
-	pthread_t threads[LP_CLOSE_THREADS];
-	bool started[LP_CLOSE_THREADS] = { false };
-	size_t nthreads = s->nlinks < LP_CLOSE_THREADS ? s->nlinks : LP_CLOSE_THREADS;
-	size_t per = nthreads ? (s->nlinks + nthreads - 1) / nthreads : 0;
+	struct detach_batch rest;
 
-	for (size_t t = 0; t < nthreads; t++) {
-		size_t from = t * per < s->nlinks ? t * per : s->nlinks;
-		size_t to = from + per < s->nlinks ? from + per : s->nlinks;
-
-		slices[t] = (struct destroy_slice){ s->links + from, to - from };
-		/* A thread that cannot start leaves its slice to this one. */
-		started[t] = pthread_create(&threads[t], NULL, destroy_slice, &slices[t]) == 0;
-		if (!started[t])
-			destroy_slice(&slices[t]);
-	}
-	/* Meanwhile: the grace periods of both kinds overlap. */
-	lp_links_close_all(s->mlinks);
-	for (size_t t = 0; t < nthreads; t++)
-		if (started[t])
-			pthread_join(threads[t], NULL);
-	s->nlinks = 0;
+	detach_start(&rest, s->links, s->nlinks, NULL, 0);
+	s->links = NULL;
+	s->nlinks = s->cap = 0;
 	lp_session_detach_pausers(s);
+	lp_links_close_all(s->mlinks);
+	detach_join(&rest);
 }
 
 void lp_session_unhold(struct lp_session *s, uint32_t pid, uint64_t start_ns)
@@ -1394,9 +1659,8 @@ void lp_session_close(struct lp_session *s)
 {
 	if (!s)
 		return;
+	join_prober(s);
 	lp_session_detach(s);
-	free(s->links);
-	free(s->loader_links);
 	lp_links_free(s->mlinks);
 	for (uint32_t i = 0; s->site_files && i < s->nfiles; i++)
 		for (int k = 0; k < LP_PLANS; k++)
@@ -1408,5 +1672,7 @@ void lp_session_close(struct lp_session *s)
 	free(s->site_files);
 	ring_buffer__free(s->rb);
 	leanprofiler_bpf__destroy(s->skel);
+	/* Only now: the object's programs point into libbpf's record of it. */
+	drop_handler(s);
 	free(s);
 }

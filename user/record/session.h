@@ -145,6 +145,11 @@ long lp_session_site_text(struct lp_session *s, uint32_t file, uint64_t site, ui
 size_t lp_session_probes(const struct lp_session *s);
 /* The kernel links the probes took (uprobe_multi ones hold many sites), all processes'. */
 size_t lp_session_links(const struct lp_session *s);
+/*
+ * When lp_session_open had the BPF object open (before its load) and loaded
+ * (CLOCK_MONOTONIC ns): the phases of the fixed cost (record.c).
+ */
+void lp_session_load_times(const struct lp_session *s, uint64_t *opened_ns, uint64_t *loaded_ns);
 /* --off-cpu: the kernel half reads the hypervisor's steal clock (steal is split out of cpu). */
 bool lp_session_steal_clock(const struct lp_session *s);
 /* An fd that becomes readable when the kernel forces a wakeup. */
@@ -163,14 +168,17 @@ uint64_t lp_session_thread_loss(struct lp_session *s, uint32_t tid);
 int lp_session_prog_time(struct lp_session *s, uint64_t *runs, uint64_t *run_ns);
 /*
  * Removes every probe (the targets' semaphores drop back); the ring buffer stays
- * readable. The kernel waits for RCU grace periods per link (~0.1 s here):
- * uprobe_multi links removed together share them, single ones do not.
+ * readable. The kernel waits for RCU grace periods per link (one for a
+ * uprobe_multi link, ~25 ms here; three for a single uprobe link): uprobe_multi
+ * links removed together share them, single ones do not.
  */
 void lp_session_detach(struct lp_session *s);
 /*
  * Removes the probes that pause processes (the loaders' _dl_debug_state): a
- * few, so fast; once it returns, no program of theirs runs any more, so every
- * pause they made has its record in the ring buffer.
+ * few, so one grace period; once it returns, no program of theirs runs any
+ * more, so every pause they made has its record in the ring buffer. The
+ * markers' uprobe_multi links start going too, in the background (sharing
+ * that grace period): call it once recording has stopped.
  */
 void lp_session_detach_pausers(struct lp_session *s);
 void lp_session_close(struct lp_session *s);

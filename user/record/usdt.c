@@ -165,7 +165,25 @@ static int open_elf(const char *path, int *fd, Elf **elf)
 	return 0;
 }
 
+/* Where sym's address lies in the file, by its section (as libbpf finds a uprobe's offset). */
+static int symbol_offset(Elf *elf, const GElf_Sym *sym, uint64_t *off)
+{
+	Elf_Scn *in = sym->st_shndx < SHN_LORESERVE ? elf_getscn(elf, sym->st_shndx) : NULL;
+	GElf_Shdr sh;
+
+	if (!in || !gelf_getshdr(in, &sh) || sh.sh_type == SHT_NOBITS ||
+	    sym->st_value < sh.sh_addr || sym->st_value - sh.sh_addr >= sh.sh_size)
+		return -ENOENT;
+	*off = sym->st_value - sh.sh_addr + sh.sh_offset;
+	return 0;
+}
+
 int lp_elf_symbol(const char *path, const char *name, uint64_t *value)
+{
+	return lp_elf_symbol_at(path, name, value, NULL);
+}
+
+int lp_elf_symbol_at(const char *path, const char *name, uint64_t *value, uint64_t *off)
 {
 	Elf_Scn *scn = NULL;
 	Elf *elf;
@@ -192,7 +210,7 @@ int lp_elf_symbol(const char *path, const char *name, uint64_t *value)
 			n = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (n && strcmp(n, name) == 0) {
 				*value = sym.st_value;
-				err = 0;
+				err = off ? symbol_offset(elf, &sym, off) : 0;
 				break;
 			}
 		}

@@ -32,6 +32,8 @@ struct lp_usdt_note {
 int lp_usdt_read(const char *path, struct lp_usdt_note **out, size_t *count);
 /* The value of symbol name (.dynsym or .symtab): 0, -ENOENT, or -errno (-ENOEXEC: not ELF). */
 int lp_elf_symbol(const char *path, const char *name, uint64_t *value);
+/* The same, and where its address lies in the file (*off: a uprobe's offset; NULL: not asked). */
+int lp_elf_symbol_at(const char *path, const char *name, uint64_t *value, uint64_t *off);
 /* The program interpreter (PT_INTERP) into buf: 0, -ENOENT (static), or -errno. */
 int lp_elf_interp(const char *path, char *buf, size_t size);
 
