@@ -319,18 +319,6 @@ static __always_inline __u64 submit_flags(void)
 									  : BPF_RB_NO_WAKEUP;
 }
 
-/*
- * A thread's events look at the backlog every 16th event only (one helper
- * call less on the others): a burst overshoots wakeup_bytes by at most 15
- * records per thread, and the consumer's timer drains the rest anyway.
- */
-#define WAKEUP_CHECK_MASK 15
-
-static __always_inline __u64 event_submit_flags(__u32 seq)
-{
-	return seq & WAKEUP_CHECK_MASK ? BPF_RB_NO_WAKEUP : submit_flags();
-}
-
 static __always_inline void fill_hdr(struct lp_rec_hdr *h, __u16 type, __u16 flags, __u32 pid,
 				     __u32 tid, __u32 seq)
 {
@@ -1126,7 +1114,7 @@ static __always_inline int record(void *ctx, __u16 type, __u64 name, __u64 meta,
 		return 0;
 	}
 	fill_event(e, &ev);
-	bpf_ringbuf_submit(e, event_submit_flags(ev.seq));
+	bpf_ringbuf_submit(e, submit_flags());
 	return 0;
 }
 
