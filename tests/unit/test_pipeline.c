@@ -246,6 +246,43 @@ static void test_waits_in_the_trace(void **state)
 	free(text);
 }
 
+/*
+ * The kernel half's exit program can lose its CPU after taking the exit's
+ * time and before sending its record: the wait's record comes first, yet the
+ * wait was after the span. It is drawn in the spans open after the exit (the
+ * outer one here), never in the span that exit ended.
+ */
+static void test_wait_after_an_exit_sent_before_it(void **state)
+{
+	struct fx *fx = *state;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct lp_trace t;
+
+	assert_non_null(f);
+	assert_int_equal(lp_pipeline_begin(fx->pl, 1000), 0);
+	lp_trace_open_stream(&t, f, lp_pipeline_strtab(fx->pl), 1000);
+	lp_pipeline_set_trace(fx->pl, &t);
+	span_event(fx, LP_REC_ENTER, 401, 0, 2000, "solo");
+	wait_record(fx, 401, 3100, 3100, 3200); /* preempted after the exit's time */
+	span_event(fx, LP_REC_EXIT, 401, 1, 3000, "solo");
+	span_event(fx, LP_REC_ENTER, 401, 2, 4000, "outer");
+	span_event(fx, LP_REC_ENTER, 401, 3, 4100, "inner");
+	wait_record(fx, 401, 5100, 5100, 5200); /* the same, inside outer */
+	span_event(fx, LP_REC_EXIT, 401, 4, 5000, "inner");
+	span_event(fx, LP_REC_EXIT, 401, 5, 6000, "outer");
+	lp_pipeline_set_trace(fx->pl, NULL);
+	assert_int_equal(lp_trace_close(&t, "{}"), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(t.off_cpu, 1);
+	assert_null(strstr(text, "\"ts\":2.100"));
+	assert_non_null(strstr(text, "{\"ph\":\"X\",\"name\":\"runq\",\"cat\":\"off-cpu\","
+				     "\"pid\":400,\"tid\":401,\"ts\":4.100,\"dur\":0.100,"
+				     "\"args\":{}}"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -253,6 +290,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_nothing_after_stop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_rescans_asked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_waits_in_the_trace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_wait_after_an_exit_sent_before_it, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

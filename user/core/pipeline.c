@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"
+
 struct lp_pipeline {
 	struct lp_pipeline_hooks h;
 	struct strtab *st;
@@ -22,7 +24,20 @@ struct lp_pipeline {
 	size_t live;     /* target processes still running */
 	uint64_t end_ns; /* recording ended then (0: not yet) */
 	struct lp_report_thread *threads; /* the report's */
+	/*
+	 * --off-cpu with a trace: each thread's last wait, drawn once the
+	 * thread's next event says whether it was inside a span (on_sched).
+	 */
+	struct pending_wait *waits;
+	size_t nwaits, waits_cap, npending;
+	struct lp_map waits_of; /* (pid << 32 | tid, 0) -> v1: its waits index + 1 */
 	int err;         /* the first error of any stage */
+};
+
+struct pending_wait {
+	uint32_t pid, tid;
+	uint64_t off_ns, wake_ns, on_ns;
+	bool pending;
 };
 
 static void set_err(struct lp_pipeline *p, int err)
@@ -44,14 +59,70 @@ static void on_span(void *ctx, const struct lp_span *s)
 		lp_trace_span(p->trace, s);
 }
 
+/* A wait of a thread into the trace, if the thread is inside a span now. */
+static void draw_wait(struct lp_pipeline *p, struct pending_wait *w)
+{
+	if (p->trace && lp_nest_depth(p->nest, w->pid, w->tid))
+		lp_trace_off_cpu(p->trace, w->pid, w->tid, w->off_ns, w->wake_ns, w->on_ns);
+	w->pending = false;
+	p->npending--;
+}
+
+static struct pending_wait *wait_of(struct lp_pipeline *p, uint32_t pid, uint32_t tid,
+				    bool create)
+{
+	struct lp_map_ent *e;
+	struct pending_wait *w;
+
+	if (!create && !p->npending)
+		return NULL;
+	e = lp_map_find(&p->waits_of, (uint64_t)pid << 32 | tid, 0, create);
+	if (!e)
+		return NULL;
+	if (e->v1)
+		return &p->waits[e->v1 - 1];
+	if (!create)
+		return NULL;
+	w = lp_grow(p->waits, &p->waits_cap, p->nwaits + 1, sizeof(*w));
+	if (!w)
+		return NULL; /* the entry stays, v1 0: looked up as absent */
+	p->waits = w;
+	p->waits[p->nwaits] = (struct pending_wait){ .pid = pid, .tid = tid };
+	e->v1 = ++p->nwaits;
+	return &p->waits[p->nwaits - 1];
+}
+
+/* The thread's pending wait, drawn now (its thread ends, or recording does). */
+static void flush_wait(struct lp_pipeline *p, uint32_t pid, uint32_t tid)
+{
+	struct pending_wait *w = wait_of(p, pid, tid, false);
+
+	if (w && w->pending)
+		draw_wait(p, w);
+}
+
 /* Markers' and span pairs' events -> nesting. */
 static int to_nest(void *ctx, const struct lp_event *ev)
 {
 	struct lp_pipeline *p = ctx;
+	struct pending_wait *w = wait_of(p, ev->pid, ev->tid, false);
+	int err;
 
 	if (p->h.event)
 		p->h.event(p->h.ctx, ev);
-	return lp_nest_event(p->nest, ev);
+	/*
+	 * A wait that ended before this event lay in the spans open now. One
+	 * that ended after it began after it: the thread lost its CPU inside
+	 * the kernel half's program for this event, after its timestamp (an
+	 * exit's record then comes after the wait's). It lies in the spans
+	 * open after this event.
+	 */
+	if (w && w->pending && w->on_ns <= ev->ts_ns)
+		draw_wait(p, w);
+	err = lp_nest_event(p->nest, ev);
+	if (w && w->pending)
+		draw_wait(p, w);
+	return err;
 }
 
 /*
@@ -92,6 +163,7 @@ static void on_track_end(void *ctx, uint32_t pid, uint32_t track_tid, uint64_t e
 {
 	struct lp_pipeline *p = ctx;
 
+	flush_wait(p, pid, track_tid);
 	lp_nest_thread_end(p->nest, pid, track_tid, end_ns);
 }
 
@@ -114,15 +186,31 @@ static long on_site_text(void *ctx, uint32_t file, uint64_t site, uint64_t addr,
 /*
  * --off-cpu: a thread's time off its CPU, into the trace while it is inside a
  * span (outside, a thread waiting for work would fill the trace with its idle
- * time).
+ * time). Whether it is comes with the thread's next event (to_nest): the
+ * record of a wait can come before that of an exit whose time is before it.
  */
 static int on_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t off_ns, uint64_t wake_ns,
 		    uint64_t on_ns)
 {
 	struct lp_pipeline *p = ctx;
+	struct pending_wait *w;
 
-	if (p->trace && lp_nest_depth(p->nest, pid, tid))
-		lp_trace_off_cpu(p->trace, pid, tid, off_ns, wake_ns, on_ns);
+	if (!p->trace)
+		return 0;
+	w = wait_of(p, pid, tid, true);
+	if (!w) {
+		/* Out of memory: drawn as the spans stand now. */
+		if (lp_nest_depth(p->nest, pid, tid))
+			lp_trace_off_cpu(p->trace, pid, tid, off_ns, wake_ns, on_ns);
+		return -ENOMEM;
+	}
+	if (w->pending)
+		draw_wait(p, w);
+	w->off_ns = off_ns;
+	w->wake_ns = wake_ns;
+	w->on_ns = on_ns;
+	w->pending = true;
+	p->npending++;
 	return 0;
 }
 
@@ -195,6 +283,9 @@ bool lp_pipeline_process_gone(struct lp_pipeline *p, uint32_t pid)
 /* A process ended (its last thread, or its image at an exec). */
 static void process_end(struct lp_pipeline *p, const struct lp_task_event *te)
 {
+	for (size_t i = 0; p->npending && i < p->nwaits; i++)
+		if (p->waits[i].pid == te->pid && p->waits[i].pending)
+			draw_wait(p, &p->waits[i]);
 	lp_pairs_process_end(p->pairs, te->pid);
 	lp_nest_process_end(p->nest, te->pid, te->ts_ns);
 }
@@ -203,6 +294,7 @@ static int on_exit_task(struct lp_pipeline *p, const struct lp_task_event *te)
 {
 	struct lp_report_process *proc;
 
+	flush_wait(p, te->pid, te->tid);
 	lp_pairs_thread_end(p->pairs, te->pid, te->tid, te->ts_ns);
 	lp_nest_thread_end(p->nest, te->pid, te->tid, te->ts_ns);
 	if (!te->group_dead)
@@ -312,6 +404,8 @@ void lp_pipeline_free(struct lp_pipeline *p)
 	strtab_free(p->st);
 	free(p->procs);
 	free(p->threads);
+	free(p->waits);
+	lp_map_free(&p->waits_of);
 	free(p);
 }
 
@@ -422,6 +516,9 @@ void lp_pipeline_stop(struct lp_pipeline *p, uint64_t end_ns)
 
 void lp_pipeline_finish(struct lp_pipeline *p, uint64_t end_ns)
 {
+	for (size_t i = 0; p->npending && i < p->nwaits; i++)
+		if (p->waits[i].pending)
+			draw_wait(p, &p->waits[i]);
 	lp_nest_finish(p->nest, end_ns);
 }
 
