@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # make bench, row 16: what recording one process with -p costs another process of the same
 # marked binary (a bystander). bench/bystander.c: one process waits (the target, recorded with
-# `record -p`), the other runs BYSTANDER_SPANS spans (default 300000), each around
-# BYSTANDER_WORK rounds of a loop (default 3000, ~1 us), and prints its span rate. Per round,
+# `record -p`), the other runs BYSTANDER_SPANS spans (default 1000000), each around
+# BYSTANDER_WORK rounds of a loop (default 3000, ~1 us), and prints its span rate per second
+# of its own CPU time (user and kernel: what time the host gives others does not swell). Per round,
 # interleaved (ROUNDS, default 5): the bystander alone; while the target is recorded with pid
 # filtering (the default: the probes are linked to the target alone); and while it is recorded
 # with LEANPROFILER_PID_FILTER=0 (links for every process of the file, as without pid
@@ -14,7 +15,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 lp=${2:-$build/leanprofiler}
 rounds=${ROUNDS:-5}
-spans=${BYSTANDER_SPANS:-300000}
+spans=${BYSTANDER_SPANS:-1000000}
 work_k=${BYSTANDER_WORK:-3000}
 work=$(mktemp -d)
 target=""
@@ -59,7 +60,7 @@ stop_recording() {
 	recorder=""
 }
 
-rate() { sed -n 's/^bystander: .*, \([0-9]*\) spans\/s, .*, active \([01]\)$/\1 \2/p'; }
+rate() { sed -n 's/^bystander: .*, \([0-9]*\) spans per CPU-second, active \([01]\)$/\1 \2/p'; }
 : >"$work/results"
 for ((i = 0; i < rounds; i++)); do
 	echo "alone $("$work/bystander" "$spans" "$work_k" | rate)" >>"$work/results"
@@ -81,7 +82,7 @@ active() { awk -v m="$1" '$1 == m { a = a + $3 } END { print a + 0 }' "$work/res
 alone=$(median alone)
 echo "16. a bystander: another process of the same marked binary while one is recorded with -p:"
 echo "   $spans spans of ~$work_k loop rounds each, medians of $rounds interleaved rounds"
-printf '   %-52s %12s %10s %14s\n' "" "spans/s" "/alone" "LP_ACTIVE() 1"
+printf '   %-52s %12s %10s %14s\n' "" "spans/CPU-s" "/alone" "LP_ACTIVE() 1"
 for mode in alone pid file; do
 	case $mode in
 	alone) label="alone (nothing recorded)" ;;
