@@ -28,7 +28,12 @@ cleanup() {
 	[ -n "$recorder" ] && kill -INT "$recorder" 2>/dev/null && wait "$recorder" 2>/dev/null
 	[ -n "$session" ] && kill "$session" 2>/dev/null && wait "$session" 2>/dev/null
 	if [ -n "$postmaster" ]; then
-		kill -INT "$postmaster" 2>/dev/null || true # fast shutdown
+		# Fast shutdown, to the server itself: runuser, its parent, passes no SIGINT on.
+		if [ -s "$work/data/postmaster.pid" ]; then
+			kill -INT "$(head -1 "$work/data/postmaster.pid")" 2>/dev/null || true
+		else
+			kill "$postmaster" 2>/dev/null || true
+		fi
 		wait "$postmaster" 2>/dev/null || true
 	fi
 	rm -rf "$work"
@@ -78,6 +83,7 @@ backend=$(head -1 "$work/psql.out" | tr -d ' ')
 
 start_recording() { # start_recording PID_FILTER PID
 	: >"$work/rec.err" # here, before the recording's own shell could open it
+	rm -rf "$work/out"
 	LEANPROFILER_PID_FILTER=$1 "$lp" record --preset postgresql --summary-only \
 		-o "$work/out" -p "$2" >/dev/null 2>"$work/rec.err" &
 	recorder=$!
@@ -90,14 +96,15 @@ start_recording() { # start_recording PID_FILTER PID
 	exit 1
 }
 
-stop_recording() { # -> ms from SIGINT to leanprofiler's exit
+# Sets exit_ms: from SIGINT to leanprofiler's exit. (Not in a $(...): wait needs this shell.)
+stop_recording() {
 	local t0 t1
 	t0=$(date +%s%N)
 	kill -INT "$recorder"
 	wait "$recorder" || true
 	t1=$(date +%s%N)
 	recorder=""
-	echo $(((t1 - t0) / 1000000))
+	exit_ms=$(((t1 - t0) / 1000000))
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -108,12 +115,16 @@ for ((i = 0; i < rounds; i++)); do
 	for mode in pid file; do
 		start_recording "$([ $mode = pid ] && echo 1 || echo 0)" "$backend"
 		echo "$mode $(tps 2)" >>"$work/tps"
-		stop_recording >/dev/null
+		stop_recording
 	done
 	# The whole server: its backends forked while recording.
 	start_recording 1 "$postmaster_pid"
 	pgbench -n -S -c 4 -j 4 -t 2000 -h "$work/sock" -U lp postgres >/dev/null 2>&1
-	exit_ms=$(stop_recording)
+	stop_recording
+	if [ ! -s "$work/out/leanprofiler-summary.json" ]; then
+		echo "bench: row 17: the recording of the server wrote no summary: $(cat "$work/rec.err")" >&2
+		exit 1
+	fi
 	echo "$exit_ms $(jq '.profiler.end_to_figures_ns' "$work/out/leanprofiler-summary.json") \
 $(jq '.profiler.processes_paused' "$work/out/leanprofiler-summary.json") \
 $(jq '[.rows[] | .calls] | add' "$work/out/leanprofiler-summary.json")" >>"$work/end"
