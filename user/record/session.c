@@ -73,7 +73,6 @@ struct lp_session {
 	size_t nloader_links, loader_cap;
 	int *loader_fds;      /* the same as uprobe_multi links, when the kernel has them */
 	size_t nloader_fds, loader_fds_cap;
-	struct detach_batch *going; /* the markers' uprobe_multi links being removed (detach) */
 	pthread_t prober;     /* lp_multi_supported(), while the object is loaded (prepare_uprobe) */
 	bool probing;
 	int uprobe_handler;   /* libbpf's id of prepare_uprobe's handler, -1: none */
