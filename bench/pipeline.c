@@ -6,6 +6,10 @@
  * decode -> nest -> stats and call paths (+ trace) -> the report's figures.
  *
  *   build/bench/pipeline [SPANS] [ROUNDS] [DIR]   (defaults 2000000, 3, $TMPDIR or /tmp)
+ *   build/bench/pipeline --count [SPANS] [DIR]   (default 200000): each pipeline once,
+ *     for valgrind --tool=callgrind: count_summary() and count_trace() are the
+ *     instructions to read (bench/run.sh, row 6: instructions per span, which
+ *     do not depend on the host's noise).
  *   LP_PIPELINE_KEEP=1: keep the last trace (to check it) instead of removing it.
  *
  * Each round runs, in this order so that the machine's noise hits all three:
@@ -314,6 +318,52 @@ static struct sample median(struct sample *v, unsigned n)
 	return v[n / 2];
 }
 
+/*
+ * Functions of their own, neither inlined nor ending in a jump to
+ * run_pipeline (the barrier after the call): callgrind counts each one's
+ * instructions apart (--count).
+ */
+__attribute__((noinline, noipa)) static void count_summary(const struct stream *s,
+							   uint64_t spans)
+{
+	run_pipeline(s, spans, NULL, NULL);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline, noipa)) static void count_trace(const struct stream *s, uint64_t spans,
+							 const char *path)
+{
+	off_t bytes;
+
+	run_pipeline(s, spans, path, &bytes);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int count(int argc, char **argv)
+{
+	uint64_t spans = argc > 2 ? strtoull(argv[2], NULL, 10) : 200000;
+	const char *tmp = argc > 3 ? argv[3] : getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char trace_path[4200];
+	struct stream s = { 0 };
+
+	if (spans == 0) {
+		fprintf(stderr, "usage: pipeline --count [SPANS > 0] [DIR]\n");
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "%s/lp-pipeline.XXXXXX", tmp);
+	if (!mkdtemp(dir))
+		die(dir, errno);
+	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
+	build_stream(&s, spans);
+	count_summary(&s, spans);
+	count_trace(&s, spans, trace_path);
+	remove_dir();
+	free(s.p);
+	free(s.offs);
+	printf("pipeline --count: %llu spans\n", (unsigned long long)spans);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t spans = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
@@ -325,6 +375,8 @@ int main(int argc, char **argv)
 	off_t bytes = 0;
 	double mb;
 
+	if (argc > 1 && !strcmp(argv[1], "--count"))
+		return count(argc, argv);
 	if (spans == 0 || rounds == 0 || rounds > MAX_ROUNDS) {
 		fprintf(stderr, "usage: pipeline [SPANS > 0] [ROUNDS 1..%d] [DIR]\n", MAX_ROUNDS);
 		return 2;

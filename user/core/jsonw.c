@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "jsonw.h"
+#include "bgwrite.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,18 +32,43 @@ void jw_init_buf(struct jw *w, struct lp_buf *mem)
 
 void jw_init_fd(struct jw *w, int fd)
 {
-	char *buf = malloc(JW_FD_BUFFER);
+	char *buf;
 
 	init(w);
 	w->fd = fd;
+	w->bg = lp_bgw_start(fd);
+	if (w->bg) {
+		w->buf = lp_bgw_buffer(w->bg);
+		w->cap = LP_BGW_BUFFER;
+		return;
+	}
+	buf = malloc(JW_FD_BUFFER);
 	if (buf) {
 		w->buf = buf;
 		w->cap = JW_FD_BUFFER;
 	}
 }
 
+/* The thread has written all it was given, and goes with its buffers. */
+static void end_thread(struct jw *w)
+{
+	uint64_t written;
+	int err = lp_bgw_finish(w->bg, &written);
+
+	w->bg = NULL;
+	w->bytes += written;
+	if (err && !w->err)
+		w->err = err;
+	w->buf = w->small;
+	w->cap = sizeof(w->small);
+}
+
 void jw_release(struct jw *w)
 {
+	if (w->bg) {
+		w->len = 0; /* dropped: only what was handed over is written */
+		end_thread(w);
+	}
 	if (w->buf != w->small)
 		free(w->buf);
 	w->buf = w->small;
@@ -73,7 +99,13 @@ static void spill(struct jw *w)
 {
 	if (!w->len)
 		return;
-	if (w->fd >= 0) {
+	if (w->bg) {
+		int err = lp_bgw_queue(w->bg, w->buf, w->len);
+
+		if (err && !w->err)
+			w->err = err;
+		w->buf = lp_bgw_buffer(w->bg);
+	} else if (w->fd >= 0) {
 		write_fd(w, w->buf, w->len);
 	} else if (w->f) {
 		/* A stream's errors are its own (ferror), as with any stdio writer. */
@@ -415,6 +447,8 @@ void jw_advance(struct jw *w, char *end)
 int jw_flush(struct jw *w)
 {
 	spill(w);
+	if (w->bg)
+		end_thread(w);
 	return jw_error(w);
 }
 

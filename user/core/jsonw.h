@@ -7,8 +7,9 @@
  *
  * Text is formatted into the writer's own buffer, never through stdio's
  * per-call machinery, and goes to one of three places:
- *   jw_init_fd:  a file descriptor, with write(2) when the 1 MiB buffer is
- *                full and at jw_flush() (the trace: hundreds of MB);
+ *   jw_init_fd:  a file descriptor, written by a thread of its own (bgwrite.h)
+ *                a buffer at a time, and at jw_flush() (the trace: hundreds of
+ *                MB); with write(2) when a buffer is full if there is no thread;
  *   jw_init:     a stdio stream, written through at the end of every call, so
  *                that callers may mix their own stdio writes in;
  *   jw_init_buf: a growable memory buffer, appended to at every call.
@@ -26,13 +27,20 @@
 /* The most jw_room() hands out: enough for any few numbers and keys. */
 #define JW_ROOM_MAX 256
 
+struct lp_bgw;
+
 struct jw {
 	int fd;             /* jw_init_fd: >= 0 */
+	struct lp_bgw *bg;  /* jw_init_fd: the thread that writes, until jw_flush() */
 	FILE *f;            /* jw_init */
 	struct lp_buf *mem; /* jw_init_buf */
 	char *buf;          /* pending output: heap (fd) or small (stream, memory) */
 	size_t len, cap;
-	uint64_t bytes;     /* handed on so far (written, or for the stream, given to stdio) */
+	/*
+	 * Handed on so far: written (with a thread, known at jw_flush()), or for
+	 * the stream, given to stdio.
+	 */
+	uint64_t bytes;
 	int depth;
 	bool first[JW_MAX_DEPTH];
 	bool after_key;
@@ -48,7 +56,11 @@ void jw_init(struct jw *w, FILE *f);
  */
 void jw_init_fd(struct jw *w, int fd);
 void jw_init_buf(struct jw *w, struct lp_buf *mem);
-/* Writes out what is buffered; returns jw_error(). */
+/*
+ * Writes out what is buffered and waits until it is written (the writing
+ * thread ends: later text is written in the caller's thread); returns
+ * jw_error().
+ */
 int jw_flush(struct jw *w);
 /* Frees jw_init_fd's buffer (unwritten text is dropped). */
 void jw_release(struct jw *w);

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: MIT
+#include "bgwrite.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/*
+ * Buffers go round in order: the writer fills buffer queued % N, the thread
+ * writes buffer written % N. written <= queued <= written + N.
+ */
+struct lp_bgw {
+	int fd;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t more;  /* a buffer was queued, or the end came */
+	pthread_cond_t freed; /* a buffer was written */
+	char *buf[LP_BGW_BUFFERS];
+	size_t len[LP_BGW_BUFFERS];
+	uint64_t queued, written; /* buffers */
+	uint64_t bytes;
+	bool ending;
+	int err;
+};
+
+/* write(2) until done; 0 or -errno (a short write then -1: the second says why). */
+static int write_all(int fd, const char *p, size_t n, uint64_t *bytes)
+{
+	while (n > 0) {
+		ssize_t k = write(fd, p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return k < 0 ? -errno : -EIO;
+		p += k;
+		n -= (size_t)k;
+		*bytes += (uint64_t)k;
+	}
+	return 0;
+}
+
+static void *run(void *arg)
+{
+	struct lp_bgw *b = arg;
+
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		while (b->written == b->queued && !b->ending)
+			pthread_cond_wait(&b->more, &b->mu);
+		if (b->written == b->queued)
+			break; /* ending, and nothing left */
+		unsigned i = (unsigned)(b->written % LP_BGW_BUFFERS);
+		uint64_t bytes = 0;
+		int err = b->err;
+
+		pthread_mutex_unlock(&b->mu);
+		if (!err)
+			err = write_all(b->fd, b->buf[i], b->len[i], &bytes);
+		pthread_mutex_lock(&b->mu);
+		b->bytes += bytes;
+		if (err && !b->err)
+			b->err = err;
+		b->written++;
+		pthread_cond_signal(&b->freed);
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+static void free_bgw(struct lp_bgw *b)
+{
+	for (unsigned i = 0; i < LP_BGW_BUFFERS; i++)
+		free(b->buf[i]);
+	pthread_mutex_destroy(&b->mu);
+	pthread_cond_destroy(&b->more);
+	pthread_cond_destroy(&b->freed);
+	free(b);
+}
+
+struct lp_bgw *lp_bgw_start(int fd)
+{
+	struct lp_bgw *b = calloc(1, sizeof(*b));
+	sigset_t all, old;
+	int err;
+
+	if (!b)
+		return NULL;
+	b->fd = fd;
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->more, NULL);
+	pthread_cond_init(&b->freed, NULL);
+	for (unsigned i = 0; i < LP_BGW_BUFFERS; i++) {
+		b->buf[i] = malloc(LP_BGW_BUFFER);
+		if (!b->buf[i]) {
+			free_bgw(b);
+			return NULL;
+		}
+	}
+	/* Signals (SIGINT, the children's SIGCHLD) stay with the threads that wait for them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(&b->thread, NULL, run, b);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		free_bgw(b);
+		return NULL;
+	}
+	return b;
+}
+
+char *lp_bgw_buffer(struct lp_bgw *b)
+{
+	char *p;
+
+	pthread_mutex_lock(&b->mu);
+	while (b->queued - b->written >= LP_BGW_BUFFERS)
+		pthread_cond_wait(&b->freed, &b->mu);
+	p = b->buf[b->queued % LP_BGW_BUFFERS];
+	pthread_mutex_unlock(&b->mu);
+	return p;
+}
+
+int lp_bgw_queue(struct lp_bgw *b, char *buf, size_t len)
+{
+	unsigned i = (unsigned)(b->queued % LP_BGW_BUFFERS);
+	int err;
+
+	pthread_mutex_lock(&b->mu);
+	if (buf == b->buf[i] && len <= LP_BGW_BUFFER) {
+		b->len[i] = len;
+		b->queued++;
+		pthread_cond_signal(&b->more);
+	} else if (!b->err) {
+		b->err = -EINVAL; /* not the buffer lp_bgw_buffer() handed out */
+	}
+	err = b->err;
+	pthread_mutex_unlock(&b->mu);
+	return err;
+}
+
+int lp_bgw_finish(struct lp_bgw *b, uint64_t *written)
+{
+	int err;
+
+	pthread_mutex_lock(&b->mu);
+	b->ending = true;
+	pthread_cond_signal(&b->more);
+	pthread_mutex_unlock(&b->mu);
+	pthread_join(b->thread, NULL);
+	err = b->err;
+	if (written)
+		*written = b->bytes;
+	free_bgw(b);
+	return err;
+}

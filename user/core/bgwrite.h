@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A file written by a thread of its own: the writer fills a buffer, hands it
+ * over and fills the next while the thread's write(2) copies the last one
+ * into the page cache (or waits for the disk). The trace is hundreds of MB:
+ * written in the consumer's thread, that copy was a quarter of its time, and
+ * a slow disk stalled the draining of the ring buffers.
+ *
+ * LP_BGW_BUFFERS buffers of LP_BGW_BUFFER bytes each: when all are queued
+ * the writer waits for one (the disk sets the pace, memory stays bounded).
+ */
+#ifndef LP_BGWRITE_H
+#define LP_BGWRITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LP_BGW_BUFFER (1u << 20)
+#define LP_BGW_BUFFERS 4
+
+struct lp_bgw;
+
+/*
+ * Starts the thread writing to fd (not closed by it). NULL when memory or a
+ * thread cannot be had: the caller writes itself.
+ */
+struct lp_bgw *lp_bgw_start(int fd);
+/* An empty buffer of LP_BGW_BUFFER bytes to fill (waits until one is free). */
+char *lp_bgw_buffer(struct lp_bgw *b);
+/*
+ * Queues len bytes of buf (from lp_bgw_buffer) to be written in order.
+ * The first error of any write so far, -errno, or 0: after an error
+ * nothing more is written.
+ */
+int lp_bgw_queue(struct lp_bgw *b, char *buf, size_t len);
+/*
+ * Waits until every queued byte is written, ends the thread and frees b.
+ * The first error of any write, or 0; *written (may be NULL): bytes written.
+ */
+int lp_bgw_finish(struct lp_bgw *b, uint64_t *written);
+
+#endif
