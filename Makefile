@@ -9,6 +9,12 @@ ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP
+# The profiler's own objects: -O3 and link-time optimization (the consumer's calls between
+# files, the decoder to the nesting to the statistics, are inlined: ~15% fewer instructions
+# per span, bench row 6). Fat objects: the unit tests link them without LTO (-fno-lto), which
+# keeps `make check` from optimizing the core again for each test.
+OPT_CFLAGS ?= -O3 -flto=auto -ffat-lto-objects
+LTO_LDFLAGS ?= -flto=auto
 # The sources, by folder (the data path; docs/internals.md "Source tree"):
 #   user/core      records -> decoder -> span pairs, nesting -> statistics, call paths, trace ->
 #                  report; libbpf-free: the unit tests, fuzzers and bench/pipeline link it
@@ -87,11 +93,11 @@ $(OUT)/user/pictures/html.o $(OUT)/san/user/pictures/html.o: $(OUT)/page_assets.
 $(OUT)/user/%.o: user/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_CFLAGS) -c $< -o $@
 
 $(OUT)/leanprofiler: $(TOOL_OBJS) $(CORE_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(OPT_CFLAGS) $(LTO_LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(OUT)/examples/%: examples/%.c include/leanprofiler.h
 	$(call msg,CC,$@)
@@ -101,7 +107,7 @@ $(OUT)/examples/%: examples/%.c include/leanprofiler.h
 $(OUT)/bench/%: bench/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(CORE_OBJS) -ljson-c -lm -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_CFLAGS) $(LTO_LDFLAGS) $< $(CORE_OBJS) -ljson-c -lm -o $@
 
 # The main job: profile the nested example, print the table, write the two files.
 demo:

@@ -10,7 +10,7 @@ TARGETS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(filter-out test
 $(OUT)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $< $(CORE_OBJS) -lcmocka -ljson-c -lm -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fno-lto $< $(CORE_OBJS) -lcmocka -ljson-c -lm -o $@
 
 $(OUT)/tests/targets/%: tests/targets/%.c include/leanprofiler.h
 	$(call msg,CC,$@)

@@ -14,7 +14,7 @@
  * Every event looks up its thread and its literals: small direct-mapped
  * caches in front of the maps answer most of them.
  */
-#define RECENT_LITERALS 1024
+#define RECENT_LITERALS 4096
 #define RECENT_THREADS 64
 
 struct recent_literal {
@@ -173,8 +173,8 @@ static uint32_t text_id(struct lp_decoder *d, const char *s, long len, size_t av
 
 static struct recent_literal *recent_literal(struct lp_decoder *d, uint64_t key, uint32_t pid)
 {
-	/* Fibonacci hashing: the top bits of one multiply (10 bits: RECENT_LITERALS). */
-	return &d->recent_lit[((key ^ pid) * 0x9e3779b97f4a7c15ULL) >> 54];
+	/* Fibonacci hashing: the top bits of one multiply (12 bits: RECENT_LITERALS). */
+	return &d->recent_lit[((key ^ pid) * 0x9e3779b97f4a7c15ULL) >> 52];
 }
 
 /*
@@ -265,14 +265,13 @@ static int decode_string(struct lp_decoder *d, const struct lp_rec_string *r, si
 	return 0;
 }
 
-static uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
+/* literal_id() when the cache does not hold it. */
+static __attribute__((noinline)) uint32_t literal_id_slow(struct lp_decoder *d, uint64_t addr,
+							  uint32_t pid,
+							  struct recent_literal *c)
 {
-	struct recent_literal *c = recent_literal(d, addr, pid);
-	struct lp_map_ent *e;
+	struct lp_map_ent *e = lp_map_find(&d->literals, addr, pid, false);
 
-	if (c->id1 && c->key == addr && c->pid == pid)
-		return c->id1 - 1;
-	e = lp_map_find(&d->literals, addr, pid, false);
 	if (!e || !e->v1) {
 		d->stats.unknown_literal++;
 		return d->id_unknown;
@@ -281,17 +280,23 @@ static uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
 	return e->v1 - 1;
 }
 
-/* The seq state of a thread: v1 the next seq expected, v2 1 once a record arrived. */
-static struct lp_map_ent *thread_state(struct lp_decoder *d, uint32_t pid, uint32_t tid)
+static inline uint32_t literal_id(struct lp_decoder *d, uint64_t addr, uint32_t pid)
 {
-	uint64_t key = ((uint64_t)pid << 32) | tid;
-	struct recent_thread *c = &d->recent_th[tid % RECENT_THREADS];
-	const struct lp_map_ent *was = d->threads.e;
-	struct lp_map_ent *e;
+	struct recent_literal *c = recent_literal(d, addr, pid);
 
-	if (c->e && c->key == key)
-		return c->e;
-	e = lp_map_find(&d->threads, key, 0, true);
+	if (c->id1 && c->key == addr && c->pid == pid)
+		return c->id1 - 1;
+	return literal_id_slow(d, addr, pid, c);
+}
+
+/* thread_state() when the cache does not hold it. */
+static __attribute__((noinline)) struct lp_map_ent *thread_state_slow(struct lp_decoder *d,
+								       uint64_t key,
+								       struct recent_thread *c)
+{
+	const struct lp_map_ent *was = d->threads.e;
+	struct lp_map_ent *e = lp_map_find(&d->threads, key, 0, true);
+
 	/* The table grew: every entry moved, and every cached pointer with it. */
 	if (d->threads.e != was)
 		memset(d->recent_th, 0, sizeof(d->recent_th));
@@ -300,11 +305,22 @@ static struct lp_map_ent *thread_state(struct lp_decoder *d, uint32_t pid, uint3
 	return e;
 }
 
+/* The seq state of a thread: v1 the next seq expected, v2 1 once a record arrived. */
+static inline struct lp_map_ent *thread_state(struct lp_decoder *d, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = ((uint64_t)pid << 32) | tid;
+	struct recent_thread *c = &d->recent_th[tid % RECENT_THREADS];
+
+	if (c->e && c->key == key)
+		return c->e;
+	return thread_state_slow(d, key, c);
+}
+
 /*
  * Sequence numbers count every probe hit of the thread, delivered or not: a
  * gap is the events lost before this one. 0 or -ENOMEM.
  */
-static int seq_lost(struct lp_decoder *d, const struct lp_rec_hdr *h, uint32_t *lost)
+static inline int seq_lost(struct lp_decoder *d, const struct lp_rec_hdr *h, uint32_t *lost)
 {
 	struct lp_map_ent *t = thread_state(d, h->pid, h->tid);
 

@@ -438,6 +438,29 @@ char *jw_room(struct jw *w, size_t n)
 	return room(w, n); /* n <= JW_ROOM_MAX fits even the small buffer */
 }
 
+char *jw_line_room(struct jw *w, size_t n)
+{
+	char *p;
+
+	if (n > w->cap || w->cap - n < 3)
+		return NULL;
+	p = room(w, n + 3);
+	*p++ = '\n';
+	/* sep(), into the room */
+	if (w->after_key) {
+		w->after_key = false;
+		return p;
+	}
+	if (!w->first[w->depth])
+		*p++ = ',';
+	w->first[w->depth] = false;
+	if (w->brk) {
+		w->brk = false;
+		*p++ = '\n';
+	}
+	return p;
+}
+
 void jw_advance(struct jw *w, char *end)
 {
 	w->len = (size_t)(end - w->buf);

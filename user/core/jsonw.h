@@ -105,6 +105,13 @@ void jw_raw(struct jw *w, const char *json, size_t len);
  */
 char *jw_room(struct jw *w, size_t n);
 void jw_advance(struct jw *w, char *end);
+/*
+ * A new line and the separator of the next value of the current array or
+ * object, then at least n more bytes to format the value into in place (as
+ * jw_room(), any n the buffer holds); NULL when the buffer is smaller (a
+ * stream's or memory's: the caller writes it with the calls above).
+ */
+char *jw_line_room(struct jw *w, size_t n);
 
 /* Decimal text of v, at most 20 bytes, not NUL-terminated; returns its end. */
 char *jw_fmt_u64(char *out, uint64_t v);

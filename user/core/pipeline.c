@@ -74,8 +74,6 @@ static struct pending_wait *wait_of(struct lp_pipeline *p, uint32_t pid, uint32_
 	struct lp_map_ent *e;
 	struct pending_wait *w;
 
-	if (!create && !p->npending)
-		return NULL;
 	e = lp_map_find(&p->waits_of, (uint64_t)pid << 32 | tid, 0, create);
 	if (!e)
 		return NULL;
@@ -95,7 +93,7 @@ static struct pending_wait *wait_of(struct lp_pipeline *p, uint32_t pid, uint32_
 /* The thread's pending wait, drawn now (its thread ends, or recording does). */
 static void flush_wait(struct lp_pipeline *p, uint32_t pid, uint32_t tid)
 {
-	struct pending_wait *w = wait_of(p, pid, tid, false);
+	struct pending_wait *w = p->npending ? wait_of(p, pid, tid, false) : NULL;
 
 	if (w && w->pending)
 		draw_wait(p, w);
@@ -105,7 +103,8 @@ static void flush_wait(struct lp_pipeline *p, uint32_t pid, uint32_t tid)
 static int to_nest(void *ctx, const struct lp_event *ev)
 {
 	struct lp_pipeline *p = ctx;
-	struct pending_wait *w = wait_of(p, ev->pid, ev->tid, false);
+	/* Only --off-cpu with a trace has waits: the rest never looks one up. */
+	struct pending_wait *w = p->npending ? wait_of(p, ev->pid, ev->tid, false) : NULL;
 	int err;
 
 	if (p->h.event)

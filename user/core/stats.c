@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define RECENT_GROUPS_BITS 8
+#define RECENT_GROUPS (1u << RECENT_GROUPS_BITS)
+
 struct lp_stats {
 	struct lp_group **groups;
 	size_t n, cap;
@@ -26,10 +29,22 @@ struct lp_stats {
 	struct lp_group *other_names; /* LP_OVERFLOW_NAME, once needed */
 	struct lp_hll *folded;        /* every (name, meta) folded, once needed */
 	const struct strtab *texts;   /* folded spans are counted by their texts (NULL: ids) */
-	/* The previous span's (name, meta) and group: loops repeat one. */
-	uint32_t last_name, last_meta;
-	struct lp_group *last;
+	/*
+	 * Groups of recent (name, meta) pairs, direct-mapped: most spans find
+	 * theirs without the index (a program uses a few hundred pairs at a time).
+	 */
+	struct recent_group {
+		uint32_t name, meta;
+		struct lp_group *g; /* NULL: empty */
+	} recent[RECENT_GROUPS];
 };
+
+static struct recent_group *recent_group(struct lp_stats *s, uint32_t name, uint32_t meta)
+{
+	uint64_t k = ((uint64_t)meta << 32 | name) * 0x9e3779b97f4a7c15ULL;
+
+	return &s->recent[k >> (64 - RECENT_GROUPS_BITS)];
+}
 
 struct lp_stats *lp_stats_new(void)
 {
@@ -140,14 +155,14 @@ static struct lp_group *fold(struct lp_stats *s, uint32_t name, uint32_t meta)
 	return g;
 }
 
-static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t meta)
+static __attribute__((noinline)) struct lp_group *find_group(struct lp_stats *s, uint32_t name,
+							       uint32_t meta,
+							       struct recent_group *c)
 {
 	bool room = s->kept < s->max_groups;
 	struct lp_map_ent *e;
 	struct lp_group *g;
 
-	if (s->last && s->last_name == name && s->last_meta == meta)
-		return s->last;
 	/* Past the cap, a (name, meta) without a group gets no index entry either. */
 	e = lp_map_find(&s->index, name, meta, room);
 	if (room && !e)
@@ -158,12 +173,18 @@ static struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t me
 		g = own_group(s, e, name, meta);
 	else
 		g = fold(s, name, meta);
-	if (g) {
-		s->last = g;
-		s->last_name = name;
-		s->last_meta = meta;
-	}
+	if (g)
+		*c = (struct recent_group){ name, meta, g };
 	return g;
+}
+
+static inline struct lp_group *get_group(struct lp_stats *s, uint32_t name, uint32_t meta)
+{
+	struct recent_group *c = recent_group(s, name, meta);
+
+	if (c->g && c->name == name && c->meta == meta)
+		return c->g;
+	return find_group(s, name, meta, c);
 }
 
 void lp_stats_mark(struct lp_stats *s, struct strtab *st)
@@ -174,7 +195,7 @@ void lp_stats_mark(struct lp_stats *s, struct strtab *st)
 			strtab_mark(st, s->groups[i]->meta);
 	}
 	/* A folded span's ids are held by no group: they may name another text next. */
-	s->last = NULL;
+	memset(s->recent, 0, sizeof(s->recent));
 }
 
 void lp_stats_set_texts(struct lp_stats *s, const struct strtab *st)

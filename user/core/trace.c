@@ -246,15 +246,9 @@ static char *put(char *p, const char *s, size_t len)
 
 #define PUT(p, lit) put(p, lit, sizeof(lit) - 1)
 
-/*
- * --off-cpu: the span's split into w, its parts (at most 4 x 24 bytes of usec
- * and 47 of keys) then the rest (one usec, two u64 and 71 bytes of keys), each
- * in its own room of JW_ROOM_MAX; more: whether a member came before.
- */
-static void put_sched(struct jw *w, const struct lp_span *s, bool more)
+/* At most 300 bytes: 5 usec, 2 u64 and 162 of keys. more: whether a member came before. */
+static char *put_sched(char *p, const struct lp_span *s, bool more)
 {
-	char *p = jw_room(w, JW_ROOM_MAX);
-
 	p = more ? PUT(p, ",\"cpu_us\":") : PUT(p, "\"cpu_us\":");
 	p = jw_fmt_usec(p, s->sched.cpu_ns);
 	p = PUT(p, ",\"steal_us\":");
@@ -263,8 +257,6 @@ static void put_sched(struct jw *w, const struct lp_span *s, bool more)
 	p = jw_fmt_usec(p, s->sched.runq_ns);
 	p = PUT(p, ",\"blocked_us\":");
 	p = jw_fmt_usec(p, s->sched.blocked_ns);
-	jw_advance(w, p);
-	p = jw_room(w, JW_ROOM_MAX);
 	p = PUT(p, ",\"voluntary_switches\":");
 	p = jw_fmt_u64(p, s->sched.vcsw);
 	p = PUT(p, ",\"involuntary_switches\":");
@@ -273,13 +265,35 @@ static void put_sched(struct jw *w, const struct lp_span *s, bool more)
 		p = PUT(p, ",\"off_cpu_unmeasured_us\":");
 		p = jw_fmt_usec(p, s->unmeasured_ns);
 	}
-	jw_advance(w, p);
+	return p;
 }
+
+/* `,"pid":P,"tid":T` of a thread: the same for every span of it, kept per thread. */
+static const struct lp_trace_ids *ids_text(struct lp_trace *t, uint32_t pid, uint32_t tid)
+{
+	struct lp_trace_ids *c = &t->ids[tid % LP_TRACE_IDS];
+	char *p;
+
+	if (c->len && c->pid == pid && c->tid == tid)
+		return c;
+	p = PUT(c->text, ",\"pid\":");
+	p = jw_fmt_u64(p, pid);
+	p = PUT(p, ",\"tid\":");
+	p = jw_fmt_u64(p, tid);
+	c->pid = pid;
+	c->tid = tid;
+	c->len = (uint8_t)(p - c->text);
+	return c;
+}
+
+/* The most a span's event takes beyond its two fragments (sched included). */
+#define SPAN_FIXED_MAX 1024
 
 /*
  * One "X" event. Only ids, times, counters and flags differ between spans of
  * one name and metadata: the rest is copied from the fragments, the numbers
- * formatted in place. Byte for byte what write_span_uncached() writes.
+ * formatted in place, all in one room of the writer's buffer. Byte for byte
+ * what write_span_uncached() writes.
  */
 void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
 {
@@ -287,32 +301,27 @@ void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
 	uint64_t start = s->start_ns > t->base_ns ? s->start_ns - t->base_ns : 0;
 	const struct lp_trace_frag *name = frag(t, s->name, false);
 	const struct lp_trace_frag *meta = name ? frag(t, s->meta, true) : NULL;
+	const struct lp_trace_ids *ids;
 	bool more;
 	char *p;
 
 	t->spans++;
-	if (!name || !meta || s->detail) {
+	if (!name || !meta || s->detail ||
+	    !(p = jw_line_room(w, name->len1 + meta->len1 + SPAN_FIXED_MAX))) {
 		write_span_uncached(t, s, start);
 		return;
 	}
-	jw_newline(w);
-	jw_raw_value(w, "{\"ph\":\"X\",\"name\":", 17);
-	jw_raw(w, t->frags.p + name->off, name->len1 - 1);
-	/* At most 117 bytes: two u32, two usec. */
-	p = jw_room(w, JW_ROOM_MAX);
-	p = PUT(p, ",\"cat\":\"span\",\"pid\":");
-	p = jw_fmt_u64(p, s->pid);
-	p = PUT(p, ",\"tid\":");
-	p = jw_fmt_u64(p, s->tid);
+	ids = ids_text(t, s->pid, s->tid);
+	p = PUT(p, "{\"ph\":\"X\",\"name\":");
+	p = put(p, t->frags.p + name->off, name->len1 - 1);
+	p = PUT(p, ",\"cat\":\"span\"");
+	p = put(p, ids->text, ids->len);
 	p = PUT(p, ",\"ts\":");
 	p = jw_fmt_usec(p, start);
 	p = PUT(p, ",\"dur\":");
 	p = jw_fmt_usec(p, s->total_ns);
 	p = PUT(p, ",\"args\":{");
-	jw_advance(w, p);
-	jw_raw(w, t->frags.p + meta->off, meta->len1 - 1);
-	/* At most 138 bytes: two u64 and every flag. */
-	p = jw_room(w, JW_ROOM_MAX);
+	p = put(p, t->frags.p + meta->off, meta->len1 - 1);
 	more = meta->len1 > 1;
 	if (s->has_counter) {
 		p = more ? PUT(p, ",\"counter\":") : PUT(p, "\"counter\":");
@@ -334,11 +343,8 @@ void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
 		p = more ? PUT(p, ",\"uncertain\":true") : PUT(p, "\"uncertain\":true");
 		more = true;
 	}
-	if (s->has_sched) {
-		jw_advance(w, p);
-		put_sched(w, s, more);
-		p = jw_room(w, JW_ROOM_MAX);
-	}
+	if (s->has_sched)
+		p = put_sched(p, s, more);
 	p = PUT(p, "}}");
 	jw_advance(w, p);
 }

@@ -19,6 +19,15 @@ struct lp_trace_frag {
 	uint32_t len1; /* length + 1; 0: not built yet */
 };
 
+/* A thread's `,"pid":P,"tid":T` (at most 38 bytes), in lp_trace.ids by tid. */
+struct lp_trace_ids {
+	uint32_t pid, tid;
+	uint8_t len; /* 0: empty */
+	char text[40];
+};
+
+#define LP_TRACE_IDS 64
+
 struct lp_trace {
 	struct lp_outfile out;
 	struct jw w;
@@ -35,6 +44,7 @@ struct lp_trace {
 	struct lp_trace_frag *names, *metas;
 	size_t names_cap, metas_cap;
 	size_t frags_dead; /* bytes of frags whose ids were forgotten (lp_trace_forget) */
+	struct lp_trace_ids ids[LP_TRACE_IDS];
 };
 
 /* The trace file name in directory dirfd (lp_outfile_openat). 0 or -errno. */

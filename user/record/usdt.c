@@ -151,6 +151,7 @@ cleanup:
 /* Opens path as an ELF file: 0 with *fd and *elf set (close both), or -errno. */
 static int open_elf(const char *path, int *fd, Elf **elf)
 {
+	*elf = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOEXEC;
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
