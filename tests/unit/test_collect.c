@@ -60,6 +60,7 @@ struct gthread {
 	bool alive;
 	uint32_t tid, seq;
 	uint64_t counter;
+	struct lp_sched_snap snap; /* run.rich: the thread's --off-cpu sums */
 	size_t depth;
 	struct gframe stack[G_DEPTH];
 };
@@ -87,6 +88,13 @@ struct run {
 	 * freed ids must go too.
 	 */
 	bool trace_only;
+	/*
+	 * --off-cpu's snapshots on every marker event and waits between them,
+	 * and events lost now and then (gaps in a thread's sequence numbers).
+	 */
+	bool rich;
+	/* record --summary-only: rows keep a bounded number of durations, no trace. */
+	bool summary_only;
 	struct lp_spec specs[NSPECS];
 	struct lp_pipeline *pl;
 	struct strtab *st;
@@ -202,14 +210,28 @@ enum meta_kind { META_NONE, META_LITERAL, META_INLINE };
 static void put_event(struct gen *g, struct run *r, struct gproc *p, struct gthread *th,
 		      bool enter, const struct gframe *f, enum meta_kind mk, uint32_t meta_lit)
 {
-	struct lp_rec_event *e = new_rec(g, sizeof(*e) + LP_NAME_BUF + LP_META_BUF);
+	struct lp_rec_event *e = new_rec(g, sizeof(*e) + sizeof(struct lp_sched_snap) +
+						   LP_NAME_BUF + LP_META_BUF);
 	char *text = (char *)(e + 1);
-	size_t n = 0;
+	size_t n = 0, snap = 0;
 
+	if (r->rich && below(g, 60) == 0)
+		th->seq += 1 + below(g, 3); /* lost before this one */
 	e->h = (struct lp_rec_hdr){ .type = enter ? LP_REC_ENTER : LP_REC_EXIT,
 				    .flags = ABI_FLAGS | LP_EV_HAS_COUNTER, .pid = p->pid,
 				    .tid = th->tid, .seq = th->seq++ };
 	e->ts_ns = g->ts += 1 + below(g, 1000);
+	if (r->rich) {
+		unsigned ran = below(g, 1000);
+
+		th->snap.cpu_ns += ran;
+		th->snap.steal_ns += below(g, 4) ? 0 : ran / 10;
+		th->snap.nivcsw += below(g, 10) == 0;
+		e->h.flags |= LP_EV_SCHED;
+		memcpy(text, &th->snap, sizeof(th->snap));
+		text += sizeof(th->snap);
+		snap = sizeof(th->snap);
+	}
 	e->counter = th->counter += below(g, 16);
 	if (f->literal) {
 		e->h.flags |= LP_EV_NAME_LITERAL;
@@ -246,7 +268,7 @@ static void put_event(struct gen *g, struct run *r, struct gproc *p, struct gthr
 		memcpy(text + n, meta, k);
 		n += k;
 	}
-	feed(r, e, sizeof(*e) + n);
+	feed(r, e, sizeof(*e) + snap + n);
 }
 
 /* The literal's name and metadata texts, once per image, before their first use. */
@@ -330,6 +352,22 @@ static void put_usdt(struct gen *g, struct run *r, struct gproc *p, struct gthre
 	feed(r, u, sizeof(*u) + n);
 }
 
+/* --off-cpu: the thread was off its CPU, asleep then waiting for one. */
+static void put_wait(struct gen *g, struct run *r, struct gproc *p, struct gthread *th)
+{
+	struct lp_rec_sched *w = new_rec(g, sizeof(*w));
+	unsigned asleep = below(g, 3000), runq = below(g, 500);
+
+	w->h = (struct lp_rec_hdr){ .type = LP_REC_SCHED, .pid = p->pid, .tid = th->tid };
+	w->off_ns = g->ts += 1 + below(g, 100);
+	w->wake_ns = g->ts += asleep;
+	w->on_ns = g->ts += runq;
+	th->snap.blocked_ns += asleep;
+	th->snap.runq_ns += runq;
+	th->snap.nvcsw += asleep > 0;
+	feed(r, w, sizeof(*w));
+}
+
 static void thread_start(struct gen *g, struct run *r, struct gproc *p, struct gthread *th)
 {
 	memset(th, 0, sizeof(*th));
@@ -405,6 +443,8 @@ static void step(struct gen *g, struct run *r)
 		thread_exit(g, r, p, th, false);
 	else if (what < 250)
 		put_usdt(g, r, p, th);
+	else if (r->rich && what < 330)
+		put_wait(g, r, p, th);
 	else if (th->depth < G_DEPTH && (th->depth == 0 || what < 580))
 		enter(g, r, p, th);
 	else if (th->depth)
@@ -416,7 +456,8 @@ static void run(struct run *r, const char *dir, uint64_t seed)
 {
 	static char *argv[] = { "/bin/generated", NULL };
 	struct lp_pipeline_opts po = { .specs = r->specs, .nspecs = NSPECS,
-				       .max_groups = r->trace_only ? 1 : 0 };
+				       .max_groups = r->trace_only ? 1 : 0,
+				       .summary_only = r->summary_only };
 	struct lp_report rep = { 0 };
 	struct gen *g = calloc(1, sizeof(*g));
 	FILE *m;
@@ -430,8 +471,10 @@ static void run(struct run *r, const char *dir, uint64_t seed)
 	assert_non_null(r->pl);
 	r->st = lp_pipeline_strtab(r->pl);
 	snprintf(r->path, sizeof(r->path), "%s/trace-%u-%d.json", dir, r->every, r->trace_only);
-	assert_int_equal(lp_trace_open(&r->trace, r->path, r->st, g->ts), 0);
-	lp_pipeline_set_trace(r->pl, &r->trace);
+	if (!r->summary_only) {
+		assert_int_equal(lp_trace_open(&r->trace, r->path, r->st, g->ts), 0);
+		lp_pipeline_set_trace(r->pl, &r->trace);
+	}
 
 	for (int i = 0; i < G_STEPS; i++)
 		step(g, r);
@@ -455,11 +498,13 @@ static void run(struct run *r, const char *dir, uint64_t seed)
 	assert_non_null(m);
 	lp_report_table(m, &rep);
 	fclose(m);
-	assert_int_equal(lp_trace_close(&r->trace, "{\"command\":\"generated\"}"), 0);
-	r->trace_text = ut_read_file(r->path, &r->trace_len);
-	assert_non_null(r->trace_text);
-	assert_true(r->trace_len > 0);
-	unlink(r->path);
+	if (!r->summary_only) {
+		assert_int_equal(lp_trace_close(&r->trace, "{\"command\":\"generated\"}"), 0);
+		r->trace_text = ut_read_file(r->path, &r->trace_len);
+		assert_non_null(r->trace_text);
+		assert_true(r->trace_len > 0);
+		unlink(r->path);
+	}
 
 	free(g);
 	lp_pipeline_free(r->pl);
@@ -516,10 +561,68 @@ static void test_collecting_changes_nothing(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* FNV-1a, 64 bits: a fingerprint of an output, to compare with one kept below. */
+static uint64_t fnv(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/*
+ * What the consumer wrote for these streams before its speed work (issue 29:
+ * commit c353959, whose pipeline this same test drove to print them): the
+ * summary, the table and the trace, byte for byte. Faster must not mean other.
+ * A change meant to alter an output updates these, saying why in its commit.
+ */
+static const struct golden {
+	uint64_t seed;
+	bool rich, trace_only, summary_only;
+	uint64_t summary, table, trace;
+} golden[] = {
+#include "golden_outputs.h"
+};
+
+static void test_outputs_as_before(void **state)
+{
+	char dir[] = "/tmp/lp-test-golden.XXXXXX";
+
+	assert_non_null(mkdtemp(dir));
+	for (size_t i = 0; i < ARRAY_SIZE(golden); i++) {
+		const struct golden *w = &golden[i];
+		struct run r = { .rich = w->rich, .trace_only = w->trace_only,
+				 .summary_only = w->summary_only };
+
+		run(&r, dir, w->seed);
+		/* The rich streams hold what they are for: waits, splits, events lost. */
+		if (w->rich && !w->summary_only) {
+			assert_non_null(strstr(r.trace_text, "\"cat\":\"off-cpu\""));
+			assert_non_null(strstr(r.trace_text, "\"runq_us\":"));
+			assert_non_null(strstr(r.trace_text, "\"uncertain\":true"));
+		}
+		if (getenv("LP_GOLDEN_PRINT"))
+			printf("\t{ %#llxull, %d, %d, %d, %#llxull, %#llxull, %#llxull },\n",
+			       (unsigned long long)w->seed, w->rich, w->trace_only, w->summary_only,
+			       (unsigned long long)fnv(r.summary, r.summary_len),
+			       (unsigned long long)fnv(r.table, r.table_len),
+			       (unsigned long long)fnv(r.trace_text, r.trace_len));
+		else {
+			assert_int_equal(fnv(r.summary, r.summary_len), w->summary);
+			assert_int_equal(fnv(r.table, r.table_len), w->table);
+			assert_int_equal(fnv(r.trace_text, r.trace_len), w->trace);
+		}
+		free_run(&r);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_collecting_changes_nothing),
+		cmocka_unit_test(test_outputs_as_before),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
