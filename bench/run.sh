@@ -145,6 +145,23 @@ pspans=${PIPELINE_SPANS:-2000000}
 echo
 echo "6. writer and builder, no BPF ($build/bench/pipeline $pspans $rounds, medians):"
 "$build/bench/pipeline" "$pspans" "$rounds" 2>/dev/null | sed 's/^/   /'
+# The same pipelines' instructions per span under callgrind: the figure any host reproduces
+# (the machine's speed and noise do not enter it), with the goals' rates beside the wall ones.
+cspans=${CALLGRIND_SPANS:-200000}
+cg=$work/callgrind.out
+if valgrind --tool=callgrind --callgrind-out-file="$cg" "$build/bench/pipeline" --count "$cspans" \
+	>/dev/null 2>&1; then
+	callgrind_annotate --inclusive=yes "$cg" >"$cg.txt" 2>/dev/null
+	ir() { grep -m1 ":$1 " "$cg.txt" | awk '{ gsub(",", "", $1); print $1 }'; }
+	su=$(ir count_summary)
+	tr=$(ir count_trace)
+	printf '   instructions per span (callgrind, %s spans): summary only %d, with the trace %d\n' \
+		"$cspans" $((su / cspans)) $((tr / cspans))
+else
+	echo "   instructions per span: valgrind failed (scripts/deps.sh bench installs it)"
+fi
+echo "   goals: with the trace >= 3.5 M spans/s, summary only >= 8 M spans/s," \
+	"pipeline/baseline time <= 1.3"
 
 # ---------------------------------------------------------------------------------------
 # 7. Memory: the profiler's peak RSS (its own, from the summary) for N spans over a

@@ -13,7 +13,8 @@ test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.
 deb=(dpkg-dev)
 # tests/install: bash-completion's helpers, man -w, lintian on the package, jq on recordings.
 test+=("${deb[@]}" bash-completion man-db lintian jq)
-bench=(jq time)
+# valgrind: bench row 6 counts the consumer's instructions per span (callgrind).
+bench=(jq time valgrind)
 case "${1:-build}" in
 build) "$here/apt-ensure.sh" "${build[@]}" ;;
 deb) "$here/apt-ensure.sh" "${build[@]}" "${deb[@]}" ;;
