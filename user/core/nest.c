@@ -82,17 +82,13 @@ void lp_nest_free(struct lp_nest *n)
 	free(n);
 }
 
-static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
+/* get_thread() when the recent one is not it. */
+static __attribute__((noinline)) struct thread *get_thread_slow(struct lp_nest *n, uint32_t pid,
+								 uint32_t tid, uint32_t *recent)
 {
-	uint32_t *recent = &n->recent[tid % RECENT_THREADS];
 	struct lp_map_ent *e, *p;
 	struct thread *threads, *th;
 
-	if (*recent) {
-		th = &n->threads[*recent - 1];
-		if (th->info.tid == tid && th->info.pid == pid && !th->ended)
-			return th;
-	}
 	e = lp_map_find(&n->index, pid, tid, true);
 	if (!e)
 		return NULL;
@@ -117,6 +113,19 @@ static struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
 	e->v1 = (uint32_t)++n->nthreads;
 	*recent = (uint32_t)e->v1;
 	return th;
+}
+
+static inline struct thread *get_thread(struct lp_nest *n, uint32_t pid, uint32_t tid)
+{
+	uint32_t *recent = &n->recent[tid % RECENT_THREADS];
+
+	if (*recent) {
+		struct thread *th = &n->threads[*recent - 1];
+
+		if (th->info.tid == tid && th->info.pid == pid && !th->ended)
+			return th;
+	}
+	return get_thread_slow(n, pid, tid, recent);
 }
 
 /* The thread (pid, tid) as it is now, if seen and not ended. */
