@@ -16,7 +16,24 @@
 struct rec {
 	struct lp_span *s;
 	size_t n, cap;
+	/* the path callback's calls (the first 64), when the sink has one */
+	struct {
+		uint32_t parent, name;
+	} open[64];
+	size_t nopen;
 };
+
+/* Path ids for the sink's callback: 1000 + the number of the call. */
+static uint32_t rec_path(void *ctx, uint32_t parent, uint32_t name)
+{
+	struct rec *r = ctx;
+
+	if (r->nopen < 64) {
+		r->open[r->nopen].parent = parent;
+		r->open[r->nopen].name = name;
+	}
+	return 1000 + (uint32_t)r->nopen++;
+}
 
 static void rec_span(void *ctx, const struct lp_span *s)
 {
@@ -38,7 +55,7 @@ struct fx {
 static int setup(void **state)
 {
 	struct fx *fx = calloc(1, sizeof(*fx));
-	struct lp_nest_sink sink;
+	struct lp_nest_sink sink = { 0 };
 
 	if (!fx)
 		return -1;
@@ -810,6 +827,55 @@ static void test_rebuild_inside_span_open_across_gate(void **state)
 	assert_int_equal(totals(fx)->recorded_ns, 28);
 }
 
+/*
+ * The sink's path callback: a span asks for its path id when it opens, with
+ * the id of the span around it (LP_NEST_PATH_TOP at the top level), and
+ * comes back with it; a rebuilt span asks when rebuilt, at its place in the
+ * stack; an enter past the depth limit asks nothing.
+ */
+static void test_path_asked_at_open(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_nest_sink sink = { .span = rec_span, .path = rec_path, .ctx = &fx->rec };
+	static const uint32_t want[][2] = {
+		{ LP_NEST_PATH_TOP, 1 }, { 1000, 2 }, { LP_NEST_PATH_TOP, 3 }, { 1000, 4 },
+		{ 1000, 9 },
+	};
+	uint64_t ts = 100;
+
+	lp_nest_free(fx->n);
+	fx->n = lp_nest_new(&sink);
+	assert_non_null(fx->n);
+	assert_int_equal(lp_nest_process_begin(fx->n, 100, 10, false), 0);
+	enter(fx, 1, 1, 20);
+	enter(fx, 1, 2, 30);
+	enter(fx, 2, 3, 31);
+	leave(fx, 1, 2, 35);
+	lp_nest_gate(fx->n, 40);
+	enter(fx, 1, 4, 42);
+	leave(fx, 1, 4, 44);
+	leave_from_file(fx, 1, 9, 50, 40); /* rebuilt from 40, inside 1 */
+	leave(fx, 1, 1, 60);
+	leave(fx, 2, 3, 61);
+	assert_int_equal(fx->rec.nopen, 5);
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(fx->rec.open[i].parent, want[i][0]);
+		assert_int_equal(fx->rec.open[i].name, want[i][1]);
+	}
+	assert_int_equal(fx->rec.n, 5);
+	check_span(&fx->rec.s[2], 1, 9, 40, 50, 8, 1, LP_SPAN_STARTED_BEFORE);
+	assert_int_equal(fx->rec.s[0].path, 1001);
+	assert_int_equal(fx->rec.s[1].path, 1003);
+	assert_int_equal(fx->rec.s[2].path, 1004);
+	assert_int_equal(fx->rec.s[3].path, 1000);
+	assert_int_equal(fx->rec.s[4].path, 1002);
+	/* Past the depth limit nothing opens. */
+	for (uint32_t i = 0; i < LP_NEST_MAX_DEPTH + 2; i++)
+		enter(fx, 3, 5, ts++);
+	assert_int_equal(fx->rec.nopen, 5 + LP_NEST_MAX_DEPTH);
+	assert_int_equal(totals(fx)->too_deep, 2);
+}
+
 /* A thread that exits mid-span: its spans close at its exit, strictly nested. */
 static void test_thread_end_closes_its_spans(void **state)
 {
@@ -1156,6 +1222,7 @@ int main(void)
 		T(test_no_rebuild_without_history),
 		T(test_rebuild_from_file_attached_later),
 		T(test_rebuild_inside_span_open_across_gate),
+		T(test_path_asked_at_open),
 		T(test_thread_end_closes_its_spans),
 		T(test_process_end_on_exec),
 		T(test_off_cpu_split),

@@ -9,6 +9,7 @@
 
 struct frame {
 	uint32_t name, meta, detail;
+	uint32_t path; /* the sink's id for it (lp_nest_sink.path); here, in a hole */
 	uint64_t start_ns;
 	uint64_t counter_start;
 	bool has_counter;
@@ -58,6 +59,12 @@ struct lp_nest {
 	struct lp_map procs; /* (pid, 0) -> v1: since_ns when open_before (else 0), v2: begin_ns */
 };
 
+/* A sink without paths: every span's is LP_NEST_PATH_TOP. */
+static uint32_t no_path(void *ctx, uint32_t parent, uint32_t name)
+{
+	return LP_NEST_PATH_TOP;
+}
+
 struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink)
 {
 	struct lp_nest *n = calloc(1, sizeof(*n));
@@ -65,6 +72,8 @@ struct lp_nest *lp_nest_new(const struct lp_nest_sink *sink)
 	if (!n)
 		return NULL;
 	n->sink = *sink;
+	if (!n->sink.path)
+		n->sink.path = no_path; /* a call at each enter rather than a test */
 	n->t.first_ns = UINT64_MAX;
 	return n;
 }
@@ -226,6 +235,7 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 		.start_ns = f->start_ns,
 		.end_ns = end_ns < f->start_ns ? f->start_ns : end_ns,
 		.depth = (uint32_t)th->depth,
+		.path = f->path,
 		.flags = f->flags | flags,
 	};
 
@@ -321,6 +331,13 @@ static void close_above(struct lp_nest *n, struct thread *th, size_t keep, uint6
 	}
 }
 
+/* The sink's path id for a span of that name opening at index k of th's stack. */
+static inline uint32_t open_path(struct lp_nest *n, const struct thread *th, size_t k,
+				 uint32_t name)
+{
+	return n->sink.path(n->sink.ctx, k ? th->stack[k - 1].path : LP_NEST_PATH_TOP, name);
+}
+
 /*
  * An exit whose span began before its recording did (from_ns): the span is
  * rebuilt from from_ns. It encloses what the thread recorded since then and
@@ -372,6 +389,7 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 		f->meta = ev->meta;
 		f->detail = ev->detail;
 	}
+	f->path = open_path(n, th, k, ev->name);
 	f->start_ns = from_ns;
 	f->child_ns = inside;
 	f->child_sched = inside_sched;
@@ -429,6 +447,7 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 		if (LP_TRACK_IS(ev->tid) && th->depth == 1)
 			f->cover_start = covered(n, ev->pid, ev->tid, ev->ts_ns);
 		f->name = ev->name;
+		f->path = open_path(n, th, th->depth - 1, ev->name);
 		f->meta = ev->meta;
 		f->detail = ev->detail;
 		f->start_ns = ev->ts_ns;

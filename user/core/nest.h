@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Rebuilds span nesting per thread from a stream of enter/exit events and
- * hands every completed span to a sink. Knows nothing of BPF: tests drive it
- * with synthetic streams. Nesting follows event order, never timestamps, so
- * equal timestamps nest as they were emitted.
+ * hands every completed span to a sink (which may give each span an id for
+ * its call path as it opens: struct lp_nest_sink). Knows nothing of BPF:
+ * tests drive it with synthetic streams. Nesting follows event order, never
+ * timestamps, so equal timestamps nest as they were emitted.
  */
 #ifndef LP_NEST_H
 #define LP_NEST_H
@@ -75,6 +76,8 @@ struct lp_span {
 	uint32_t pid, tid;
 	uint32_t name, meta;
 	uint32_t detail; /* trace-only metadata items, 0 = none */
+	/* the sink's path id, given when the span opened (struct lp_nest_sink); here, in a hole */
+	uint32_t path;
 	uint64_t start_ns, end_ns;
 	uint64_t total_ns, self_ns;
 	uint64_t counter_total, counter_self;
@@ -108,9 +111,21 @@ struct lp_span {
 #define LP_TRACK_REAL(t) ((t) & 0x3fffffu)
 #define LP_TID_MAX 0x3fffffu          /* above it, a tid would reach into the track number */
 
+/* The path id a top-level span's parent has, and every span's without a path callback. */
+#define LP_NEST_PATH_TOP 0u
+
 struct lp_nest_sink {
 	/* Called once per span, children before their parent. */
 	void (*span)(void *ctx, const struct lp_span *s);
+	/*
+	 * Optional: called when a span opens (at its enter, or when it is rebuilt
+	 * from its exit), with the path id of the span it opens in
+	 * (LP_NEST_PATH_TOP at the top level) and its name; the id it returns is
+	 * the span's, handed back in lp_span.path when it closes and to the
+	 * spans opened inside it. The spans around an open span never change, so
+	 * its path at the close is the one it had at the open.
+	 */
+	uint32_t (*path)(void *ctx, uint32_t parent, uint32_t name);
 	void *ctx;
 };
 

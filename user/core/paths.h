@@ -4,32 +4,39 @@
  * top-level span down to the span (metadata is not part of a path), with
  * calls, total and self time. The tree `report --tree` and `--folded` print.
  *
- * It is fed the stream user/core/nest.c delivers: per thread, children before
- * their parent, and a span knows only its own name and depth. So each thread
- * keeps, per depth, the aggregate of the completed spans whose parent is
- * still open; a span takes the aggregate one level below as its children, and
- * a top-level span merges its whole aggregate into the tree. Memory grows
- * with the distinct paths (capped) and the open depth, never with spans.
+ * The nesting builder (nest.h) knows a span's path when the span opens: it
+ * asks lp_paths_open for the path's id with the id of the span it opens in
+ * and its name, which finds or makes that node of the tree, and hands the id
+ * back with the completed span, whose calls, total and self time
+ * lp_paths_add adds to the node. Both are O(1) per span; memory grows with
+ * the distinct paths (capped), never with spans, threads or depth.
  */
 #ifndef LP_PATHS_H
 #define LP_PATHS_H
-
 
 #include "jsonw.h"
 #include "nest.h"
 #include "strtab.h"
 
 /*
- * Distinct call paths kept in the tree, and again at most as many in the
- * aggregates of spans still open. 20000 holds every path of programs with a
- * few thousand span names used in a few contexts each (test_hostile's 600+
- * names in 2 contexts), costs ~1 MiB of memory per side (48-byte nodes and
- * their index) and ~3 MiB in the summary. Past it a span whose path is new
- * is added to an "(other paths)" node under the deepest part of its path
- * that is kept, with everything below it: no time is lost, only detail.
+ * Distinct call paths kept in the tree. 20000 holds every path of programs
+ * with a few thousand span names used in a few contexts each (test_hostile's
+ * 600+ names in 2 contexts), costs ~2 MiB of memory at most (56 bytes a node
+ * and an index of 16-byte slots at most half full; ~1 MiB more if every path
+ * kept had an "(other paths)" child) and ~3 MiB in the summary. The paths
+ * kept are the first ones opened: past the cap a span that opens a new path
+ * is counted in an "(other paths)" node under the deepest part of its path
+ * that is kept, with every span it calls (the node's calls and self time
+ * count them all, its total the outermost ones, whose time holds the rest):
+ * no time is lost, only detail.
  */
 #define LP_PATHS_MAX 20000
 #define LP_PATHS_OTHER_NAME "(other paths)"
+/*
+ * lp_paths_open's id when memory ran out, for the span and all it calls (the
+ * value the flags of folded spans' ids leave as it is: see paths.c).
+ */
+#define LP_PATHS_NOMEM 0xbfffffffu
 
 struct lp_paths;
 
@@ -42,15 +49,26 @@ struct lp_path_node {
 	uint64_t calls, total_ns, self_ns;
 };
 
+/* The tree's root is the parent of the top-level spans: its id is LP_NEST_PATH_TOP. */
 struct lp_paths *lp_paths_new(void);
 void lp_paths_free(struct lp_paths *p);
-/* One completed span, in nest.c's order. 0 or -ENOMEM, -EINVAL (depth past the limit). */
+/*
+ * A span named name opens inside the span whose path id is parent: the id of
+ * its own path (lp_nest_sink.path). Out of memory: LP_PATHS_NOMEM, as are the
+ * spans it calls.
+ */
+uint32_t lp_paths_open(struct lp_paths *p, uint32_t parent, uint32_t name);
+/*
+ * A completed span, of path s->path (lp_paths_open's): 0, -ENOMEM (that id
+ * was LP_PATHS_NOMEM: the span is not counted), -EINVAL (an id not given).
+ */
 int lp_paths_add(struct lp_paths *p, const struct lp_span *s);
 /*
  * The tree in pre-order, children by total time (largest first, ties by
- * name text, then calls): a parent's index is below its children's. Spans
- * of a thread whose top-level span has not completed are not in it (nest.c
- * closes every span at the end of a recording). Caller frees *out. The
+ * name text, then calls): a parent's index is below its children's. A path
+ * whose spans are all still open has 0 calls and 0 time; it is there all
+ * the same, above the spans under it that completed (after lp_nest_finish
+ * every span has closed, and no node has 0 calls). Caller frees *out. The
  * count, or -ENOMEM.
  */
 long lp_paths_nodes(const struct lp_paths *p, const struct strtab *st, struct lp_path_node **out);
@@ -58,11 +76,11 @@ long lp_paths_nodes(const struct lp_paths *p, const struct strtab *st, struct lp
 uint64_t lp_paths_kept(const struct lp_paths *p);
 uint64_t lp_paths_folded_spans(const struct lp_paths *p);
 /*
- * Calls fn with every string id the aggregate holds (tree and open spans),
- * for a string table that collects the ids nobody holds.
+ * Calls fn with every string id the tree holds, for a string table that
+ * collects the ids nobody holds.
  */
 void lp_paths_each_name(const struct lp_paths *p, void (*fn)(void *ctx, uint32_t id), void *ctx);
-/* Marks every name the aggregate holds (strtab.h: a collection under way). */
+/* Marks every name the tree holds (strtab.h: a collection under way). */
 void lp_paths_mark(const struct lp_paths *p, struct strtab *st);
 /* Writes the summary's "paths" object to w; 0 or -ENOMEM. */
 int lp_paths_write(const struct lp_paths *p, const struct strtab *st, struct jw *w);

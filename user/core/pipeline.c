@@ -59,6 +59,12 @@ static void on_span(void *ctx, const struct lp_span *s)
 		lp_trace_span(p->trace, s);
 }
 
+/* A span opens: the id of its call path. */
+static uint32_t on_open(void *ctx, uint32_t parent, uint32_t name)
+{
+	return lp_paths_open(((struct lp_pipeline *)ctx)->paths, parent, name);
+}
+
 /* A wait of a thread into the trace, if the thread is inside a span now. */
 static void draw_wait(struct lp_pipeline *p, struct pending_wait *w)
 {
@@ -362,7 +368,7 @@ struct lp_pipeline *lp_pipeline_new(const struct lp_pipeline_opts *o,
 				    const struct lp_pipeline_hooks *h)
 {
 	struct lp_pipeline *p = calloc(1, sizeof(*p));
-	struct lp_nest_sink nsink = { .span = on_span, .ctx = p };
+	struct lp_nest_sink nsink = { .span = on_span, .path = on_open, .ctx = p };
 	struct lp_decode_sink dsink = { .event = on_marker, .task = on_task, .libs = on_libs,
 					.self_stop = on_self_stop, .usdt = on_usdt, .sched = on_sched, .file_text = on_file_text,
 					.site_text = on_site_text, .ctx = p };
