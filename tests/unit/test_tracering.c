@@ -295,6 +295,48 @@ static void test_budget_inner(void **state)
 	lp_tring_free(r);
 }
 
+
+/* The text of event seq, 40 bytes its number can be read back from and checked. */
+static size_t seq_text(unsigned seq, char *t)
+{
+	int n = snprintf(t, 64, "%u:", seq);
+
+	for (; n < 40; n++)
+		t[n] = (char)('a' + (seq + (unsigned)n) % 26);
+	t[n] = '\0';
+	return (size_t)n;
+}
+
+/* The ring grows (bytes and index) while its events wrap round its end: none is garbled. */
+static void test_grows_while_wrapped(void **state)
+{
+	struct out o;
+	struct lp_tring *r = ring(&o, 100, 0, 0);
+	struct lp_tring_stats st;
+	unsigned seq = 0, first_kept = 0;
+	char t[64], want[64];
+
+	(void)state;
+	/* ~11 events at a time, 200 KB and 5000 entries through: both rings wrap round. */
+	for (uint64_t e = 1; e <= 5000; e++, seq++) {
+		if (e * 10 == 49900)
+			first_kept = seq;
+		assert_int_equal(lp_tring_span(r, 1, 1, 0, e * 10, t, seq_text(seq, t)), 0);
+	}
+	/* Then 3000 more that end together: the window keeps them all, 120 KB. */
+	for (unsigned i = 0; i < 3000; i++, seq++)
+		assert_int_equal(lp_tring_span(r, 1, 1, 0, 50000, t, seq_text(seq, t)), 0);
+	lp_tring_end(r, 50000, &st);
+	assert_int_equal(st.spans, 11 + 3000);
+	assert_int_equal(lp_tring_flush(r), 0);
+	assert_int_equal(o.n, 11 + 3000);
+	for (size_t i = 0; i < o.n; i++) {
+		seq_text(first_kept + (unsigned)i, want);
+		assert_string_equal(o.ev[i], want);
+	}
+	lp_tring_free(r);
+}
+
 /* Names are kept whatever happens, after every other event. */
 static void test_kept_whatever_happens(void **state)
 {
@@ -322,6 +364,7 @@ int main(void)
 		cmocka_unit_test(test_window_forgets_as_it_goes),
 		cmocka_unit_test(test_window_cut_by_memory),
 		cmocka_unit_test(test_wraparound),
+		cmocka_unit_test(test_grows_while_wrapped),
 		cmocka_unit_test(test_span_larger_than_ring),
 		cmocka_unit_test(test_inner_follows_its_span),
 		cmocka_unit_test(test_budget_keeps_the_first),

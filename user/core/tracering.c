@@ -154,15 +154,27 @@ static bool make_room(struct lp_tring *r, uint64_t need)
 	return r->ring_bytes + r->held_bytes + need <= r->max;
 }
 
-/* n elements of size at from ring position head (of cap) into out, in order. */
-static void unwrap(void *out, const void *ring, size_t cap, size_t head, size_t n, size_t size)
+/*
+ * A ring of cap elements of size, n of them from head on, made newcap long
+ * (> cap). realloc, not a copy: a large one moves pages (mremap), never holds
+ * both. Wrapped round, the older part (up to the old end) goes to the new end.
+ */
+static int ring_resize(void **ring, size_t *cap, size_t *head, size_t n, size_t newcap,
+		       size_t size)
 {
-	size_t first = cap - head < n ? cap - head : n;
+	char *b = realloc(*ring, newcap * size);
 
-	if (!n)
-		return;
-	memcpy(out, (const char *)ring + head * size, first * size);
-	memcpy((char *)out + first * size, ring, (n - first) * size);
+	if (!b)
+		return -ENOMEM;
+	if (*head + n > *cap) {
+		size_t tail = *cap - *head;
+
+		memmove(b + (newcap - tail) * size, b + *head * size, tail * size);
+		*head = newcap - tail;
+	}
+	*ring = b;
+	*cap = newcap;
+	return 0;
 }
 
 /* The buffers hold one more entry of len bytes (make_room keeps them within max). */
@@ -170,32 +182,23 @@ static int grow(struct lp_tring *r, size_t len)
 {
 	if (r->used + len > r->cap) {
 		size_t cap = r->cap ? r->cap : TR_FIRST_BYTES;
-		char *b;
+		void *p = r->buf;
 
 		while (cap < r->used + len)
 			cap *= 2;
 		if (cap > r->max)
 			cap = (size_t)r->max;
-		b = malloc(cap);
-		if (!b)
+		if (ring_resize(&p, &r->cap, &r->head, r->used, cap, 1))
 			return -ENOMEM;
-		unwrap(b, r->buf, r->cap, r->head, r->used, 1);
-		free(r->buf);
-		r->buf = b;
-		r->cap = cap;
-		r->head = 0;
+		r->buf = p;
 	}
 	if (r->en == r->ecap) {
-		size_t ecap = r->ecap ? r->ecap * 2 : TR_FIRST_ENTS;
-		struct tr_ent *e = malloc(ecap * sizeof(*e));
+		void *p = r->ents;
 
-		if (!e)
+		if (ring_resize(&p, &r->ecap, &r->ehead, r->en, r->ecap ? r->ecap * 2 : TR_FIRST_ENTS,
+				sizeof(*r->ents)))
 			return -ENOMEM;
-		unwrap(e, r->ents, r->ecap, r->ehead, r->en, sizeof(*e));
-		free(r->ents);
-		r->ents = e;
-		r->ecap = ecap;
-		r->ehead = 0;
+		r->ents = p;
 	}
 	return 0;
 }
