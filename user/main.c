@@ -64,6 +64,7 @@ static const char record_doc[] =
 	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- \\\n"
 	"      ./server --port 8080\n"
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
+	"  sudo leanprofiler record -p 1234 --duration 1h --trace-last 10s\n"
 	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n"
 	"  sudo leanprofiler record --preset cpython -- /usr/bin/python3.11 script.py\n"
 	"  sudo leanprofiler record -p 1234 \\\n"

@@ -1674,9 +1674,9 @@ static void test_trace_last_flight_recorder(void **state)
 	left = (uint64_t)i64(b, "spans_left_out");
 	slices_left = (uint64_t)i64(b, "off_cpu_slices_left_out");
 	assert_true(slices_left > 0);
-	assert_non_null(strstr(r.out, fmt("\nTrace: the spans that ended in the last 5.00 s (from ")));
-	assert_non_null(strstr(r.out, fmt(" of the recording): %zu spans in it, %lu left out and %lu "
-					  "off-CPU slices of theirs (the table has them all)\n",
+	assert_non_null(strstr(r.out, "\nTrace kept: the spans that ended in the last 5.00 s (from "));
+	assert_non_null(strstr(r.out, fmt(" of the recording), %zu; %lu left out and %lu off-CPU "
+					  "slices of theirs (the table has them all)\n",
 					  nspans, left, slices_left)));
 	print_message("--trace-last 5s of 60 s: %zu spans of %zu in the trace (%zu at the window's "
 		      "start either way), %lu left out; %zu off-CPU slices, %lu left out; profiler "
@@ -1689,7 +1689,7 @@ static void test_trace_last_flight_recorder(void **state)
 	{
 		char *rep_argv[] = { fmt("%s/leanprofiler", build), "report", out, NULL };
 		struct run rr;
-		const char *line = strstr(r.out, "\nTrace: the spans");
+		const char *line = strstr(r.out, "\nTrace kept: ");
 
 		assert_int_equal(run(&rr, rep_argv), 0);
 		assert_int_equal(rr.status, 0);
@@ -1768,10 +1768,11 @@ static void test_trace_max_size(void **state)
 	print_message("--trace-max-size 256K: %zu of %zu spans, %zu bytes, %zu with the names and "
 		      "the closing line\n",
 		      k, nwant, (size_t)(names - text), len);
-	assert_non_null(strstr(r.out, fmt("\nTrace: full at --trace-max-size 256K, ")));
-	assert_non_null(strstr(r.out, fmt(" into the recording: the first %zu spans in it, %zu that "
-					  "closed later left out (the table has them all)\n",
-					  k, nwant - k)));
+	assert_non_null(strstr(r.out, fmt("\nTrace kept: the first %zu spans, until the trace was "
+					  "full at --trace-max-size 256K, ", k)));
+	assert_non_null(strstr(r.out, fmt(" into the recording; %zu that closed later left out (the "
+					  "table has them all)\n",
+					  nwant - k)));
 	check_with_consumer(trace);
 	free(text);
 	json_object_put(sum);

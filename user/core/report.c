@@ -228,24 +228,24 @@ static void bound_line(FILE *out, const struct lp_report *r)
 			 b->st.inner_left_out);
 	if (b->last_ns && b->st.cut)
 		fprintf(out,
-			"Trace: the spans that ended in the last %s only (from %s to %s of the "
-			"recording), not %s: they passed the trace's memory bound, --trace-max-size "
-			"%s; %" PRIu64 " spans in it, %" PRIu64 " left out%s (the table has them all)\n",
+			"Trace kept: the spans that ended in the last %s only (from %s to %s of the "
+			"recording), not %s: the window passed the trace's memory bound, "
+			"--trace-max-size %s; %" PRIu64 " spans, %" PRIu64
+			" left out%s (the table has them all)\n",
 			kept, from, to, last, size, b->st.spans, b->st.spans_left_out, slices);
 	else if (b->last_ns)
 		fprintf(out,
-			"Trace: the spans that ended in the last %s (from %s to %s of the "
-			"recording): %" PRIu64 " spans in it, %" PRIu64
-			" left out%s (the table has them all)\n",
+			"Trace kept: the spans that ended in the last %s (from %s to %s of the "
+			"recording), %" PRIu64 "; %" PRIu64 " left out%s (the table has them all)\n",
 			last, from, to, b->st.spans, b->st.spans_left_out, slices);
 	else if (b->st.full)
 		fprintf(out,
-			"Trace: full at --trace-max-size %s, %s into the recording: the first %" PRIu64
-			" spans in it, %" PRIu64 " that closed later left out%s (the table has them "
-			"all)\n",
-			size, to, b->st.spans, b->st.spans_left_out, slices);
+			"Trace kept: the first %" PRIu64 " spans, until the trace was full at "
+			"--trace-max-size %s, %s into the recording; %" PRIu64
+			" that closed later left out%s (the table has them all)\n",
+			b->st.spans, size, to, b->st.spans_left_out, slices);
 	else
-		fprintf(out, "Trace: every span, %" PRIu64 ", within --trace-max-size %s\n",
+		fprintf(out, "Trace kept: every span, %" PRIu64 ", within --trace-max-size %s\n",
 			b->st.spans, size);
 }
 
