@@ -8,8 +8,11 @@
 
 #include "meta.h"
 
-static void ring_take(struct lp_trace *t, uint32_t pid, uint32_t tid, uint64_t start_ns,
-		      uint64_t end_ns, bool inner);
+/* What an event is to the ring (tracering.h). */
+enum ring_kind { RING_SPAN, RING_INNER, RING_KEEP };
+
+static void ring_take(struct lp_trace *t, enum ring_kind kind, uint32_t pid, uint32_t tid,
+		      uint64_t start_ns, uint64_t end_ns);
 static void ring_detach(struct lp_trace *t, bool flush);
 
 /* The file's opening: everything before the first event. */
@@ -372,7 +375,7 @@ static void off_cpu_slice(struct lp_trace *t, const char *what, uint32_t pid, ui
 	p = PUT(p, ",\"args\":{}}");
 	jw_advance(w, p);
 	if (t->ring)
-		ring_take(t, pid, tid, from, to, true);
+		ring_take(t, RING_INNER, pid, tid, from, to);
 }
 
 void lp_trace_off_cpu(struct lp_trace *t, uint32_t pid, uint32_t tid, uint64_t off_ns,
@@ -411,7 +414,7 @@ void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid,
 
 	write_name_event(&t->w, process ? "process_name" : "thread_name", pid, tid, s, len);
 	if (t->ring)
-		ring_take(t, pid, tid, 0, 0, false);
+		ring_take(t, RING_KEEP, pid, tid, 0, 0);
 }
 
 /* ---- --trace-last, --trace-max-size: the events through a ring (tracering.h) ---- */
@@ -420,7 +423,7 @@ void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
 {
 	span_event(t, s);
 	if (t->ring)
-		ring_take(t, s->pid, s->tid, s->start_ns, s->end_ns, false);
+		ring_take(t, RING_SPAN, s->pid, s->tid, s->start_ns, s->end_ns);
 }
 
 /* The ring's events into the file, each on a line of its own, as w writes them. */
@@ -437,11 +440,11 @@ static int emit_event(void *ctx, const char *a, size_t alen, const char *b, size
 
 /*
  * The event w just encoded goes to the ring: a span's (start_ns to end_ns),
- * one inside the thread's innermost open span (from start_ns on), or a name
- * (end_ns 0), kept whatever happens.
+ * one inside the thread's innermost open span (from start_ns on), or a name,
+ * kept whatever happens.
  */
-static void ring_take(struct lp_trace *t, uint32_t pid, uint32_t tid, uint64_t start_ns,
-		      uint64_t end_ns, bool inner)
+static void ring_take(struct lp_trace *t, enum ring_kind kind, uint32_t pid, uint32_t tid,
+		      uint64_t start_ns, uint64_t end_ns)
 {
 	/* What jw put before the event: its line break and separator. */
 	size_t skip = t->ev.p ? strspn(t->ev.p, "\n,") : 0;
@@ -450,10 +453,10 @@ static void ring_take(struct lp_trace *t, uint32_t pid, uint32_t tid, uint64_t s
 	/* Out of memory for ev: the trace fails. */
 	int err = jw_error(&t->w);
 
-	if (!err && inner)
-		err = lp_tring_inner(t->ring, pid, tid, start_ns, ev, len);
-	else if (!err && end_ns)
+	if (!err && kind == RING_SPAN)
 		err = lp_tring_span(t->ring, pid, tid, start_ns, end_ns, ev, len);
+	else if (!err && kind == RING_INNER)
+		err = lp_tring_inner(t->ring, pid, tid, start_ns, ev, len);
 	else if (!err)
 		err = lp_tring_keep(t->ring, ev, len);
 	t->ev.len = 0;
