@@ -41,6 +41,8 @@ const char *argp_program_bug_address = NULL;
  * long example continues with a backslash, and only prose paragraphs wrap.
  */
 #define LP_STATUS_USAGE "125 for a bad command line"
+#define LP_STR_(x) #x
+#define LP_STR(x) LP_STR_(x) /* the text of a macro's value, for help texts */
 
 static const char record_doc[] =
 	"Record the spans of a program marked with leanprofiler.h, then print the summary table "
@@ -62,6 +64,7 @@ static const char record_doc[] =
 	"  sudo leanprofiler record -o /tmp/prof --buffer-size 64M -- \\\n"
 	"      ./server --port 8080\n"
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
+	"  sudo leanprofiler record -p 1234 --duration 1h --trace-last 10s\n"
 	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n"
 	"  sudo leanprofiler record --preset cpython -- /usr/bin/python3.11 script.py\n"
 	"  sudo leanprofiler record -p 1234 \\\n"
@@ -73,7 +76,7 @@ static const char record_doc[] =
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
        OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU,
-       OPT_EXPORT };
+       OPT_EXPORT, OPT_TRACE_LAST, OPT_TRACE_MAX_SIZE };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0,
@@ -86,13 +89,21 @@ static const struct argp_option record_options[] = {
 	{ "pid", 'p', "PID", 0, "Attach to the running process PID", 0 },
 	{ "all-processes", OPT_ALL, "BINARY", 0,
 	  "Record every process running BINARY, now or later", 0 },
-	{ "duration", OPT_DURATION, "SECONDS", 0, "Stop recording after SECONDS (e.g. 2.5)", 0 },
+	{ "duration", OPT_DURATION, "SECONDS", 0,
+	  "Stop recording after SECONDS (e.g. 2.5, or with a unit: 500ms, 5s, 2m, 1h)", 0 },
 	{ "run-as-root", OPT_RUN_AS_ROOT, NULL, 0,
 	  "Under sudo, run COMMAND as root (by default it runs as the user who ran sudo)", 0 },
 	{ "summary-only", OPT_SUMMARY_ONLY, NULL, 0,
 	  "Write no trace, only the table and the summary: memory stays bounded however many "
 	  "spans (P95 past 65536 calls of a row from a histogram, within 0.4%)",
 	  0 },
+	{ "trace-last", OPT_TRACE_LAST, "DURATION", 0,
+	  "Keep in the trace only the spans that ended in the last DURATION of the recording "
+	  "(e.g. 5s, 500ms, 2m), a flight recorder; the table and the summary count every span",
+	  0 },
+	{ "trace-max-size", OPT_TRACE_MAX_SIZE, "SIZE", 0,
+	  "Stop adding spans to the trace when it reaches SIZE, from 4K to 1024G, suffixes K, M, "
+	  "G; with --trace-last, the most of the window kept in memory (default: 256M)", 0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Split every span's time into on a CPU, taken by the hypervisor (steal, on a KVM "
 	  "guest), waiting for a CPU (runq) and blocked, from the scheduler's switches; adds "
@@ -117,6 +128,11 @@ static const struct argp_option record_options[] = {
 };
 
 static const char *record_export_url; /* --export */
+
+/* What a duration of record's command line may be (lp_parse_seconds). */
+#define LP_DURATION_WORDS                                                                          \
+	"seconds (2.5) or a number and its unit (500ms, 5s, 2m, 1h), more than 0 and at most "   \
+	LP_STR(LP_SECONDS_MAX) " s"
 
 /* A process ID: a decimal number from 1 to INT32_MAX. 0 or -EINVAL. */
 /*
@@ -296,17 +312,22 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		o->mode = LP_MODE_ALL;
 		o->binary = arg;
 		break;
-	case OPT_DURATION: {
-		char *end;
-		double sec;
-
-		errno = 0;
-		sec = strtod(arg, &end);
-		if (errno || *end || end == arg || !(sec > 0) || sec > 1e7)
-			return lp_usage_error(state, "invalid --duration '%s': seconds, more than 0", arg);
-		o->duration_ns = (uint64_t)(sec * 1e9);
+	case OPT_DURATION:
+		if (lp_parse_seconds(arg, &o->duration_ns))
+			return lp_usage_error(state, "invalid --duration '%s': " LP_DURATION_WORDS, arg);
 		break;
-	}
+	case OPT_TRACE_LAST:
+		if (lp_parse_seconds(arg, &o->trace_last_ns))
+			return lp_usage_error(state, "invalid --trace-last '%s': " LP_DURATION_WORDS, arg);
+		break;
+	case OPT_TRACE_MAX_SIZE:
+		if (lp_parse_size(arg, LP_TRACE_SIZE_MIN, LP_TRACE_SIZE_MAX, &count))
+			return lp_usage_error(state,
+					      "invalid --trace-max-size '%s': a size from 4K to 1024G, "
+					      "suffixes K, M, G, e.g. 100M",
+					      arg);
+		o->trace_max_bytes = count;
+		break;
 	case ARGP_KEY_ARG:
 		if (o->mode != LP_MODE_LAUNCH)
 			return lp_usage_error(state, "a COMMAND cannot go with -p or --all-processes");
@@ -319,6 +340,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			return lp_usage_error(state, "no COMMAND to record (or -p PID, or --all-processes BINARY)");
 		if (o->mode == LP_MODE_LAUNCH && o->duration_ns)
 			return lp_usage_error(state, "--duration goes with -p or --all-processes");
+		if (o->summary_only && (o->trace_last_ns || o->trace_max_bytes))
+			return lp_usage_error(state, "%s bounds the trace, which --summary-only does "
+						     "not write: give one or the other",
+					      o->trace_last_ns ? "--trace-last" : "--trace-max-size");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -637,9 +662,6 @@ static int cmd_report(int argc, char **argv)
 
 /* diff's own exit status: a regression, for CI (its failures are LP_EXIT_FAILURE). */
 #define LP_EXIT_REGRESSION 1
-
-#define LP_STR_(x) #x
-#define LP_STR(x) LP_STR_(x) /* the text of a macro's value, for help texts */
 
 static const char diff_doc[] =
 	"Compare two recordings (directories or summary files): every row, matched by name and "

@@ -242,6 +242,7 @@ else
 	begin
 	expect "record --o<TAB>" "$(comp 'leanprofiler record --o')" "--off-cpu --output="
 	expect "record --pr<TAB>" "$(comp 'leanprofiler record --pr')" "--preset="
+	expect "record --trace<TAB>" "$(comp 'leanprofiler record --trace')" "--trace-last= --trace-max-size="
 	expect "diff --<TAB>" "$(comp 'leanprofiler diff --')" "--help --json --threshold= --usage --version"
 	expect "list -<TAB> has -p and -P" "$(comp 'leanprofiler list -' | tr ' ' '\n' | grep -cxE -- '-p|-P')" 2
 	# Every option record --help shows is offered.

@@ -416,6 +416,12 @@ static void test_failures(void **state)
 		{ 125, "leanprofiler record: -p given twice: one process per recording" },
 		{ 125, "leanprofiler record: --all-processes given twice: one binary per recording" },
 		{ 125, "leanprofiler record: -p and --all-processes exclude each other" },
+		{ 125, "invalid --trace-last '5x': seconds (2.5) or a number and its unit" },
+		{ 125, "invalid --trace-last '-1s'" },
+		{ 125, "invalid --trace-max-size '1K': a size from 4K to 1024G" },
+		{ 125, "invalid --trace-max-size '2048G'" },
+		{ 125, "--trace-last bounds the trace, which --summary-only does not write" },
+		{ 125, "--trace-max-size bounds the trace, which --summary-only does not write" },
 	};
 	char *cases[][10] = {
 		{ lp, "record", "-o", out, "--", "/nonexistent/command", NULL },
@@ -438,6 +444,12 @@ static void test_failures(void **state)
 		{ lp, "record", "-p", "1", "-p", "2", NULL },
 		{ lp, "record", "--all-processes", "/bin/a", "--all-processes", "/bin/b", NULL },
 		{ lp, "record", "-p", "1", "--all-processes", "/bin/a", NULL },
+		{ lp, "record", "--trace-last", "5x", "--", "/bin/true", NULL },
+		{ lp, "record", "--trace-last", "-1s", "--", "/bin/true", NULL },
+		{ lp, "record", "--trace-max-size", "1K", "--", "/bin/true", NULL },
+		{ lp, "record", "--trace-max-size", "2048G", "--", "/bin/true", NULL },
+		{ lp, "record", "--summary-only", "--trace-last", "5s", "--", "/bin/true", NULL },
+		{ lp, "record", "--trace-max-size", "1M", "--summary-only", "--", "/bin/true", NULL },
 	};
 	struct run r;
 
@@ -1454,6 +1466,390 @@ static void test_core_btf_fallback(void **state)
 	nested_core_btf("0", "CO-RE against the kernel's own BTF: LEANPROFILER_CORE_BTF=0");
 }
 
+
+/* ---- --trace-last, --trace-max-size: a bounded trace, a whole summary ---- */
+
+/* An event of a bounded trace: a span ("cat":"span") or an off-CPU slice; key: name TAB meta. */
+struct tev {
+	int tid;
+	bool slice;
+	uint64_t start, end;
+	char key[300];
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	return strcmp(((const struct tev *)a)->key, ((const struct tev *)b)->key);
+}
+
+/* The "X" events of a trace in file order; meta from args' strings (the target's items). */
+static size_t read_events(const char *path, struct tev **out)
+{
+	json_object *trace = load_json(path), *events = get(trace, "traceEvents");
+	uint64_t base = (uint64_t)get_i(get(trace, "otherData"), "base_ns");
+	size_t n = 0, cap = json_object_array_length(events);
+	struct tev *t = calloc(cap + 1, sizeof(*t));
+
+	assert_non_null(t);
+	for (size_t i = 0; i < cap; i++) {
+		json_object *e = json_object_array_get_idx(events, i);
+		struct tev *v = &t[n];
+		size_t m;
+
+		if (strcmp(get_s(e, "ph"), "X"))
+			continue;
+		v->tid = json_object_get_int(get(e, "tid"));
+		v->slice = strcmp(get_s(e, "cat"), "span") != 0;
+		v->start = ts_ns(get(e, "ts"), base);
+		v->end = v->start + (uint64_t)llround(json_object_get_double(get(e, "dur")) * 1000.0);
+		m = (size_t)snprintf(v->key, sizeof(v->key), "%s\t", get_s(e, "name"));
+		json_object_object_foreach(get(e, "args"), k, val) {
+			if (!json_object_is_type(val, json_type_string))
+				continue;
+			m += (size_t)snprintf(v->key + m, sizeof(v->key) - m, "%s%s=%s",
+					      v->key[m - 1] == '\t' ? "" : ", ", k,
+					      json_object_get_string(val));
+		}
+		n++;
+	}
+	json_object_put(trace);
+	*out = t;
+	return n;
+}
+
+static struct tev *find_event(struct tev *spans, size_t n, const struct span *w)
+{
+	struct tev k;
+
+	snprintf(k.key, sizeof(k.key), "%s\t%s", w->name, w->meta);
+	return bsearch(&k, spans, n, sizeof(*spans), cmp_key);
+}
+
+static int cmp_tid_start(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->t[0] < y->t[0] ? -1 : x->t[0] > y->t[0];
+}
+
+/*
+ * Whether the span a slice lies in is among the spans kept: of the target's
+ * spans (want, sorted by thread and start) that may hold it (by the clock
+ * readings around their markers), one at least as deep as every span that
+ * surely holds it. The spans of flight nest 3 deep: those that may hold a
+ * slice are a top-level one, or among the few that start just before it.
+ */
+static bool slice_span_kept(const struct span *want, size_t n, const struct tev *sl,
+			    struct tev *kept, size_t nkept)
+{
+	const struct span *may[16];
+	size_t first = 0, lo, hi = n, nmay = 0;
+	int surely = -1;
+	bool found = false;
+
+	/* The thread's first span (its top-level one), then the first that starts after the slice. */
+	while (first < hi) {
+		size_t mid = (first + hi) / 2;
+
+		if (want[mid].tid < sl->tid)
+			first = mid + 1;
+		else
+			hi = mid;
+	}
+	for (lo = first, hi = n; lo < hi;) {
+		size_t mid = (lo + hi) / 2;
+
+		if (want[mid].tid == sl->tid && want[mid].t[0] <= sl->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = first; i < lo && nmay < 16; i++) {
+		if (want[i].depth > 0 && lo - i > 8) {
+			i = lo - 9; /* past the top-level spans, to the last few */
+			continue;
+		}
+		if (want[i].t[0] <= sl->start && sl->end <= want[i].t[3])
+			may[nmay++] = &want[i];
+	}
+	for (size_t i = 0; i < nmay; i++)
+		if (may[i]->t[1] <= sl->start && sl->end <= may[i]->t[2] && may[i]->depth > surely)
+			surely = may[i]->depth;
+	for (size_t i = 0; i < nmay && !found; i++)
+		found = may[i]->depth >= surely && find_event(kept, nkept, may[i]);
+	if (!found)
+		fail_msg("slice [%lu, %lu] of tid %d is in the trace, the span it lies in is not "
+			 "(%zu spans may hold it, %d deep at least)",
+			 sl->start, sl->end, sl->tid, nmay, surely);
+	return found;
+}
+
+/*
+ * A flight recorder: 60 s of two threads' spans with --trace-last 5s and
+ * --off-cpu. The trace holds exactly the spans that ended in the last 5 s
+ * (the target's own clock readings around each exit say which; one whose exit
+ * straddles the window's start may be either), the span around the whole run
+ * among them, and each off-CPU slice with the span it lies in; the summary
+ * and the table count every span and say how many the trace left out.
+ */
+static void test_trace_last_flight_recorder(void **state)
+{
+	char *out = fmt("%s/last", tmpdir), *log = fmt("%s/flight-last.txt", tmpdir);
+	char *trace = fmt("%s/leanprofiler-trace.json", out);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--trace-last", "5s",
+			 "--off-cpu", "--", fmt("%s/tests/targets/flight", build), log, "60", "2",
+			 "1000", NULL };
+	struct span *want;
+	struct tev *got, *spans;
+	size_t nwant, ngot, nspans = 0, nslices = 0, present = 0, edge = 0;
+	json_object *sum, *b, *rec;
+	uint64_t from, end, left, slices_left;
+	bool main_span = false;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("record exited %d: %s", r.status, r.err);
+	nwant = read_expected(log, &want);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	b = get(sum, "trace_bound");
+	rec = get(sum, "recording");
+	/* The summary has every span; the trace the window's, the rest counted. */
+	assert_int_equal(i64(sum, "events"), (int64_t)nwant);
+	assert_int_equal(i64(get(sum, "lost_events"), "total"), 0);
+	assert_int_equal(i64(b, "spans") + i64(b, "spans_left_out"), (int64_t)nwant);
+	assert_int_equal(i64(b, "last_ns"), 5000000000);
+	end = (uint64_t)i64(rec, "end_ns");
+	from = (uint64_t)i64(b, "window_start_ns");
+	assert_int_equal(i64(b, "window_end_ns"), (int64_t)end);
+	assert_int_equal(from, end - 5000000000ull);
+	assert_false(json_object_get_boolean(get(b, "cut")));
+
+	ngot = read_events(trace, &got);
+	spans = calloc(ngot + 1, sizeof(*spans));
+	assert_non_null(spans);
+	for (size_t i = 0; i < ngot; i++)
+		if (!got[i].slice)
+			spans[nspans++] = got[i];
+	qsort(spans, nspans, sizeof(*spans), cmp_key);
+	assert_int_equal(nspans, i64(b, "spans"));
+	for (size_t i = 0; i < nwant; i++) {
+		struct span *w = &want[i];
+		struct tev *g = find_event(spans, nspans, w);
+
+		if (w->t[3] < from && g)
+			fail_msg("%s [%s] ended before the window (%lu < %lu) but is in the trace",
+				 w->name, w->meta, w->t[3], from);
+		if (w->t[2] >= from && !g)
+			fail_msg("%s [%s] ended in the window (%lu >= %lu) but is not in the trace",
+				 w->name, w->meta, w->t[2], from);
+		edge += w->t[2] < from && w->t[3] >= from;
+		if (!g)
+			continue;
+		present++;
+		if (g->end < w->t[2] || g->end > w->t[3] || g->start < w->t[0] || g->start > w->t[1])
+			fail_msg("%s [%s]: traced [%lu, %lu], the target saw [%lu..%lu, %lu..%lu]",
+				 w->name, w->meta, g->start, g->end, w->t[0], w->t[1], w->t[2],
+				 w->t[3]);
+		main_span |= !strcmp(w->name, "flight.main");
+	}
+	/* No span in the trace that the target did not log. */
+	assert_int_equal(present, nspans);
+	/* Begun 60 s before the end, it ended in the window: it is there. */
+	assert_true(main_span);
+
+	/* Every slice lies in a span of the trace: the one around it, not only an outer one. */
+	qsort(want, nwant, sizeof(*want), cmp_tid_start);
+	for (size_t i = 0; i < ngot; i++) {
+		if (!got[i].slice)
+			continue;
+		nslices++;
+		assert_true(slice_span_kept(want, nwant, &got[i], spans, nspans));
+	}
+	assert_true(nslices > 0);
+	assert_int_equal(nslices, i64(b, "off_cpu_slices"));
+	left = (uint64_t)i64(b, "spans_left_out");
+	slices_left = (uint64_t)i64(b, "off_cpu_slices_left_out");
+	assert_true(slices_left > 0);
+	assert_non_null(strstr(r.out, "\nTrace kept: the spans that ended in the last 5.00 s (from "));
+	assert_non_null(strstr(r.out, fmt(" of the recording), %zu; %lu left out and %lu off-CPU "
+					  "slices of theirs (the table has them all)\n",
+					  nspans, left, slices_left)));
+	print_message("--trace-last 5s of 60 s: %zu spans of %zu in the trace (%zu at the window's "
+		      "start either way), %lu left out; %zu off-CPU slices, %lu left out; profiler "
+		      "peak RSS %ld KiB, the window took %ld KiB\n",
+		      nspans, nwant, edge, left, nslices, slices_left,
+		      (long)i64(get(sum, "profiler"), "peak_rss_kib"),
+		      (long)(i64(b, "memory_peak_bytes") >> 10));
+	check_with_consumer(trace);
+	/* report prints the same line from the summary. */
+	{
+		char *rep_argv[] = { fmt("%s/leanprofiler", build), "report", out, NULL };
+		struct run rr;
+		const char *line = strstr(r.out, "\nTrace kept: ");
+
+		assert_int_equal(run(&rr, rep_argv), 0);
+		assert_int_equal(rr.status, 0);
+		assert_non_null(strstr(rr.out, fmt("%.*s", (int)(strchr(line + 1, '\n') - line), line)));
+		run_free(&rr);
+	}
+	json_object_put(sum);
+	free(spans);
+	free(got);
+	free(want);
+	run_free(&r);
+}
+
+
+static int cmp_exit(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+
+	return x->t[2] < y->t[2] ? -1 : x->t[2] > y->t[2];
+}
+
+/*
+ * --trace-max-size 256K on one thread's 3 s of spans (~10 MB of trace): the
+ * file holds the spans that closed first, in the order they closed, and
+ * stays within 256 KiB up to its names and closing line; the summary counts
+ * every span and the ones left out exactly.
+ */
+static void test_trace_max_size(void **state)
+{
+	char *out = fmt("%s/max-size", tmpdir), *log = fmt("%s/flight-size.txt", tmpdir);
+	char *trace = fmt("%s/leanprofiler-trace.json", out), *text, *names;
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--trace-max-size",
+			 "256K", "--", fmt("%s/tests/targets/flight", build), log, "3", "1", "0",
+			 NULL };
+	struct span *want;
+	struct tev *got;
+	size_t nwant, ngot, len, k = 0;
+	json_object *sum, *b;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("record exited %d: %s", r.status, r.err);
+	nwant = read_expected(log, &want);
+	/* The target's own order of closing: two threads, but flight.main closes after the other's. */
+	qsort(want, nwant, sizeof(*want), cmp_exit);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	b = get(sum, "trace_bound");
+	ngot = read_events(trace, &got);
+	for (size_t i = 0; i < ngot; i++) {
+		char key[300];
+
+		assert_false(got[i].slice);
+		assert_true(k < nwant);
+		snprintf(key, sizeof(key), "%s\t%s", want[k].name, want[k].meta);
+		if (strcmp(got[i].key, key))
+			fail_msg("span %zu of the trace is %s, the %zuth the target closed is %s", i,
+				 got[i].key, k, key);
+		k++;
+	}
+	assert_int_equal(i64(sum, "events"), (int64_t)nwant);
+	assert_int_equal(i64(b, "spans"), (int64_t)k);
+	assert_int_equal(i64(b, "spans_left_out"), (int64_t)(nwant - k));
+	assert_true(json_object_get_boolean(get(b, "full")));
+	assert_true(nwant - k > 10 * k);
+	/* Full at the end of the first span left out. */
+	assert_true((uint64_t)i64(b, "window_end_ns") >= want[k].t[2] &&
+		    (uint64_t)i64(b, "window_end_ns") <= want[k].t[3]);
+	/* Within SIZE up to the names, the next span (~150 bytes) would have passed it. */
+	text = slurp(trace, &len);
+	names = strstr(text, "\n,{\"ph\":\"M\"");
+	assert_non_null(names);
+	assert_true((size_t)(names - text) <= 256 << 10);
+	assert_true((size_t)(names - text) + 256 > 256 << 10);
+	print_message("--trace-max-size 256K: %zu of %zu spans, %zu bytes, %zu with the names and "
+		      "the closing line\n",
+		      k, nwant, (size_t)(names - text), len);
+	assert_non_null(strstr(r.out, fmt("\nTrace kept: the first %zu spans, until the trace was "
+					  "full at --trace-max-size 256K, ", k)));
+	assert_non_null(strstr(r.out, fmt(" into the recording; %zu that closed later left out (the "
+					  "table has them all)\n",
+					  nwant - k)));
+	check_with_consumer(trace);
+	free(text);
+	json_object_put(sum);
+	free(got);
+	free(want);
+	run_free(&r);
+}
+
+/*
+ * The profiler's peak RSS (KiB) recording flood with these options; the
+ * summary's trace_bound. Started by a shell's child: a process exec'ed by
+ * this one would count this one's peak as its own (Linux keeps ru_maxrss
+ * across fork and exec), and this one has read large traces by now.
+ */
+static long flood_rss(const char *name, const char *opt1, const char *opt2, const char *opt3,
+		      json_object **bound)
+{
+	char *out = fmt("%s/%s", tmpdir, name);
+	char *argv[] = { "/bin/sh", "-c", "\"$@\" & wait $!", "sh",
+			 fmt("%s/leanprofiler", build), "record", "-o", out, (char *)opt1,
+			 (char *)opt2, (char *)opt3, "--", fmt("%s/tests/targets/flood", build), "1",
+			 "300000", NULL };
+	json_object *sum;
+	struct run r;
+	long rss;
+
+	/* The options, then "--": shift the command down over the options not given. */
+	if (!opt3)
+		memmove(&argv[10], &argv[11], 5 * sizeof(*argv));
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("record %s exited %d: %s", name, r.status, r.err);
+	sum = load_json(fmt("%s/leanprofiler-summary.json", out));
+	rss = (long)i64(get(sum, "profiler"), "peak_rss_kib");
+	*bound = json_object_get(get(sum, "trace_bound"));
+	json_object_put(sum);
+	run_free(&r);
+	return rss;
+}
+
+/*
+ * Memory stays bounded: 600k spans (~90 MB of trace) with --trace-last
+ * longer than the recording and --trace-max-size 16M hold 16 MiB of it at
+ * most, the newest, and cost the profiler that much more than a trace of 4 KiB.
+ */
+#define BOUND_RING (16 << 20)
+/* The ring's index, 16 bytes an event (4 MiB for these 130k), and the allocator: 3.8 MiB measured. */
+#define BOUND_RSS_SLACK_KIB (8 << 10)
+
+static void test_trace_bound_memory(void **state)
+{
+	json_object *small, *ring, *window;
+	long base = flood_rss("bound-4k", "--trace-max-size", "4K", NULL, &small);
+	long cut = flood_rss("bound-16m", "--trace-last", "1h", "--trace-max-size=16M", &ring);
+	long last = flood_rss("bound-100ms", "--trace-last", "100ms", NULL, &window);
+	struct stat sb;
+
+	(void)state;
+	print_message("600k spans: profiler peak RSS %ld KiB with a 4K trace, %ld KiB with "
+		      "--trace-last 1h --trace-max-size 16M (the ring's peak %ld KiB), %ld KiB "
+		      "with --trace-last 100ms (%ld KiB)\n",
+		      base, cut, (long)(i64(ring, "memory_peak_bytes") >> 10), last,
+		      (long)(i64(window, "memory_peak_bytes") >> 10));
+	assert_true(json_object_get_boolean(get(small, "full")));
+	assert_true(json_object_get_boolean(get(ring, "cut")));
+	assert_true(i64(ring, "memory_peak_bytes") <= BOUND_RING);
+	assert_true(i64(ring, "bytes") > BOUND_RING - 4096);
+	assert_true(cut - base <= (BOUND_RING >> 10) + BOUND_RSS_SLACK_KIB);
+	assert_true(last - base <= (i64(window, "memory_peak_bytes") >> 10) + BOUND_RSS_SLACK_KIB);
+	/* The file: the ring's bytes, its opening, names and closing line. */
+	assert_int_equal(stat(fmt("%s/bound-16m/leanprofiler-trace.json", tmpdir), &sb), 0);
+	assert_true(sb.st_size <= BOUND_RING + 4096);
+	json_object_put(small);
+	json_object_put(ring);
+	json_object_put(window);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -1468,6 +1864,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_summary_only),
 		cmocka_unit_test(test_max_groups),
 		cmocka_unit_test(test_many_names_memory),
+		cmocka_unit_test(test_trace_last_flight_recorder),
+		cmocka_unit_test(test_trace_max_size),
+		cmocka_unit_test(test_trace_bound_memory),
 		cmocka_unit_test(test_privileges),
 		cmocka_unit_test(test_disk_full),
 		cmocka_unit_test(test_second_signal_stops_recording),

@@ -163,8 +163,8 @@ static void check_folded(const char *dir, json_object *sum)
 
 /*
  * `report DIR` prints exactly the table record printed: nested example, -v,
- * five threads, lost events, an unterminated span, --summary-only. The same
- * from the summary file and from the trace's path.
+ * five threads, lost events, an unterminated span, --summary-only, a bounded
+ * trace. The same from the summary file and from the trace's path.
  */
 static void test_report_reprints_the_table(void **state)
 {
@@ -179,6 +179,9 @@ static void test_report_reprints_the_table(void **state)
 		{ "lost", { "--buffer-size", "64K", NULL }, { "tests/targets/flood", "4", "10000", NULL } },
 		{ "unterminated", { NULL }, { "tests/targets/exit_status", "3", NULL } },
 		{ "summary-only", { "--summary-only", NULL }, { "tests/targets/flood", "1", "70000", NULL } },
+		{ "trace-last", { "--trace-last", "5ms", NULL }, { "tests/targets/flood", "1", "70000", NULL } },
+		{ "trace-max-size", { "--trace-max-size", "64K", NULL },
+		  { "tests/targets/flood", "1", "70000", NULL } },
 	};
 
 	(void)state;
@@ -217,6 +220,10 @@ static void test_report_reprints_the_table(void **state)
 	/* The cases say what they test. */
 	assert_non_null(strstr(slurp(fmt("%s/verbose/leanprofiler-summary.json", tmpdir), NULL),
 			       "\"profiler_line\":true"));
+	assert_non_null(strstr(slurp(fmt("%s/trace-last/leanprofiler-summary.json", tmpdir), NULL),
+			       "\"trace_bound\":{\"last_ns\":5000000,"));
+	assert_non_null(strstr(slurp(fmt("%s/trace-max-size/leanprofiler-summary.json", tmpdir), NULL),
+			       "\"full\":true"));
 }
 
 /* A report needs no privileges: nobody reads a recording it may read. */

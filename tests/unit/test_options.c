@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The numbers of record's options (--max-groups, --rows): lp_parse_count; and its sizes
- * (--buffer-size): lp_parse_size (user/core/common.c).
+ * The numbers of record's options (--max-groups, --rows): lp_parse_count; its sizes
+ * (--buffer-size, --trace-max-size): lp_parse_size; its durations (--duration,
+ * --trace-last): lp_parse_seconds (user/core/common.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -93,11 +94,42 @@ static void test_size_values(void **state)
 	assert_int_equal(lp_parse_size("2G", 1 << 16, 1 << 30, &v), -ERANGE);
 }
 
+static void test_duration_values(void **state)
+{
+	static const char *const bad[] = {
+		"", "0", "0s", "0.0000000001", "-1", "+5", " 5", "5 ", "5\n", "s", "5x", "5 s",
+		"5S", "5sec", "1e3", "0x10", "inf", "nan", "5ns", "10000001", "166667m", "2778h",
+	};
+	static const struct {
+		const char *s;
+		uint64_t ns;
+	} good[] = {
+		{ "5", 5000000000ull },	       { "2.5", 2500000000ull },   { "5s", 5000000000ull },
+		{ "500ms", 500000000ull },     { "0.5s", 500000000ull },   { "2m", 120000000000ull },
+		{ "1h", 3600000000000ull },    { ".25", 250000000ull },    { "0.000001ms", 1 },
+		{ "10000000", 10000000000000000ull },
+	};
+	uint64_t v = 42;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		if (lp_parse_seconds(bad[i], &v) != -EINVAL)
+			fail_msg("duration '%s' was taken", bad[i]);
+		assert_int_equal(v, 42); /* untouched */
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		if (lp_parse_seconds(good[i].s, &v))
+			fail_msg("duration '%s' was refused", good[i].s);
+		assert_int_equal(v, good[i].ns);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_max_groups_values),
 		cmocka_unit_test(test_size_values),
+		cmocka_unit_test(test_duration_values),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -696,6 +697,170 @@ static void test_disk_full(void **state)
 	assert_int_equal(dir_entries(fx, names, 4), 0);
 }
 
+
+/*
+ * Writes the same spans (4 threads, a wait inside every third span) and
+ * names through t, bounded or not; the spans' ends are 1000 ns apart, the
+ * last at 5000 * 1000 - 1.
+ */
+static void write_spans(struct fx *fx, struct lp_trace *t)
+{
+	uint32_t name = ut_id(fx->st, "s"), meta = ut_id(fx->st, "i=1");
+
+	for (uint64_t i = 0; i < 5000; i++) {
+		struct lp_span s = {
+			.pid = 1, .tid = 1 + (uint32_t)(i % 4), .name = name, .meta = meta,
+			.start_ns = i * 1000, .end_ns = i * 1000 + 999, .total_ns = 999,
+			.self_ns = 999,
+		};
+
+		if (i % 3 == 0)
+			lp_trace_off_cpu(t, s.pid, s.tid, s.start_ns + 100, s.start_ns + 200,
+					 s.start_ns + 300);
+		lp_trace_span(t, &s);
+	}
+	lp_trace_name(t, true, 1, 1, ut_id(fx->st, "proc"));
+	for (uint32_t tid = 1; tid <= 4; tid++)
+		lp_trace_name(t, false, 1, tid, ut_id(fx->st, "thr"));
+}
+
+/* The event lines of a trace, without their separator, NUL-terminated in place. */
+static size_t event_lines(char *text, char **lines, size_t max)
+{
+	size_t n = 0;
+
+	for (char *p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
+		if (*p == ',')
+			p++;
+		if (*p == '{' && strncmp(p, "{\"displayTimeUnit\"", 18) && n < max)
+			lines[n++] = p;
+	}
+	return n;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * --trace-last: the spans that ended in the window, with their waits; the
+ * names whatever happens; every event byte for byte what the unbounded trace
+ * has.
+ */
+static void test_bound_last(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	struct lp_tring_stats st;
+	char full[160], *all[16384], *kept[16384];
+	size_t nall, nkept, len, spans = 0, waits = 0, names = 0;
+	char *text;
+
+	snprintf(full, sizeof(full), "%s/full.json", fx->dir);
+	assert_int_equal(lp_trace_open(&t, full, fx->st, 0), 0);
+	write_spans(fx, &t);
+	assert_int_equal(lp_trace_close(&t, "{}"), 0);
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	assert_int_equal(lp_trace_bound(&t, 1000000, 0), 0);
+	write_spans(fx, &t);
+	/* The window [4000000, 5000000]: the spans that end from 4000000 on, i >= 4000. */
+	lp_trace_bound_end(&t, 5000000, &st);
+	assert_int_equal(st.from_ns, 4000000);
+	assert_int_equal(st.spans, 1000);
+	assert_int_equal(st.spans_left_out, 4000);
+	assert_int_equal(st.inner + st.inner_left_out, 2 * 1667);
+	assert_false(st.cut);
+	assert_int_equal(lp_trace_close(&t, "{}"), 0);
+
+	json_object *ev = events(load(fx));
+
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		json_object *e = json_object_array_get_idx(ev, i);
+		double ts;
+
+		if (!strcmp(json_object_get_string(ut_get(e, "ph")), "M")) {
+			names++;
+			continue;
+		}
+		ts = json_object_get_double(ut_get(e, "ts"));
+		/* Names come last. */
+		assert_int_equal(names, 0);
+		if (!strcmp(json_object_get_string(ut_get(e, "cat")), "span")) {
+			assert_true(ts * 1000 + 999 >= 4000000);
+			spans++;
+		} else {
+			/* A wait is kept with its span, whose start is 100 ns before it. */
+			assert_true((uint64_t)(ts * 1000) - 100 >= 4000000 - 999);
+			waits++;
+		}
+	}
+	assert_int_equal(spans, 1000);
+	assert_int_equal(waits, st.inner);
+	assert_int_equal(waits, 2 * 333); /* i from 4002 to 4998, every third */
+	assert_int_equal(names, 5);
+	text = ut_read_file(full, &len);
+	nall = event_lines(text, all, 16384);
+	nkept = event_lines(fx->text, kept, 16384);
+	assert_int_equal(nkept, spans + waits + names);
+	qsort(all, nall, sizeof(*all), cmp_str);
+	for (size_t i = 0; i < nkept; i++)
+		assert_non_null(bsearch(&kept[i], all, nall, sizeof(*all), cmp_str));
+	free(text);
+}
+
+/*
+ * --trace-max-size: the first spans, with their waits, while the file stays
+ * within SIZE; then the names and the closing line only.
+ */
+static void test_bound_max_size(void **state)
+{
+	struct fx *fx = *state;
+	struct lp_trace t;
+	struct lp_tring_stats st;
+	const char *closing;
+	size_t spans = 0, waits = 0;
+
+	assert_int_equal(lp_trace_open(&t, fx->path, fx->st, 0), 0);
+	assert_int_equal(lp_trace_bound(&t, 0, 64 << 10), 0);
+	write_spans(fx, &t);
+	lp_trace_bound_end(&t, 5000000, &st);
+	assert_true(st.full);
+	assert_int_equal(st.spans + st.spans_left_out, 5000);
+	assert_int_equal(lp_trace_close(&t, "{}"), 0);
+
+	json_object *ev = events(load(fx));
+
+	/* The file up to its names and closing line is within SIZE. */
+	closing = strstr(fx->text, "\n{\"ph\":\"M\"");
+	if (!closing)
+		closing = strstr(fx->text, "\n,{\"ph\":\"M\"");
+	assert_non_null(closing);
+	assert_true((size_t)(closing - fx->text) <= 64 << 10);
+	/* Full: the next span and its waits (at most 400 bytes) did not fit. */
+	assert_true((size_t)(closing - fx->text) + 400 > 64 << 10);
+	for (size_t i = 0; i < json_object_array_length(ev); i++) {
+		json_object *e = json_object_array_get_idx(ev, i);
+		uint64_t ts;
+
+		if (!strcmp(json_object_get_string(ut_get(e, "ph")), "M"))
+			continue;
+		ts = (uint64_t)llround(json_object_get_double(ut_get(e, "ts")) * 1000);
+		if (!strcmp(json_object_get_string(ut_get(e, "cat")), "span")) {
+			/* The first ones, in order. */
+			assert_int_equal(ts, spans * 1000);
+			spans++;
+		} else {
+			/* Right before its span. */
+			assert_int_equal(ts, spans * 1000 + 100 + 100 * (waits % 2));
+			waits++;
+		}
+	}
+	assert_int_equal(spans, st.spans);
+	assert_int_equal(waits, st.inner);
+	assert_int_equal(st.full_ns, spans * 1000 + 999);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -712,6 +877,8 @@ int main(void)
 		T(test_detail),
 		T(test_forget_and_compact),
 		T(test_disk_full),
+		T(test_bound_last),
+		T(test_bound_max_size),
 #undef T
 	};
 

@@ -146,6 +146,36 @@ int lp_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
+int lp_parse_seconds(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "", 1e9 }, { "s", 1e9 }, { "ms", 1e6 }, { "m", 60e9 }, { "h", 3600e9 } };
+	/* strtod() would take spaces, a sign, "inf", "0x1p3", "1e3"... */
+	size_t n = strspn(s, "0123456789.");
+	char *end;
+	double v;
+
+	if (!n)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end != s + n)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		double x = v * units[i].ns;
+
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (!(x >= 1) || x > LP_SECONDS_MAX * 1e9)
+			return -EINVAL;
+		*ns = (uint64_t)x;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 void *lp_grow(void *ptr, size_t *cap, size_t need, size_t elem)
 {
 	size_t n = *cap ? *cap : 16;

@@ -29,6 +29,16 @@ int lp_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  */
 int lp_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 
+/* The longest duration of the command line (--duration, --trace-last): 10^7 s, 115 days. */
+#define LP_SECONDS_MAX 10000000
+
+/*
+ * A duration of the command line: seconds ("2.5"), or a number and its unit
+ * ("500ms", "5s", "2m", "1h"); digits and a point only (no sign, exponent or
+ * space); at least 1 ns, at most LP_SECONDS_MAX seconds. 0 or -EINVAL.
+ */
+int lp_parse_seconds(const char *s, uint64_t *ns);
+
 /* Allocation that cannot fail silently: NULL and errno=ENOMEM on failure. */
 void *lp_grow(void *ptr, size_t *cap, size_t need, size_t elem);
 

@@ -177,6 +177,79 @@ static void off_cpu_line(FILE *out, const struct lp_nest_totals *t, const struct
 }
 
 /*
+ * The bounded trace's window on the recording's clock: the spans it holds
+ * ended from *start (--trace-last) until *end (--trace-max-size: it was full).
+ */
+static void bound_window(const struct lp_report *r, uint64_t *start, uint64_t *end)
+{
+	const struct lp_report_bound *b = &r->bound;
+
+	*start = r->base_ns;
+	*end = r->end_ns;
+	if (b->last_ns && b->st.from_ns > *start)
+		*start = b->st.from_ns;
+	if (!b->last_ns && b->st.full && b->st.full_ns < *end)
+		*end = b->st.full_ns;
+	if (*end < *start)
+		*end = *start;
+}
+
+/* A size as --trace-max-size takes it: "100M". */
+static void fmt_option_size(uint64_t v, char *out, size_t sz)
+{
+	static const char units[] = "GMK";
+
+	for (int i = 0; i < 3; i++) {
+		unsigned shift = 30 - 10 * (unsigned)i;
+
+		if (v && !(v & ((1ull << shift) - 1))) {
+			snprintf(out, sz, "%" PRIu64 "%c", v >> shift, units[i]);
+			return;
+		}
+	}
+	snprintf(out, sz, "%" PRIu64, v);
+}
+
+/* --trace-last, --trace-max-size: which spans the trace holds, how many it left out. */
+static void bound_line(FILE *out, const struct lp_report *r)
+{
+	const struct lp_report_bound *b = &r->bound;
+	uint64_t start, end;
+	char last[32], kept[32], from[32], to[32], size[32], slices[96] = "";
+
+	bound_window(r, &start, &end);
+	lp_fmt_duration(b->last_ns, last, sizeof(last));
+	lp_fmt_duration(end - start, kept, sizeof(kept));
+	lp_fmt_duration(start - r->base_ns, from, sizeof(from));
+	lp_fmt_duration(end - r->base_ns, to, sizeof(to));
+	fmt_option_size(b->max_bytes, size, sizeof(size));
+	if (b->st.inner_left_out)
+		snprintf(slices, sizeof(slices), " and %" PRIu64 " off-CPU slices of theirs",
+			 b->st.inner_left_out);
+	if (b->last_ns && b->st.cut)
+		fprintf(out,
+			"Trace kept: the spans that ended in the last %s only (from %s to %s of the "
+			"recording), not %s: the window passed the trace's memory bound, "
+			"--trace-max-size %s; %" PRIu64 " spans, %" PRIu64
+			" left out%s (the table has them all)\n",
+			kept, from, to, last, size, b->st.spans, b->st.spans_left_out, slices);
+	else if (b->last_ns)
+		fprintf(out,
+			"Trace kept: the spans that ended in the last %s (from %s to %s of the "
+			"recording), %" PRIu64 "; %" PRIu64 " left out%s (the table has them all)\n",
+			last, from, to, b->st.spans, b->st.spans_left_out, slices);
+	else if (b->st.full)
+		fprintf(out,
+			"Trace kept: the first %" PRIu64 " spans, until the trace was full at "
+			"--trace-max-size %s, %s into the recording; %" PRIu64
+			" that closed later left out%s (the table has them all)\n",
+			b->st.spans, size, to, b->st.spans_left_out, slices);
+	else
+		fprintf(out, "Trace kept: every span, %" PRIu64 ", within --trace-max-size %s\n",
+			b->st.spans, size);
+}
+
+/*
  * The table's columns after Name. Each is at least the seed's width and
  * widens, for every row alike, when a cell or its header needs more: a
  * million calls or hours of self time never run into the next column.
@@ -471,6 +544,8 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	input_lines(out, r);
 	if (r->off_cpu)
 		off_cpu_line(out, t, &r->loss);
+	if (r->bound.on)
+		bound_line(out, r);
 	fputc('\n', out);
 	table_header(out, &tab);
 	for (size_t i = 0; i < shown; i++) {
@@ -564,6 +639,31 @@ static void write_loss(struct jw *w, const struct lp_report *r)
 	put_u64(w, "no_task_storage", r->loss.no_storage);
 	put_u64(w, "process_records", r->loss.task);
 	put_u64(w, "off_cpu_waits", r->loss.sched);
+	jw_obj_end(w);
+}
+
+/* --trace-last, --trace-max-size: what the trace kept (in the summary and the trace's otherData). */
+static void write_bound(struct jw *w, const struct lp_report *r)
+{
+	const struct lp_report_bound *b = &r->bound;
+	uint64_t start, end;
+
+	bound_window(r, &start, &end);
+	key(w, "trace_bound");
+	jw_obj_begin(w);
+	put_u64(w, "last_ns", b->last_ns);
+	put_u64(w, "max_bytes", b->max_bytes);
+	put_u64(w, "spans", b->st.spans);
+	put_u64(w, "spans_left_out", b->st.spans_left_out);
+	put_u64(w, "off_cpu_slices", b->st.inner);
+	put_u64(w, "off_cpu_slices_left_out", b->st.inner_left_out);
+	put_u64(w, "bytes", b->st.bytes);
+	put_u64(w, "window_start_ns", start);
+	put_u64(w, "window_end_ns", end);
+	put_bool(w, "cut", b->st.cut);
+	put_bool(w, "full", b->st.full);
+	if (b->last_ns)
+		put_u64(w, "memory_peak_bytes", b->st.peak_bytes);
 	jw_obj_end(w);
 }
 
@@ -927,6 +1027,10 @@ int lp_report_summary_json(FILE *f, const struct lp_report *r)
 	write_span_pairs(&w, r);
 	write_groups(&w, r);
 	write_off_cpu(&w, r);
+	if (r->bound.on) {
+		jw_break(&w);
+		write_bound(&w, r);
+	}
 	member(&w, "rows");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->ngroups; i++)
@@ -975,6 +1079,8 @@ char *lp_report_other_data_json(const struct lp_report *r)
 	put_u64(&w, "started_before_recording", r->totals->started_before);
 	put_u64(&w, "uncertain_spans", r->totals->uncertain);
 	put_bool(&w, "off_cpu", r->off_cpu);
+	if (r->bound.on)
+		write_bound(&w, r);
 	jw_obj_end(&w);
 	if (jw_error(&w) || lp_buf_putc(&b, '\0')) {
 		lp_buf_free(&b);

@@ -15,6 +15,7 @@
 #include "paths.h"
 #include "stats.h"
 #include "strtab.h"
+#include "tracering.h"
 
 #define LP_TABLE_NAME_COLS 40 /* the Name column; longer names end in "…" */
 /*
@@ -93,6 +94,14 @@ struct lp_phases {
 	uint64_t first_event_ns; /* from the start of recording to the first span event */
 };
 
+/* --trace-last, --trace-max-size: what the trace kept of the spans (tracering.h). */
+struct lp_report_bound {
+	bool on;            /* false: the trace has every span, or is not written */
+	uint64_t last_ns;   /* --trace-last; 0: none (the trace holds the first spans) */
+	uint64_t max_bytes; /* --trace-max-size, or with --trace-last the ring's default bound */
+	struct lp_tring_stats st;
+};
+
 struct lp_report {
 	const struct strtab *st;
 	const struct lp_nest_totals *totals;
@@ -123,6 +132,7 @@ struct lp_report {
 	uint64_t enters, exits; /* span events received */
 	const char *counter_name; /* "Lean heartbeats" */
 	const char *trace_path;   /* NULL when not written */
+	struct lp_report_bound bound;
 	const char *summary_path;
 	char *const *argv;        /* the recorded command */
 	int pid;

@@ -8,6 +8,13 @@
 
 #include "meta.h"
 
+/* What an event is to the ring (tracering.h). */
+enum ring_kind { RING_SPAN, RING_INNER, RING_KEEP };
+
+static void ring_take(struct lp_trace *t, enum ring_kind kind, uint32_t pid, uint32_t tid,
+		      uint64_t start_ns, uint64_t end_ns);
+static void ring_detach(struct lp_trace *t, bool flush);
+
 /* The file's opening: everything before the first event. */
 static void begin(struct lp_trace *t, const struct strtab *st, uint64_t base_ns)
 {
@@ -295,7 +302,7 @@ static const struct lp_trace_ids *ids_text(struct lp_trace *t, uint32_t pid, uin
  * formatted in place, all in one room of the writer's buffer. Byte for byte
  * what write_span_uncached() writes.
  */
-void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
+static void span_event(struct lp_trace *t, const struct lp_span *s)
 {
 	struct jw *w = &t->w;
 	uint64_t start = s->start_ns > t->base_ns ? s->start_ns - t->base_ns : 0;
@@ -373,6 +380,8 @@ static void off_cpu_slice(struct lp_trace *t, const char *what, uint32_t pid, ui
 	p = jw_fmt_usec(p, to - from);
 	p = PUT(p, ",\"args\":{}}");
 	jw_advance(w, p);
+	if (t->ring)
+		ring_take(t, RING_INNER, pid, tid, from, to);
 }
 
 void lp_trace_off_cpu(struct lp_trace *t, uint32_t pid, uint32_t tid, uint64_t off_ns,
@@ -410,10 +419,106 @@ void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid,
 	const char *s = strtab_str(t->st, name, &len);
 
 	write_name_event(&t->w, process ? "process_name" : "thread_name", pid, tid, s, len);
+	if (t->ring)
+		ring_take(t, RING_KEEP, pid, tid, 0, 0);
+}
+
+/* ---- --trace-last, --trace-max-size: the events through a ring (tracering.h) ---- */
+
+void lp_trace_span(struct lp_trace *t, const struct lp_span *s)
+{
+	span_event(t, s);
+	if (t->ring)
+		ring_take(t, RING_SPAN, s->pid, s->tid, s->start_ns, s->end_ns);
+}
+
+/* The ring's events into the file, each on a line of its own, as w writes them. */
+static int emit_event(void *ctx, const char *a, size_t alen, const char *b, size_t blen)
+{
+	struct lp_trace *t = ctx;
+
+	jw_newline(&t->file);
+	jw_raw_value(&t->file, a, alen);
+	if (blen)
+		jw_raw(&t->file, b, blen);
+	return jw_error(&t->file);
+}
+
+/*
+ * The event w just encoded goes to the ring: a span's (start_ns to end_ns),
+ * one inside the thread's innermost open span (from start_ns on), or a name,
+ * kept whatever happens.
+ */
+static void ring_take(struct lp_trace *t, enum ring_kind kind, uint32_t pid, uint32_t tid,
+		      uint64_t start_ns, uint64_t end_ns)
+{
+	/* What jw put before the event: its line break and separator. */
+	size_t skip = t->ev.p ? strspn(t->ev.p, "\n,") : 0;
+	const char *ev = t->ev.p ? t->ev.p + skip : "";
+	size_t len = t->ev.len - skip;
+	/* Out of memory for ev: the trace fails. */
+	int err = jw_error(&t->w);
+
+	if (!err && kind == RING_SPAN)
+		err = lp_tring_span(t->ring, pid, tid, start_ns, end_ns, ev, len);
+	else if (!err && kind == RING_INNER)
+		err = lp_tring_inner(t->ring, pid, tid, start_ns, ev, len);
+	else if (!err)
+		err = lp_tring_keep(t->ring, ev, len);
+	t->ev.len = 0;
+	if (err && !t->file.err)
+		t->file.err = err;
+}
+
+/* Moves a writer (its buffer may be the small one inside it). */
+static void move_writer(struct jw *to, const struct jw *from)
+{
+	*to = *from;
+	if (from->buf == from->small)
+		to->buf = to->small;
+}
+
+int lp_trace_bound(struct lp_trace *t, uint64_t last_ns, uint64_t max_bytes)
+{
+	/* "\n," before every event; the opening is in the file already. */
+	struct lp_tring_opts o = { .last_ns = last_ns, .max_bytes = max_bytes,
+				   .used_bytes = t->w.bytes + t->w.len, .overhead = 2,
+				   .emit = emit_event, .ctx = t };
+
+	t->ring = lp_tring_new(&o);
+	if (!t->ring)
+		return -ENOMEM;
+	move_writer(&t->file, &t->w);
+	jw_init_buf(&t->w, &t->ev);
+	return 0;
+}
+
+void lp_trace_bound_end(struct lp_trace *t, uint64_t end_ns, struct lp_tring_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (t->ring)
+		lp_tring_end(t->ring, end_ns, st);
+}
+
+/* The ring's events into the file (flush) or not; w writes the file again. */
+static void ring_detach(struct lp_trace *t, bool flush)
+{
+	int err;
+
+	if (!t->ring)
+		return;
+	err = flush ? lp_tring_flush(t->ring) : 0;
+	if (err && !t->file.err)
+		t->file.err = err;
+	lp_tring_free(t->ring);
+	t->ring = NULL;
+	lp_buf_free(&t->ev);
+	move_writer(&t->w, &t->file);
 }
 
 static void release(struct lp_trace *t)
 {
+	ring_detach(t, false);
 	jw_release(&t->w);
 	lp_buf_free(&t->frags);
 	free(t->names);
@@ -427,6 +532,7 @@ int lp_trace_close(struct lp_trace *t, const char *other_data_json)
 {
 	int err;
 
+	ring_detach(t, true);
 	jw_newline(&t->w);
 	jw_arr_end(&t->w);
 	if (other_data_json) {

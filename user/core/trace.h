@@ -12,6 +12,7 @@
 #include "nest.h"
 #include "outfile.h"
 #include "strtab.h"
+#include "tracering.h"
 
 /* A prebuilt piece of JSON in lp_trace.frags, for one string id. */
 struct lp_trace_frag {
@@ -45,6 +46,14 @@ struct lp_trace {
 	size_t names_cap, metas_cap;
 	size_t frags_dead; /* bytes of frags whose ids were forgotten (lp_trace_forget) */
 	struct lp_trace_ids ids[LP_TRACE_IDS];
+	/*
+	 * --trace-last, --trace-max-size (lp_trace_bound): w encodes each event
+	 * into ev, the ring decides which reach the file's writer, file. NULL:
+	 * w writes the file.
+	 */
+	struct lp_tring *ring;
+	struct jw file;
+	struct lp_buf ev;
 };
 
 /* The trace file name in directory dirfd (lp_outfile_openat). 0 or -errno. */
@@ -72,6 +81,17 @@ void lp_trace_name(struct lp_trace *t, bool process, uint32_t pid, uint32_t tid,
 void lp_trace_forget(struct lp_trace *t, uint32_t id);
 /* The fragments of forgotten ids leave frags: it holds only live texts' after. */
 void lp_trace_compact(struct lp_trace *t);
+/*
+ * --trace-last (last_ns) and --trace-max-size (max_bytes; 0: none): from now
+ * on the trace keeps the events tracering.h says, and the process and thread
+ * names whatever happens. Right after opening. 0 or -ENOMEM.
+ */
+int lp_trace_bound(struct lp_trace *t, uint64_t last_ns, uint64_t max_bytes);
+/*
+ * The recording ended at end_ns, every span is closed: what the bound kept
+ * and left out (all 0 without one). The events kept are written at lp_trace_close.
+ */
+void lp_trace_bound_end(struct lp_trace *t, uint64_t end_ns, struct lp_tring_stats *st);
 /* Ends the file with otherData (a JSON object text from the caller) and renames it into place. */
 int lp_trace_close(struct lp_trace *t, const char *other_data_json);
 /* Removes the temporary file, frees what the writer holds (lp_trace_close does too). */

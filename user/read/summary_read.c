@@ -623,6 +623,33 @@ static void load_thread_list(struct rd *rd, json_object *root)
 	s->rep.threads = s->threads;
 }
 
+/* --trace-last, --trace-max-size: what the trace kept (absent: every span, or no trace). */
+static void load_bound(struct rd *rd, json_object *root)
+{
+	struct lp_report_bound *b = &rd->s->rep.bound;
+	json_object *o = member(rd, root, "", "trace_bound", json_type_object, false);
+	uint64_t start = 0, end = 0;
+
+	if (!o)
+		return;
+	b->on = true;
+	num(rd, o, "trace_bound", "last_ns", &b->last_ns, true);
+	num(rd, o, "trace_bound", "max_bytes", &b->max_bytes, true);
+	num(rd, o, "trace_bound", "spans", &b->st.spans, true);
+	num(rd, o, "trace_bound", "spans_left_out", &b->st.spans_left_out, true);
+	num(rd, o, "trace_bound", "off_cpu_slices", &b->st.inner, false);
+	num(rd, o, "trace_bound", "off_cpu_slices_left_out", &b->st.inner_left_out, false);
+	num(rd, o, "trace_bound", "bytes", &b->st.bytes, false);
+	num(rd, o, "trace_bound", "window_start_ns", &start, true);
+	num(rd, o, "trace_bound", "window_end_ns", &end, true);
+	flag(rd, o, "trace_bound", "cut", &b->st.cut, false);
+	flag(rd, o, "trace_bound", "full", &b->st.full, false);
+	num(rd, o, "trace_bound", "memory_peak_bytes", &b->st.peak_bytes, false);
+	/* As lp_tring_end said them: the window's start, or where the trace was full. */
+	b->st.from_ns = start;
+	b->st.full_ns = end;
+}
+
 static void load_files(struct rd *rd, json_object *root)
 {
 	json_object *o = member(rd, root, "", "files", json_type_object, false);
@@ -733,6 +760,7 @@ static void load(struct rd *rd, json_object *root)
 	load_profiler(rd, root);
 	load_span_pairs(rd, root);
 	load_groups(rd, root);
+	load_bound(rd, root);
 	load_rows(rd, root);
 	load_thread_list(rd, root);
 	load_files(rd, root);

@@ -24,6 +24,8 @@ struct lp_record_opts {
 	uint64_t duration_ns; /* 0: until the targets exit or a signal */
 	bool run_as_root;     /* under sudo, keep the command root (else: the sudo user) */
 	bool summary_only;    /* no trace file; memory does not grow with the spans */
+	uint64_t trace_last_ns;   /* --trace-last: the trace keeps the spans that ended then; 0: all */
+	uint64_t trace_max_bytes; /* --trace-max-size; 0: none */
 	bool off_cpu;         /* split spans into cpu, runq and blocked time (--off-cpu) */
 	size_t max_groups;    /* groups (rows) of their own, then overflow rows (--max-groups) */
 	size_t table_rows;    /* rows the table shows; 0: all (--rows) */
