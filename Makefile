@@ -22,11 +22,13 @@ LTO_LDFLAGS ?= -flto=auto
 #   user/pictures  SVG and HTML pictures of a recording           (libbpf-free)
 #   user/record    recording with BPF: the session, targets, /proc, credentials, outputs
 #   user/export    a recording as rows of ClickHouse tables       (libcurl-free)
-#   user/export/client  export's command and its ClickHouse HTTP client (libcurl)
+#   user/export/client  export's command, its ClickHouse HTTP client (libcurl) and its gzip
+#                       batches (zlib)
 #   user           the commands (main.c) and list
 CORE_DIRS := user/core user/read user/pictures user/export
 TOOL_DIRS := user user/record user/export/client
 CPPFLAGS += -I. -Iinclude -I$(OUT) $(addprefix -I,$(TOOL_DIRS) $(CORE_DIRS))
+# -lz: libbpf's, and export's gzip batches (user/export/client/batch.c).
 LDLIBS := -lbpf -lelf -lz -ljson-c -lcurl -lcrypto -lm -pthread
 # The host's system include dirs, after ours: bpf/usdt.bpf.h needs <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \

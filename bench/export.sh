@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make bench row 13: `leanprofiler export` of a trace into a throwaway ClickHouse server on a
-# loopback port (its own data directory, stopped by PID at the end): throughput (spans/s, and MB/s
-# of the trace read and of the rows sent) and the exporter's peak RSS (GNU time), for
-# EXPORT_SPANS spans (default "100000 1000000": the ratio of the two RSS shows memory bounded).
+# loopback port (its own data directory, stopped by PID at the end), each recording exported twice
+# in the same run, rows sent plain (--compress=none) and compressed (--compress=auto: gzip):
+# bytes sent per span and per trace byte, throughput (spans/s, MB/s of the trace read), the
+# exporter's CPU time and peak RSS (GNU time), then the ratios, for EXPORT_SPANS spans (default
+# "100000 1000000": the RSS of the two sizes shows memory bounded).
 # Usage: sudo bench/export.sh [BUILD_DIR]   (after make; records bench/producer.c with BPF)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,22 +59,35 @@ for _ in $(seq 1 600); do
 done
 
 cc -O2 -Iinclude -pthread bench/producer.c -o "$work/producer"
-echo "13. export to ClickHouse 18.16 on loopback (leanprofiler export, one run each)"
-printf '   %-10s %10s %10s %10s %12s %14s %14s %16s\n' spans "trace MB" "sent MB" "wall (s)" \
-	"spans/s" "trace MB/s" "sent MB/s" "peak RSS (KiB)"
+echo "13. export to ClickHouse 18.16 on loopback (leanprofiler export, one run each, plain then gzip)"
+printf '   %-9s %-6s %9s %9s %9s %7s %10s %9s %8s %10s %11s %15s\n' spans "sent as" "trace MB" \
+	"rows MB" "sent MB" B/span "sent/trace" "wall (s)" "CPU (s)" spans/s "trace MB/s" "peak RSS (KiB)"
 for n in $sizes; do
 	rec=$work/rec_$n
 	"$lp" record --rows 1 -o "$rec" -- "$work/producer" 2 $((n / 2)) >/dev/null 2>&1
 	spans=$(jq '[.rows[].calls] | add' "$rec/leanprofiler-summary.json")
-	trace_mb=$(awk -v b="$(stat -c %s "$rec/leanprofiler-trace.json")" 'BEGIN { printf "%.1f", b / 1e6 }')
-	/usr/bin/time -f '%e %M' -o "$work/time" "$lp" export --clickhouse "http://127.0.0.1:$http/" \
-		--host bench "$rec" 2>"$work/err"
-	read -r wall rss <"$work/time"
-	sent=$(sed -n 's/.* spans, \([0-9.]*\) MB in .*/\1/p' "$work/err" | tail -1)
-	stored=$(ch "SELECT count() FROM leanprofiler.spans WHERE host = 'bench'")
-	[ "$stored" -eq "$spans" ] || { echo "bench: $stored spans stored, not $spans" >&2; exit 1; }
-	ch "TRUNCATE TABLE leanprofiler.spans" >/dev/null 2>&1 || ch "DROP DATABASE leanprofiler"
-	awk -v n="$spans" -v t="$trace_mb" -v s="$sent" -v w="$wall" -v r="$rss" 'BEGIN {
-		printf "   %-10s %10s %10s %10s %12.0f %14.1f %14.1f %16s\n", n, t, s, w, n / w, t / w, s / w, r }'
+	trace_b=$(stat -c %s "$rec/leanprofiler-trace.json")
+	for compress in none auto; do
+		/usr/bin/time -f '%e %U %S %M' -o "$work/time" "$lp" export --clickhouse \
+			"http://127.0.0.1:$http/" --host bench --compress=$compress "$rec" 2>"$work/err"
+		read -r wall user sys rss <"$work/time"
+		# "..., R MB of rows, S MB sent (gzip) in T s": the recording's last line.
+		read -r rows sent how < <(sed -n 's/.* spans, \([0-9.]*\) MB of rows, \([0-9.]*\) MB sent (\([a-z]*\).* in .*/\1 \2 \3/p' \
+			"$work/err" | tail -1) || true
+		want=$([ "$compress" = none ] && echo plain || echo gzip)
+		[ "$how" = "$want" ] || { echo "bench: --compress=$compress sent '$how', not $want: $(cat "$work/err")" >&2; exit 1; }
+		stored=$(ch "SELECT count() FROM leanprofiler.spans WHERE host = 'bench'")
+		[ "$stored" -eq "$spans" ] || { echo "bench: $stored spans stored, not $spans" >&2; exit 1; }
+		# The next export is not the same run's second one ("already there"): a fresh database.
+		ch "DROP DATABASE leanprofiler"
+		awk -v n="$spans" -v h="$how" -v t="$trace_b" -v r="$rows" -v s="$sent" -v w="$wall" \
+			-v c="$user $sys" -v m="$rss" 'BEGIN { split(c, u, " ")
+			printf "   %-9s %-6s %9.1f %9s %9s %7.1f %10.3f %9s %8.2f %10.0f %11.1f %15s\n",
+				n, h, t / 1e6, r, s, s * 1e6 / n, s * 1e6 / t, w, u[1] + u[2], n / w, t / 1e6 / w, m }' |
+			tee -a "$work/rows_$n"
+	done
+	awk '{ sent[$2] = $5; cpu[$2] = $9; rate[$2] = $10 } END {
+		printf "   %-9s with gzip: %.1f times fewer bytes sent, %.2f times the spans/s, %.2f times the exporter'"'"'s CPU\n",
+			$1, sent["plain"] / sent["gzip"], rate["gzip"] / rate["plain"], cpu["gzip"] / cpu["plain"] }' "$work/rows_$n"
 	rm -rf "$rec"
 done

@@ -96,12 +96,13 @@ _leanprofiler_probes()
     fi | awk '$1 ~ /^[[:alnum:]_.-]+:[[:alnum:]_.-]+$/ { print $1 }' | LC_ALL=C sort -u
 }
 
-# The keys of report --sort, from its own error for a key it does not know ("invalid --sort
-# '': self, total, calls, mean, p95 or name; see ...").
-_leanprofiler_sort_keys()
+# The values of CMD's OPTION (report --sort, export --compress), from the command's own error
+# for a value it does not know ("invalid --sort '': self, total, calls, mean, p95 or name;
+# see ...").
+_leanprofiler_choices()
 {
-    "$1" report --sort '' 2>&1 >/dev/null |
-        sed -n "s/^.*invalid --sort '': \(.*\); see .*$/\1/p" | sed 's/ or /, /' | tr -s ', ' '\n\n'
+    "$1" "$2" "$3" '' 2>&1 >/dev/null |
+        sed -n "s/^.*invalid $3 '': \(.*\); see .*$/\1/p" | sed 's/ or /, /' | tr -s ', ' '\n\n'
 }
 
 # COMP_WORDS' index of words[K]: words joins COMP_WORDS' pieces at ":" and "=".
@@ -190,7 +191,9 @@ _leanprofiler()
     if [[ $'\n'$opts$'\n' == *$'\n'"$prev ARG"$'\n'* ]]; then
         case $prev in
             --preset) _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_presets "$bin") ;;
-            --sort) _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_sort_keys "$bin") ;;
+            --sort | --compress)
+                _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_choices "$bin" "$cmd" "$prev")
+                ;;
             --span) _leanprofiler_span "$bin" "$opts" ;;
             -p | --pid) _pids ;;
             -o | --output | --svg) _filedir -d ;;

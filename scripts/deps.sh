@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building (deps.sh build), make deb (deps.sh deb), testing (deps.sh test) or
 # make bench needs, if missing.
-# Debian 12 package names; run as root (sudo make ... does).
+# Debian 12 package names; run as root (sudo make ... does). zlib1g-dev: libbpf needs it, and
+# export compresses its rows with it (user/export/client/batch.c).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev libcurl4-openssl-dev libssl-dev

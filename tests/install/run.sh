@@ -13,9 +13,9 @@
 #     into -o DIR and by default into the current directory (or ./build).
 #  3. man finds every installed man page; bash-completion loads the installed completion.
 #  4. The completion, sourced in bash and called as readline would: commands, options (each
-#     once), preset names, report --sort keys, help's commands, --span probe names of a
-#     program named after --, --all-processes or -p (names that are shell code neither
-#     offered nor run), PIDs, directories.
+#     once), preset names, report --sort keys, export --compress modes, help's commands,
+#     --span probe names of a program named after --, --all-processes or -p (names that
+#     are shell code neither offered nor run), PIDs, directories.
 #  5. make uninstall leaves no file under the prefix (nor under DESTDIR).
 #  6. make deb: lintian finds no error; dpkg -i installs it, pkg-config finds the header
 #     with no PKG_CONFIG_PATH, /usr/bin/leanprofiler records; dpkg -r removes every file
@@ -267,10 +267,17 @@ else
 			grep -q "invalid --sort" && complain "report --sort <TAB> offers $k, which report refuses"
 	done
 	expect "report --sort=ca<TAB>" "$(comp 'leanprofiler report --sort=ca')" calls
+	# export --compress: the modes, each one export takes (it says so before needing a server).
+	expect "export --compress <TAB>" "$(comp 'leanprofiler export --compress ')" "auto gzip none"
+	expect "export --compress=g<TAB>" "$(comp 'leanprofiler export --compress=g')" gzip
+	for m in auto gzip none; do
+		"$prefix/bin/leanprofiler" export --compress "$m" 2>&1 | grep -q "invalid --compress" &&
+			complain "export --compress <TAB> offers $m, which export refuses"
+	done
 	expect "help <TAB>" "$(comp 'leanprofiler help ')" "$commands"
 	expect "help re<TAB>" "$(comp 'leanprofiler help re')" "record report"
 	expect "help record <TAB>" "$(comp 'leanprofiler help record ')" ""
-	end "report --sort keys, from report's own list; help's commands"
+	end "report --sort keys, export --compress modes, from the commands' own lists; help's commands"
 
 	begin
 	presets=$("$prefix/bin/leanprofiler" list --presets | grep -oE '^[a-z0-9_-]+:' | tr -d : | sort | paste -sd' ')

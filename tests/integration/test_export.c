@@ -47,9 +47,13 @@ struct server {
 static struct server srv[2];
 
 /* The recordings: made once (group setup), exported by the tests. */
-enum { ALPHA, BETA1, BETA2, GAMMA, HOSTILE, SUMONLY, NREC };
+enum { ALPHA, BETA1, BETA2, GAMMA, HOSTILE, SUMONLY, FLOOD, NREC };
 static const char *const rec_host[NREC] = { "alpha", "beta", "beta", "gamma",
-					    "host\twith \"quotes\" and \xc3\xa9", "sumonly" };
+					    "host\twith \"quotes\" and \xc3\xa9", "sumonly",
+					    "flood" };
+/* FLOOD: tests/targets/flood, 2 threads of 25000 outer spans with an inner one each: 100000
+ * spans (fewer if the ring buffer lost some), ~39 MB of rows: several 16 MiB batches. */
+#define FLOOD_SPANS 100000
 static char *rec_dir[NREC];
 static json_object *rec_sum[NREC], *rec_trace[NREC];
 
@@ -189,9 +193,10 @@ static void stop_server(struct server *s)
 
 static int record_one(int k)
 {
-	const char *target = k == HOSTILE ? "tests/targets/hostile" : "examples/nested";
+	const char *target = k == HOSTILE ? "tests/targets/hostile" :
+			     k == FLOOD ? "tests/targets/flood" : "examples/nested";
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", rec_dir[k], "--",
-			 fmt("%s/%s", build, target), NULL, NULL };
+			 fmt("%s/%s", build, target), NULL, NULL, NULL };
 	struct run r = { 0 };
 
 	if (k == SUMONLY) {
@@ -199,11 +204,16 @@ static int record_one(int k)
 		argv[5] = "--";
 		argv[6] = fmt("%s/%s", build, target);
 	}
+	if (k == FLOOD) {
+		argv[6] = "2";
+		argv[7] = fmt("%d", FLOOD_SPANS / 4);
+	}
 	if (run(&r, argv) || !(rec_sum[k] = summary_of(rec_dir[k]))) {
 		printf("FAILED: cannot record %s: %s\n", target, r.err ? r.err : "");
 		return -1;
 	}
-	if (k != SUMONLY)
+	/* FLOOD's is not parsed here (json-c would take ~100 MB): ClickHouse compares it. */
+	if (k != SUMONLY && k != FLOOD)
 		rec_trace[k] = load_json(fmt("%s/leanprofiler-trace.json", rec_dir[k]));
 	return 0;
 }
@@ -888,6 +898,350 @@ static void test_record_export(void **state)
 }
 
 
+/* ---- compressed rows (--compress), through a proxy that counts the bytes ---- */
+
+/*
+ * An HTTP proxy in front of the second server, as a site may put one there,
+ * in one of five modes towards request bodies sent with Content-Encoding:
+ * "pass" forwards them as they are; "strip" drops the header (ClickHouse then
+ * reads the gzip bytes as rows); "inflate" decodes the body and keeps the
+ * header (ClickHouse then inflates plain rows); "upper" sends the header's
+ * value in capitals (a coding ClickHouse does not know: "GZIP"); "415"
+ * answers 415 Unsupported Media Type itself (RFC 7694). Every answer is the
+ * server's own but 415's.
+ * One line per request with a body in its log: "ENCODING BYTES STATUS".
+ * Prints its port once it listens.
+ */
+static const char proxy_py[] =
+	"import gzip, http.client, http.server, sys\n"
+	"upstream, mode, log = int(sys.argv[1]), sys.argv[2], open(sys.argv[3], 'a', buffering=1)\n"
+	"class Proxy(http.server.BaseHTTPRequestHandler):\n"
+	"    protocol_version = 'HTTP/1.1'\n"
+	"    def log_message(self, *a): pass\n"
+	"    def do_POST(self):\n"
+	"        body = self.rfile.read(int(self.headers.get('Content-Length', '0')))\n"
+	"        enc = self.headers.get('Content-Encoding', '')\n"
+	"        fwd = {k: v for k, v in self.headers.items()\n"
+	"               if k.lower() not in ('host', 'content-length', 'expect', 'connection')}\n"
+	"        if enc and mode == 'strip':\n"
+	"            fwd = {k: v for k, v in fwd.items() if k.lower() != 'content-encoding'}\n"
+	"        if enc and mode == 'inflate':\n"
+	"            body = gzip.decompress(body)\n"
+	"        if enc and mode == 'upper':\n"
+	"            fwd = {k: v.upper() if k.lower() == 'content-encoding' else v\n"
+	"                   for k, v in fwd.items()}\n"
+	"        if enc and mode == '415':\n"
+	"            status, ans = 415, b'Unsupported Media Type\\n'\n"
+	"        else:\n"
+	"            c = http.client.HTTPConnection('127.0.0.1', upstream, timeout=60)\n"
+	"            c.request('POST', self.path, body, fwd)\n"
+	"            r = c.getresponse(); status, ans = r.status, r.read(); c.close()\n"
+	"        if body:\n"
+	"            log.write('%s %d %d\\n' % (enc or 'identity', len(body), status))\n"
+	"        self.send_response(status)\n"
+	"        if status == 415:\n"
+	"            self.send_header('Accept-Encoding', 'identity')\n"
+	"        self.send_header('Content-Length', str(len(ans)))\n"
+	"        self.end_headers()\n"
+	"        self.wfile.write(ans)\n"
+	"s = http.server.HTTPServer(('127.0.0.1', 0), Proxy)\n"
+	"print('port', s.server_address[1], flush=True)\n"
+	"s.serve_forever()\n";
+
+struct proxy {
+	pid_t pid;
+	char *url, *log;
+};
+
+static struct proxy proxy_start(const char *mode)
+{
+	static int n;
+	char *script = fmt("%s/proxy.py", tmpdir);
+	struct proxy p = { .log = fmt("%s/proxy-%d-%s.log", tmpdir, n++, mode) };
+	char *argv[] = { "/usr/bin/python3", script, fmt("%d", srv[1].http), (char *)mode, p.log,
+			 NULL };
+	struct io in = { .mode = IO_NULL }, out = { .mode = IO_PIPE }, err = { .mode = IO_INHERIT };
+	struct lines *l;
+	char line[64];
+	int port;
+
+	write_file(script, proxy_py);
+	write_file(p.log, "");
+	p.pid = spawn(argv, &in, &out, &err);
+	started_add(p.pid);
+	l = lines_new(out.fd);
+	if (lines_read(l, line, sizeof(line), 20000) != 1 || sscanf(line, "port %d", &port) != 1)
+		fail_msg("the proxy did not start: %s", l->all);
+	p.url = fmt("http://127.0.0.1:%d/", port);
+	return p;
+}
+
+static void proxy_stop(struct proxy *p)
+{
+	kill(p->pid, SIGKILL);
+	wait_exit(p->pid);
+	started_forget(p->pid);
+}
+
+/* What the proxy's log says: requests with a body by encoding, their bytes, those not 200. */
+struct wire {
+	int gzip, plain, not_ok;
+	uint64_t gzip_bytes, plain_bytes;
+	char first[64]; /* the first line */
+};
+
+static struct wire wire_of(const struct proxy *p)
+{
+	struct wire w = { 0 };
+	char *log = slurp(p->log, NULL), *save = NULL;
+
+	assert_non_null(log);
+	for (char *l = strtok_r(log, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char enc[16];
+		unsigned long long bytes;
+		int status;
+
+		assert_int_equal(sscanf(l, "%15s %llu %d", enc, &bytes, &status), 3);
+		if (!w.first[0])
+			snprintf(w.first, sizeof(w.first), "%s", l);
+		if (!strcmp(enc, "gzip"))
+			w.gzip++, w.gzip_bytes += bytes;
+		else if (!strcmp(enc, "identity"))
+			w.plain++, w.plain_bytes += bytes;
+		else
+			fail_msg("the proxy saw Content-Encoding %s", enc);
+		w.not_ok += status != 200;
+	}
+	free(log);
+	return w;
+}
+
+/* export PATHs... through url with extra options (a NULL-ended list), to database db. */
+static struct run export_to(const char *url, const char *db, const char *const *extra,
+			    const char *const *paths)
+{
+	char *argv[16] = { fmt("%s/leanprofiler", build), "export", "--clickhouse", (char *)url,
+			   "--database", (char *)db };
+	int n = 6;
+	struct run r;
+
+	for (; extra && *extra; extra++)
+		argv[n++] = (char *)*extra;
+	for (; *paths; paths++)
+		argv[n++] = (char *)*paths;
+	assert_true(n < 16);
+	argv[n] = NULL;
+	assert_int_equal(run(&r, argv), 0);
+	return r;
+}
+
+/* FLOOD's spans (every column) in database db of the second server, one line each, in span order. */
+static char *spans_dump(const char *db)
+{
+	return query(&srv[1], fmt("SELECT run_id, host, time, start_unix_ns, start_ns, dur_ns, pid, "
+				  "tid, span, parent, depth, name, meta_keys, meta_values, "
+				  "has_counter, counter, unterminated, uncertain, "
+				  "started_before_recording FROM %s.spans WHERE run_id IN (SELECT "
+				  "run_id FROM %s.runs WHERE start_unix_ns = %lld) ORDER BY span",
+				  db, db, (long long)get_i(get(rec_sum[FLOOD], "recording"),
+							   "start_unix_ns")));
+}
+
+/* The spans of FLOOD's trace: its summary's calls. */
+static uint64_t flood_spans(void)
+{
+	json_object *rows = get(rec_sum[FLOOD], "rows");
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(rows); i++)
+		n += (uint64_t)get_i(json_object_array_get_idx(rows, i), "calls");
+	return n;
+}
+
+/* FLOOD sent plain into database "plain" of the second server (once): what the others must equal. */
+static char *plain_reference(void)
+{
+	static char *dump;
+	static const char *const none[] = { "--compress=none", "--host=flood", NULL };
+	const char *const paths[] = { rec_dir[FLOOD], NULL };
+
+	if (!dump) {
+		struct run r = export_to(srv[1].url, "plain", none, paths);
+
+		if (r.status != 0)
+			fail_msg("export --compress=none exited %d:\n%s", r.status, r.err);
+		run_free(&r);
+		dump = spans_dump("plain");
+		assert_int_equal(lines_of(dump), flood_spans());
+	}
+	return dump;
+}
+
+/* X of the first "X<what>" in err (e.g. what " MB sent (gzip)" in export's last line). */
+static char *mb_before(const char *err, const char *what)
+{
+	const char *p = strstr(err, what), *start;
+
+	if (!p)
+		fail_msg("no '%s' in:\n%s", what, err);
+	for (start = p; start > err && start[-1] != ' '; start--)
+		;
+	return fmt("%.*s", (int)(p - start), start);
+}
+
+/*
+ * By default rows go compressed: every span stored as the same rows sent
+ * plain give, in several batches, in at least 8 times fewer bytes on the
+ * wire (measured: 15.5 for these spans), and export says both figures.
+ */
+static void test_gzip_stores_every_span_in_fewer_bytes(void **state)
+{
+	static const char *const host[] = { "--host=flood", NULL };
+	static const char *const none[] = { "--compress=none", "--host=flood", NULL };
+	const char *const paths[] = { rec_dir[FLOOD], NULL };
+	struct proxy gz = proxy_start("pass"), plain = proxy_start("pass");
+	struct wire wg, wp;
+	struct run r;
+
+	(void)state;
+	assert_true(flood_spans() > 50000); /* more than one batch of spans */
+	r = export_to(gz.url, "gz", host, paths);
+	if (r.status != 0 || !strstr(r.err, " MB sent (gzip) in "))
+		fail_msg("export (auto) exited %d:\n%s", r.status, r.err);
+	wg = wire_of(&gz);
+	print_message("gzip: %d requests, %llu bytes\n%s", wg.gzip,
+		      (unsigned long long)wg.gzip_bytes, r.err);
+	/* groups, at least 2 batches of spans, runs: each compressed, each taken. */
+	assert_true(wg.gzip >= 4);
+	assert_int_equal(wg.plain, 0);
+	assert_int_equal(wg.not_ok, 0);
+	/* What export says it sent is what went through. */
+	assert_string_equal(mb_before(r.err, " MB sent (gzip)"),
+			    fmt("%.1f", (double)wg.gzip_bytes / 1e6));
+	run_free(&r);
+
+	r = export_to(plain.url, "plain_wire", none, paths);
+	if (r.status != 0 || !strstr(r.err, " MB sent (plain) in "))
+		fail_msg("export --compress=none exited %d:\n%s", r.status, r.err);
+	wp = wire_of(&plain);
+	assert_int_equal(wp.gzip, 0);
+	assert_int_equal(wp.plain, wg.gzip);
+	assert_int_equal(wp.not_ok, 0);
+	assert_string_equal(mb_before(r.err, " MB sent (plain)"),
+			    fmt("%.1f", (double)wp.plain_bytes / 1e6));
+	assert_string_equal(mb_before(r.err, " MB of rows"), mb_before(r.err, " MB sent (plain)"));
+	print_message("plain: %llu bytes, %.1f times gzip's\n", (unsigned long long)wp.plain_bytes,
+		      (double)wp.plain_bytes / (double)wg.gzip_bytes);
+	assert_true(wp.plain_bytes >= 8 * wg.gzip_bytes);
+	run_free(&r);
+	proxy_stop(&gz);
+	proxy_stop(&plain);
+
+	/* Every span, every column, as sent plain; each once. */
+	assert_string_equal(spans_dump("gz"), spans_dump("plain_wire"));
+	assert_string_equal(spans_dump("gz"), plain_reference());
+	assert_int_equal(query_u64(&srv[1], "SELECT uniqExact(span) FROM gz.spans"), flood_spans());
+	assert_string_equal(query(&srv[1], "SELECT row, name, calls, p95_ns, hist_count FROM "
+					   "gz.groups ORDER BY row"),
+			    query(&srv[1], "SELECT row, name, calls, p95_ns, hist_count FROM "
+					   "plain_wire.groups ORDER BY row"));
+	assert_string_equal(query(&srv[1], "SELECT run_id, groups_rows, spans_rows FROM gz.runs"),
+			    query(&srv[1], "SELECT run_id, groups_rows, spans_rows FROM "
+					   "plain_wire.runs"));
+}
+
+/*
+ * A proxy that spoils compressed bodies, four ways: the first batch's
+ * refusal is recognised, that batch sent again plain, and the rest of the
+ * run (a second recording too) plain from the start; said once, in a
+ * warning, and in each recording's line. Nothing is stored twice.
+ */
+static void test_gzip_refused_falls_back_to_plain(void **state)
+{
+	static const struct {
+		const char *mode, *status, *says;
+	} cases[] = {
+		{ "strip", "500", "gzip: Code: 27, the gzip bytes were read as rows" },
+		{ "inflate", "500", "gzip: Code: 354, inflate failed" },
+		{ "upper", "500", "gzip: Code: 89, unknown Content-Encoding" },
+		{ "415", "415", "gzip: HTTP 415 Unsupported Media Type; sending" },
+	};
+	static const char *const host[] = { "--host=flood", NULL };
+	const char *const paths[] = { rec_dir[FLOOD], rec_dir[GAMMA], NULL };
+	const char *reference = plain_reference();
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct proxy p = proxy_start(cases[i].mode);
+		char *db = fmt("fallback_%s", cases[i].mode), *warning;
+		struct run r = export_to(p.url, db, host, paths);
+		struct wire w = wire_of(&p);
+
+		print_message("%s: exit %d, first request '%s'\n%s", cases[i].mode, r.status,
+			      w.first, r.err);
+		if (r.status != 0)
+			fail_msg("%s: exit %d:\n%s", cases[i].mode, r.status, r.err);
+		/* One attempt, refused; then every body plain and taken. */
+		assert_int_equal(w.gzip, 1);
+		assert_non_null(strstr(w.first, "gzip "));
+		assert_non_null(strstr(w.first, fmt(" %s", cases[i].status)));
+		assert_int_equal(w.not_ok, 1);
+		assert_true(w.plain >= 6); /* FLOOD's batches (the refused one again) and GAMMA's */
+		/* Said once, as a warning with the reason; both recordings' lines say plain. */
+		warning = strstr(r.err, "leanprofiler: warning: ");
+		assert_non_null(warning);
+		assert_null(strstr(warning + strlen("leanprofiler: warning: "), "warning"));
+		assert_non_null(strstr(warning, "did not take rows compressed with gzip"));
+		if (!strstr(warning, cases[i].says))
+			fail_msg("the warning does not say '%s':\n%s", cases[i].says, r.err);
+		assert_null(strstr(r.err, "cannot export"));
+		{
+			const char *a = strstr(r.err, "(plain: the server refused gzip) in ");
+
+			assert_non_null(a);
+			assert_non_null(strstr(a + 1, "(plain: the server refused gzip) in "));
+		}
+		proxy_stop(&p);
+		assert_string_equal(spans_dump(db), reference);
+		assert_int_equal(query_u64(&srv[1], fmt("SELECT count() FROM %s.runs", db)), 2);
+		assert_int_equal(query_u64(&srv[1], fmt("SELECT count() FROM %s.groups", db)),
+				 json_object_array_length(get(rec_sum[FLOOD], "rows")) +
+				 json_object_array_length(get(rec_sum[GAMMA], "rows")));
+		run_free(&r);
+	}
+}
+
+/* --compress=gzip does not fall back: one line, exit 3, nothing of the batch stored; none never tries. */
+static void test_gzip_forced_and_none(void **state)
+{
+	static const char *const gzip[] = { "--compress=gzip", "--host=flood", NULL };
+	static const char *const none[] = { "--compress=none", "--host=flood", NULL };
+	const char *const paths[] = { rec_dir[FLOOD], NULL };
+	char *before = files_of(FLOOD);
+	struct proxy p = proxy_start("strip");
+	struct run r = export_to(p.url, "forced", gzip, paths);
+	struct wire w = wire_of(&p);
+
+	(void)state;
+	assert_int_equal(w.gzip, 1); /* not sent again, plain or not */
+	assert_int_equal(w.plain, 0);
+	expect_failure(&r, 3, "did not take rows compressed with gzip: Code: 27", before, FLOOD);
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM forced.groups"), 0);
+	proxy_stop(&p);
+
+	p = proxy_start("415");
+	r = export_to(p.url, "never", none, paths);
+	w = wire_of(&p);
+	if (r.status != 0 || strstr(r.err, "warning"))
+		fail_msg("--compress=none through a proxy refusing gzip: exit %d:\n%s", r.status,
+			 r.err);
+	assert_int_equal(w.gzip, 0);
+	assert_int_equal(w.not_ok, 0);
+	run_free(&r);
+	proxy_stop(&p);
+	assert_string_equal(spans_dump("never"), plain_reference());
+}
+
 /* ---- a hostile server (no ClickHouse: a few lines of Python) ---- */
 
 /*
@@ -1016,6 +1370,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_hostile_round_trip),
 		cmocka_unit_test(test_summary_only),
 		cmocka_unit_test(test_record_export),
+		cmocka_unit_test(test_gzip_stores_every_span_in_fewer_bytes),
+		cmocka_unit_test(test_gzip_refused_falls_back_to_plain),
+		cmocka_unit_test(test_gzip_forced_and_none),
 	};
 
 	if (argc > 1)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define LP_STR_CH_(x) #x
@@ -18,6 +19,7 @@ struct lp_ch {
 	struct lp_buf answer; /* the first LP_CH_ANSWER_MAX bytes of the last answer */
 	char problem[512];
 	unsigned long long sent;
+	long code; /* the last answer's HTTP status, 0 without one */
 	/* The answer being read is an error's: since when (CLOCK_MONOTONIC ns), how it ended. */
 	uint64_t error_since;
 	bool cut, timed_out;
@@ -176,15 +178,18 @@ struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password
 }
 
 int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
-	       enum lp_ch_failure *failure, const struct lp_buf **answer)
+	       const char *encoding, enum lp_ch_failure *failure,
+	       const struct lp_buf **answer)
 {
-	char *q = curl_easy_escape(ch->curl, sql, 0), *url = NULL, line[400];
+	char *q = curl_easy_escape(ch->curl, sql, 0), *url = NULL, *header = NULL, line[400];
+	struct curl_slist *headers = NULL;
 	long code = 0;
 	CURLcode rc;
 	int err = 0;
 
 	*failure = LP_CH_OK;
 	ch->answer.len = 0;
+	ch->code = 0;
 	ch->error_since = 0;
 	ch->cut = ch->timed_out = false;
 	/* The statement in the URL, so that the body is its data alone. */
@@ -195,6 +200,19 @@ int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	if (encoding) {
+		if (asprintf(&header, "Content-Encoding: %s", encoding) >= 0) {
+			headers = curl_slist_append(NULL, header); /* a copy */
+			free(header);
+		}
+		if (!headers) {
+			snprintf(ch->problem, sizeof(ch->problem), "out of memory");
+			*failure = LP_CH_HTTP;
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	curl_easy_setopt(ch->curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(ch->curl, CURLOPT_URL, url);
 	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDS, body ? body : "");
 	curl_easy_setopt(ch->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
@@ -211,6 +229,7 @@ int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
 	}
 	ch->sent += body ? len : 0;
 	curl_easy_getinfo(ch->curl, CURLINFO_RESPONSE_CODE, &code);
+	ch->code = code;
 	if (code == 200)
 		goto cleanup;
 	one_line(line, sizeof(line), ch->answer.p ? ch->answer.p : "", ch->answer.len);
@@ -224,9 +243,66 @@ int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
 cleanup:
 	if (answer)
 		*answer = &ch->answer;
+	curl_easy_setopt(ch->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(headers);
 	curl_free(q);
 	free(url);
 	return err;
+}
+
+/* ClickHouse's exception code at the answer's start: "Code: 354, e.displayText() = ..." (18.16),
+ * "Code: 354. DB::Exception: ..." (later versions); -1 for any other answer. */
+static long exception_code(const struct lp_buf *a)
+{
+	static const char prefix[] = "Code: ";
+	size_t i = sizeof(prefix) - 1;
+	long code = 0;
+
+	if (a->len <= i || memcmp(a->p, prefix, i))
+		return -1;
+	for (; i < a->len && a->p[i] >= '0' && a->p[i] <= '9' && code < 100000; i++)
+		code = code * 10 + (a->p[i] - '0');
+	return i < a->len && (a->p[i] == ',' || a->p[i] == '.') ? code : -1;
+}
+
+/*
+ * Whether a "Cannot parse input" answer quotes gzip's first two bytes, 1f 8b, as what it met
+ * instead of a row: "expected { before: " and the bytes raw (18.16, as tested), or quoted and
+ * escaped, "before: '\x1F\x8B..." (later versions' form, accepted as well, untested here).
+ */
+static bool quotes_gzip_magic(const struct lp_buf *a)
+{
+	static const char before[] = "before: ";
+	const char *p = a->p, *end = a->p + a->len;
+
+	while ((p = memmem(p, (size_t)(end - p), before, sizeof(before) - 1))) {
+		p += sizeof(before) - 1;
+		p += p < end && *p == '\'';
+		if ((end - p >= 2 && !memcmp(p, "\x1f\x8b", 2)) ||
+		    (end - p >= 8 && !strncasecmp(p, "\\x1f\\x8b", 8)))
+			return true;
+	}
+	return false;
+}
+
+const char *lp_ch_refused_encoding(const struct lp_ch *ch)
+{
+	long code;
+
+	if (ch->code == 415)
+		return "HTTP 415 Unsupported Media Type";
+	if (ch->code < 400 || !ch->answer.p)
+		return NULL;
+	code = exception_code(&ch->answer);
+	if (code == 89)
+		return "Code: 89, unknown Content-Encoding";
+	if (code == 354)
+		return "Code: 354, inflate failed: the body was no longer gzip when it came in "
+		       "(a proxy that decodes it?)";
+	if (code == 27 && quotes_gzip_magic(&ch->answer))
+		return "Code: 27, the gzip bytes were read as rows (a proxy that drops the "
+		       "Content-Encoding header?)";
+	return NULL;
 }
 
 const char *lp_ch_problem(const struct lp_ch *ch)

@@ -47,15 +47,30 @@ int lp_ch_check_url(const char *url, char *problem, size_t size);
 struct lp_ch *lp_ch_open(const char *url, const char *user, const char *password,
 			 const char *ca_file, char *problem, size_t size);
 /*
- * Runs sql, with body (may be NULL) as its data. 0, or -EIO with failure set
- * and one line in ch's problem (lp_ch_problem). The answer's first
- * LP_CH_ANSWER_MAX bytes are in *answer when it is not NULL (valid until the
- * next call).
+ * Runs sql, with body (may be NULL) as its data, sent with the header
+ * Content-Encoding: encoding unless encoding is NULL. 0, or -EIO with
+ * failure set and one line in ch's problem (lp_ch_problem). The answer's
+ * first LP_CH_ANSWER_MAX bytes are in *answer when it is not NULL (valid
+ * until the next call).
  */
 int lp_ch_exec(struct lp_ch *ch, const char *sql, const char *body, size_t len,
-	       enum lp_ch_failure *failure, const struct lp_buf **answer);
+	       const char *encoding, enum lp_ch_failure *failure,
+	       const struct lp_buf **answer);
 /* What the last failed request said, one line, escaped for a terminal. */
 const char *lp_ch_problem(const struct lp_ch *ch);
+/*
+ * Why the last request failed, when it failed because its body's
+ * Content-Encoding was not taken, and so nothing of it was stored: HTTP 415
+ * (RFC 7694: a server or proxy that refuses the coding), or one of
+ * ClickHouse's exceptions about it, "Code: 89" (UNKNOWN_COMPRESSION_METHOD:
+ * a coding it does not know), "Code: 354" (ZLIB_INFLATE_FAILED: the body is
+ * not the gzip it was said to be, e.g. a proxy decoded it and kept the
+ * header), or "Code: 27" (cannot parse input) quoting the gzip magic bytes
+ * 1f 8b where a row should start (a proxy dropped the header, so the server
+ * read the compressed bytes as rows; a JSON row never holds a raw 0x1f).
+ * One line; NULL for any other failure, the request's own.
+ */
+const char *lp_ch_refused_encoding(const struct lp_ch *ch);
 /* Request bytes sent so far (bodies). */
 unsigned long long lp_ch_sent(const struct lp_ch *ch);
 void lp_ch_close(struct lp_ch *ch);

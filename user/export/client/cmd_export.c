@@ -11,6 +11,12 @@
  * batches are sent one after the other, each stored whole or not at all) are
  * skipped, not sent twice. Two exporters racing past that check both insert;
  * the ReplacingMergeTree tables fold the copies (FINAL at once, merges later).
+ *
+ * Batches go compressed with gzip (Content-Encoding: gzip, which ClickHouse's
+ * HTTP interface decodes without any setting) unless --compress=none. In auto,
+ * a batch is kept plain beside its gzip bytes until the server has taken one:
+ * a refusal (lp_ch_refused_encoding: nothing of that batch was stored) sends
+ * it again plain, and the rest of the run plain.
  */
 #define _GNU_SOURCE /* asprintf */
 #include "cmd_export.h"
@@ -26,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "cli.h"
 #include "clickhouse.h"
 #include "common.h"
@@ -39,8 +46,11 @@
 #define LP_EX_BATCH_BYTES (16u << 20)
 #define LP_EX_CREDENTIALS_MAX 4096
 
+enum compress { COMPRESS_AUTO = 0, COMPRESS_GZIP, COMPRESS_NONE };
+
 struct export_opts {
 	const char *url, *database, *host, *credentials, *ca_file;
+	enum compress compress;
 	const char *label_keys[LP_EX_LABELS_MAX], *label_values[LP_EX_LABELS_MAX];
 	size_t nlabels;
 	char **paths;
@@ -140,12 +150,18 @@ static int creds_get(const char *file, struct creds *c)
 
 /* ---- one recording ---- */
 
+/* Whether batches go as gzip: not yet known (auto), yes, no (none, or refused). */
+enum gzip_state { GZIP_UNTRIED, GZIP_ON, GZIP_OFF };
+
 struct exporter {
 	const struct export_opts *o;
 	struct lp_ch *ch;
 	int status; /* the exit status so far */
-	struct lp_buf batch;
-	size_t batch_rows;
+	struct lp_ex_batch batch;
+	enum gzip_state gzip;
+	bool refused; /* the server refused gzip: plain since */
+	uint64_t rows_bytes; /* plain bytes of the rows sent for this recording */
+	unsigned long long sent_before; /* lp_ch_sent when this recording began */
 	enum lp_ex_table table;
 	uint64_t spans_expected, spans_done, spans_skip, groups_skip;
 	struct lp_ex_spans spans;
@@ -164,17 +180,22 @@ static int status_of(enum lp_ch_failure f)
 	return LP_EXPORT_EXIT_SERVER;
 }
 
-/* Runs sql (with body); on failure says so in one line and sets ex->status. */
+/* The last request failed (f): said in one line, the status set. */
+static void failed(struct exporter *ex, enum lp_ch_failure f)
+{
+	lp_err("cannot export %s: %s%s", ex->what, lp_ch_problem(ex->ch), ex->o->after);
+	ex->status = status_of(f);
+}
+
+/* Runs sql (with a plain body); on failure says so in one line and sets ex->status. */
 static int exec(struct exporter *ex, const char *sql, const char *body, size_t len,
 		const struct lp_buf **answer)
 {
 	enum lp_ch_failure f;
-	int err = lp_ch_exec(ex->ch, sql, body, len, &f, answer);
+	int err = lp_ch_exec(ex->ch, sql, body, len, NULL, &f, answer);
 
-	if (err) {
-		lp_err("cannot export %s: %s%s", ex->what, lp_ch_problem(ex->ch), ex->o->after);
-		ex->status = status_of(f);
-	}
+	if (err)
+		failed(ex, f);
 	return err;
 }
 
@@ -205,27 +226,76 @@ static double since(const struct timespec *t)
 	return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
 }
 
+static double sent_mb(const struct exporter *ex)
+{
+	return (double)(lp_ch_sent(ex->ch) - ex->sent_before) / 1e6;
+}
+
+/* The batch as gzip while the server takes it, else plain (see the top). */
+static int send_batch(struct exporter *ex, const char *sql)
+{
+	struct lp_ex_batch *b = &ex->batch;
+	enum lp_ch_failure f;
+	const char *why;
+	int err;
+
+	if (!b->gzip)
+		return exec(ex, sql, b->rows.p, b->rows.len, NULL);
+	err = lp_ex_batch_finish(b);
+	if (err) {
+		lp_err("cannot export %s: out of memory (gzip)", ex->what);
+		return err;
+	}
+	err = lp_ch_exec(ex->ch, sql, b->gz.p, b->gz.len, "gzip", &f, NULL);
+	if (!err) {
+		ex->gzip = GZIP_ON;
+		return 0;
+	}
+	why = lp_ch_refused_encoding(ex->ch);
+	if (!why) {
+		failed(ex, f);
+	} else if (b->keep_plain) {
+		lp_warn("%s did not take rows compressed with gzip: %s; sending them plain for the "
+			"rest of this export (--compress=none does from the start)", ex->o->url, why);
+		ex->gzip = GZIP_OFF;
+		ex->refused = true;
+		err = exec(ex, sql, b->rows.p, b->rows.len, NULL);
+	} else {
+		/* Nothing of this batch was stored, and what was is kept: a second export completes it. */
+		lp_err("cannot export %s: %s did not take rows compressed with gzip: %s; %s%s",
+		       ex->what, ex->o->url, why, ex->o->compress == COMPRESS_GZIP ?
+		       "--compress=auto falls back to plain" :
+		       "it took them before; export again with --compress=none", ex->o->after);
+		ex->status = status_of(f);
+	}
+	return err;
+}
+
 static int flush(struct exporter *ex)
 {
 	char *sql = NULL;
 	int err;
 
-	if (!ex->batch_rows)
+	if (!ex->batch.nrows)
 		return 0;
 	if (asprintf(&sql, "INSERT INTO %s.%s FORMAT JSONEachRow", ex->o->database,
 		     lp_ex_table_name(ex->table)) < 0) {
 		lp_err("out of memory");
 		return -ENOMEM;
 	}
-	err = exec(ex, sql, ex->batch.p, ex->batch.len, NULL);
+	err = send_batch(ex, sql);
 	free(sql);
-	ex->batch.len = 0;
-	ex->batch_rows = 0;
+	ex->rows_bytes += lp_ex_batch_plain_len(&ex->batch);
+	lp_ex_batch_reset(&ex->batch);
+	/* Plain rows are kept beside gzip's only until the server has taken gzip once. */
+	if (!err && lp_ex_batch_mode(&ex->batch, ex->gzip != GZIP_OFF, ex->gzip == GZIP_UNTRIED)) {
+		lp_err("cannot export %s: out of memory (gzip)", ex->what);
+		err = -ENOMEM;
+	}
 	if (!err && ex->table == LP_EX_SPANS && !ex->o->quiet && since(&ex->said) >= 1.0) {
 		clock_gettime(CLOCK_MONOTONIC, &ex->said);
 		lp_note("exported %" PRIu64 " of ~%" PRIu64 " spans of %s (%.1f MB sent)",
-			ex->spans_done, ex->spans_expected, ex->what,
-			(double)lp_ch_sent(ex->ch) / 1e6);
+			ex->spans_done, ex->spans_expected, ex->what, sent_mb(ex));
 	}
 	return err;
 }
@@ -233,12 +303,14 @@ static int flush(struct exporter *ex)
 /* A row built into the batch (err: short of memory, said here): counted, sent when full. */
 static int row_added(struct exporter *ex, int err)
 {
+	if (!err)
+		err = lp_ex_batch_added(&ex->batch);
 	if (err) {
 		lp_err("cannot export %s: out of memory", ex->what);
 		return err;
 	}
-	ex->batch_rows++;
-	if (ex->batch_rows >= LP_EX_BATCH_ROWS || ex->batch.len >= LP_EX_BATCH_BYTES)
+	if (ex->batch.nrows >= LP_EX_BATCH_ROWS ||
+	    lp_ex_batch_plain_len(&ex->batch) >= LP_EX_BATCH_BYTES)
 		return flush(ex);
 	return 0;
 }
@@ -247,7 +319,7 @@ static int on_span(void *ctx, const struct lp_tr_span *s)
 {
 	struct exporter *ex = ctx;
 	bool skip = ex->spans.next_id < ex->spans_skip;
-	int err = lp_ex_span_row(&ex->spans, &ex->batch, s, skip);
+	int err = lp_ex_span_row(&ex->spans, lp_ex_batch_rows(&ex->batch), s, skip);
 
 	if (err || skip)
 		return err ? row_added(ex, err) : 0; /* a span already stored: built, not sent */
@@ -418,8 +490,8 @@ static int export_one(struct exporter *ex, const char *arg)
 
 	ex->table = LP_EX_GROUPS;
 	for (size_t i = (size_t)ex->groups_skip; !err && i < nrows; i++) {
-		err = row_added(ex, lp_ex_group_row(&ex->batch, json_object_array_get_idx(rows, i),
-						    i, &run));
+		err = row_added(ex, lp_ex_group_row(lp_ex_batch_rows(&ex->batch),
+						    json_object_array_get_idx(rows, i), i, &run));
 	}
 	if (!err)
 		err = flush(ex);
@@ -458,17 +530,20 @@ static int export_one(struct exporter *ex, const char *arg)
 
 	/* Last: its presence says the run is complete. */
 	ex->table = LP_EX_RUNS;
-	err = row_added(ex, lp_ex_run_row(&ex->batch, root, &run));
+	err = row_added(ex, lp_ex_run_row(lp_ex_batch_rows(&ex->batch), root, &run));
 	if (!err)
 		err = flush(ex);
 	if (!err && !o->quiet)
 		lp_note("exported %s as run %s to database %s: %zu groups, %" PRIu64 " spans, "
-			"%.1f MB in %.1f s", arg, run.run_id, o->database, nrows, run.spans_rows,
-			(double)lp_ch_sent(ex->ch) / 1e6, since(&ex->started));
+			"%.1f MB of rows, %.1f MB sent (%s) in %.1f s", arg, run.run_id,
+			o->database, nrows, run.spans_rows, (double)ex->rows_bytes / 1e6,
+			sent_mb(ex), ex->refused ? "plain: the server refused gzip" :
+				     ex->gzip == GZIP_OFF ? "plain" : "gzip", since(&ex->started));
 cleanup:
 	if (err && !ex->status)
 		ex->status = LP_EXPORT_EXIT_RECORDING;
-	ex->batch.len = ex->batch_rows = 0;
+	lp_ex_batch_reset(&ex->batch);
+	ex->rows_bytes = 0;
 	ex->spans_expected = ex->spans_done = ex->spans_skip = ex->groups_skip = 0;
 	json_object_put(root);
 	free(trace);
@@ -492,7 +567,15 @@ static int export_all(const struct export_opts *o)
 		lp_err("%s", problem);
 		return LP_EXPORT_EXIT_RECORDING;
 	}
+	ex.gzip = o->compress == COMPRESS_NONE ? GZIP_OFF :
+		  o->compress == COMPRESS_GZIP ? GZIP_ON : GZIP_UNTRIED;
+	if (lp_ex_batch_mode(&ex.batch, ex.gzip != GZIP_OFF, ex.gzip == GZIP_UNTRIED)) {
+		lp_err("cannot start zlib: out of memory");
+		lp_ch_close(ex.ch);
+		return LP_EXPORT_EXIT_RECORDING;
+	}
 	for (int i = 0; i < o->npaths; i++) {
+		ex.sent_before = lp_ch_sent(ex.ch);
 		clock_gettime(CLOCK_MONOTONIC, &ex.started);
 		ex.said = ex.started;
 		ex.status = 0;
@@ -503,7 +586,7 @@ static int export_all(const struct export_opts *o)
 		if (ex.status == LP_EXPORT_EXIT_UNREACHABLE || ex.status == LP_EXPORT_EXIT_AUTH)
 			break;
 	}
-	lp_buf_free(&ex.batch);
+	lp_ex_batch_free(&ex.batch);
 	lp_ch_close(ex.ch);
 	return worst;
 }
@@ -534,7 +617,8 @@ static const char export_doc[] =
 	"groups, one per trace span in spans, in database leanprofiler (created when missing; "
 	"schema " LP_EX_SCHEMA "). A recording already there is not sent again. "
 	"The trace is sent in batches: memory stays bounded, and progress is said on stderr "
-	"about once a second.\n\n"
+	"about once a second. Rows go compressed with gzip (about 14 times fewer bytes), "
+	"plain to a server that refuses that (said once on stderr): --compress.\n\n"
 	"Credentials: the first line USER:PASSWORD of --credentials FILE or of the file in "
 	"$" LP_EXPORT_ENV_CREDENTIALS " (readable by its owner only), else $" LP_EXPORT_ENV_USER
 	" and $" LP_EXPORT_ENV_PASSWORD "; never in the URL, which ps shows. https:// URLs "
@@ -549,9 +633,14 @@ static const char export_doc[] =
 	"Exit status: 125 for a bad command line or a recording that cannot be read; 0 when "
 	"every recording is stored (or already was); 1 when the server cannot be reached "
 	"(nothing is stored, the files stay as they are); 2 when it refuses the credentials; "
-	"3 when it answers an error. The first failure sets it; one line says each.\n";
+	"3 when it answers an error (or refuses gzip under --compress=gzip). The first failure "
+	"sets it; one line says each.\n";
 
-enum { OPT_CLICKHOUSE = 1300, OPT_DATABASE, OPT_HOST, OPT_LABEL, OPT_CREDENTIALS, OPT_CA_FILE };
+enum { OPT_CLICKHOUSE = 1300, OPT_DATABASE, OPT_HOST, OPT_LABEL, OPT_CREDENTIALS, OPT_CA_FILE,
+       OPT_COMPRESS };
+
+static const char *const compress_names[] = { [COMPRESS_AUTO] = "auto", [COMPRESS_GZIP] = "gzip",
+					      [COMPRESS_NONE] = "none" };
 
 static const struct argp_option export_options[] = {
 	{ "clickhouse", OPT_CLICKHOUSE, "URL", 0,
@@ -565,7 +654,10 @@ static const struct argp_option export_options[] = {
 	  "Read USER:PASSWORD from the first line of FILE (mode 600)", 0 },
 	{ "ca-file", OPT_CA_FILE, "FILE", 0,
 	  "Verify an https:// server with the CA certificates in FILE (PEM)", 0 },
-	{ "quiet", 'q', NULL, 0, "Say only failures, no progress", 0 },
+	{ "compress", OPT_COMPRESS, "MODE", 0,
+	  "auto (default): rows compressed with gzip, plain if the server refuses that; gzip: "
+	  "compressed or fail; none: plain", 0 },
+	{ "quiet", 'q', NULL, 0, "Say only failures and warnings, no progress", 0 },
 	{ 0 },
 };
 
@@ -573,6 +665,7 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 {
 	struct export_opts *o = state->input;
 	char *eq;
+	size_t i;
 
 	switch (key) {
 	case OPT_CLICKHOUSE:
@@ -605,6 +698,13 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CA_FILE:
 		o->ca_file = arg;
+		break;
+	case OPT_COMPRESS:
+		for (i = 0; i < ARRAY_SIZE(compress_names) && strcmp(arg, compress_names[i]); i++)
+			;
+		if (i == ARRAY_SIZE(compress_names))
+			return lp_usage_error(state, "invalid --compress '%s': auto, gzip or none", arg);
+		o->compress = (enum compress)i;
 		break;
 	case 'q':
 		o->quiet = true;
