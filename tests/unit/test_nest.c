@@ -491,6 +491,37 @@ static void test_track_self_time(void **state)
 	assert_int_equal(totals(fx)->threads, 2);
 }
 
+/*
+ * A tid that comes back (reused after its thread's exit) is a thread again,
+ * and thread 1's keyed spans count with thread 1, whichever of its threads
+ * had them: `report --threads` lists tid 1, with spans, and its tracks,
+ * never which of the two threads a track was of. The header's count is the
+ * threads listed with spans, in either order.
+ */
+static void test_track_of_reused_tid(void **state)
+{
+	struct fx *fx = *state;
+	uint32_t tr = LP_TRACK_TID(1, 1);
+
+	/* pid 100: the first thread 1 has a span of its own; the second, only keyed ones. */
+	enter(fx, 1, 1, 10);
+	leave(fx, 1, 1, 20);
+	lp_nest_thread_end(fx->n, 100, 1, 30);
+	leave(fx, 1, 5, 40); /* the second thread 1: an exit without its entry, no span */
+	enter(fx, tr, 2, 50);
+	leave(fx, tr, 2, 60);
+	/* pid 200: the first thread 1's spans are all keyed, the second has its own. */
+	ev_full(fx, LP_EVENT_ENTER, 200, tr, 2, 10, false, 0, 0);
+	ev_full(fx, LP_EVENT_EXIT, 200, tr, 2, 20, false, 0, 0);
+	lp_nest_thread_end(fx->n, 200, tr, 30);
+	lp_nest_thread_end(fx->n, 200, 1, 30);
+	ev_full(fx, LP_EVENT_ENTER, 200, 1, 1, 40, false, 0, 0);
+	ev_full(fx, LP_EVENT_EXIT, 200, 1, 1, 50, false, 0, 0);
+	assert_int_equal(fx->rec.n, 4);
+	lp_nest_finish(fx->n, 100);
+	assert_int_equal(totals(fx)->threads, 2);
+}
+
 static void test_exit_without_entry(void **state)
 {
 	struct fx *fx = *state;
@@ -1210,6 +1241,7 @@ int main(void)
 		T(test_exit_without_entry),
 		T(test_exit_sets_metadata),
 		T(test_track_self_time),
+		T(test_track_of_reused_tid),
 		T(test_unterminated_exit),
 		T(test_finish_closes_open_spans),
 		T(test_lost_before_marks_open_spans),

@@ -587,20 +587,33 @@ void lp_nest_finish(struct lp_nest *n, uint64_t end_ns)
 		if (n->threads[i].depth)
 			close_above(n, &n->threads[i], 0, end_ns + 1, NULL,
 				    &n->t.unterminated_end);
-	/* A thread whose spans are all on its tracks is a thread with spans too. */
-	struct lp_map seen = { 0 };
+	/*
+	 * A thread whose spans are all on its tracks is a thread with spans too,
+	 * once per (pid, tid): a track does not say which of the threads of a
+	 * reused tid it was of, nor does the thread list. So its tid is counted
+	 * already when any thread of it has spans of its own, not only the last
+	 * one (n->index's).
+	 */
+	struct lp_map seen = { 0 }; /* (pid, tid) -> v1: 1, counted */
 
 	for (size_t i = 0; i < n->nthreads; i++) {
+		const struct thread *th = &n->threads[i];
+		struct lp_map_ent *e;
+
+		if (LP_TRACK_IS(th->info.tid) || !th->info.spans)
+			continue;
+		e = lp_map_find(&seen, th->info.pid, th->info.tid, true);
+		/* Out of memory: its tracks may count it again, nothing else is affected. */
+		if (e)
+			e->v1 = 1;
+	}
+	for (size_t i = 0; i < n->nthreads; i++) {
 		const struct thread *tr = &n->threads[i];
-		uint32_t real = LP_TRACK_REAL(tr->info.tid);
-		struct lp_map_ent *e, *once;
+		struct lp_map_ent *once;
 
 		if (!LP_TRACK_IS(tr->info.tid) || !tr->info.spans)
 			continue;
-		e = lp_map_find(&n->index, tr->info.pid, real, false);
-		if (e && e->v1 && n->threads[e->v1 - 1].info.spans)
-			continue;
-		once = lp_map_find(&seen, tr->info.pid, real, true);
+		once = lp_map_find(&seen, tr->info.pid, LP_TRACK_REAL(tr->info.tid), true);
 		/* Out of memory: the count is one short, nothing else is affected. */
 		if (once && !once->v1) {
 			once->v1 = 1;

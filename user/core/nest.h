@@ -144,7 +144,10 @@ struct lp_nest_totals {
 	uint64_t first_ns, last_ns; /* window: first entry .. last exit */
 	uint64_t recorded_ns;     /* sum over threads (not tracks) of time under top-level spans */
 	uint64_t counter_total;   /* sum of every span's self counter delta */
-	/* threads with at least one span (its tracks' included; complete after lp_nest_finish) */
+	/*
+	 * threads with at least one span (its tracks' included, a tid counted
+	 * once for them: complete after lp_nest_finish)
+	 */
 	uint32_t threads;
 	/* --off-cpu: spans split whole, split in part (unmeasured_ns), not split. */
 	uint64_t sched_measured, sched_partial, sched_unmeasured;
