@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/types.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -355,15 +356,17 @@ static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size
 {
 	const char *text = (const char *)(r + 1);
 	size_t avail = size - sizeof(*r);
-	struct lp_event ev = {
-		.type = r->h.type == LP_REC_ENTER ? LP_EVENT_ENTER : LP_EVENT_EXIT,
-		.pid = r->h.pid,
-		.tid = r->h.tid,
-		.ts_ns = r->ts_ns,
-		.counter = r->counter,
-		.has_counter = r->h.flags & LP_EV_HAS_COUNTER,
-	};
+	struct lp_event ev;
 	size_t name_bytes = 0;
+
+	/* Not sched: set below when the record has it, read by no one otherwise (nest.h). */
+	memset(&ev, 0, offsetof(struct lp_event, sched));
+	ev.type = r->h.type == LP_REC_ENTER ? LP_EVENT_ENTER : LP_EVENT_EXIT;
+	ev.pid = r->h.pid;
+	ev.tid = r->h.tid;
+	ev.ts_ns = r->ts_ns;
+	ev.counter = r->counter;
+	ev.has_counter = r->h.flags & LP_EV_HAS_COUNTER;
 
 	if (r->h.flags & LP_EV_SCHED) {
 		ev.has_sched = true;

@@ -454,7 +454,8 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 		f->counter_start = ev->counter;
 		f->has_counter = ev->has_counter;
 		f->has_sched = ev->has_sched;
-		f->at_start = ev->sched;
+		if (ev->has_sched)
+			f->at_start = ev->sched;
 		/* A gap just before the enter may have been this span's own children. */
 		if (ev->lost_before)
 			f->flags |= LP_SPAN_UNCERTAIN;
