@@ -161,7 +161,7 @@ else
 	echo "   instructions per span: valgrind failed (scripts/deps.sh bench installs it)"
 fi
 echo "   goals: with the trace >= 3.5 M spans/s, summary only >= 8 M spans/s," \
-	"pipeline/baseline time <= 1.3"
+	"trace writing/baseline <= 1.3"
 
 # ---------------------------------------------------------------------------------------
 # 7. Memory: the profiler's peak RSS (its own, from the summary) for N spans over a

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
+#define _GNU_SOURCE /* sync_file_range */
 #include "bgwrite.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,6 +24,9 @@ struct lp_bgw {
 	size_t len[LP_BGW_BUFFERS];
 	uint64_t queued, written; /* buffers */
 	uint64_t bytes;
+	/* The thread's own: where fd's writes began, and the last range sent to the disk. */
+	off_t start, synced, sync_from;
+	bool no_sync; /* not a file sync_file_range() works on: the commit's fsync does it all */
 	bool ending;
 	int err;
 };
@@ -43,6 +48,25 @@ static int write_all(int fd, const char *p, size_t n, uint64_t *bytes)
 	return 0;
 }
 
+/* Starts the writeback of what was written since the last time, waits for the time before. */
+static void start_writeback(struct lp_bgw *b, uint64_t bytes)
+{
+	off_t end = b->start + (off_t)bytes;
+
+	if (b->no_sync || end - b->synced < (off_t)LP_BGW_SYNC_EVERY)
+		return;
+	if (sync_file_range(b->fd, b->synced, end - b->synced, SYNC_FILE_RANGE_WRITE)) {
+		b->no_sync = true;
+		return;
+	}
+	if (b->synced > b->sync_from)
+		sync_file_range(b->fd, b->sync_from, b->synced - b->sync_from,
+				SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+					SYNC_FILE_RANGE_WAIT_AFTER);
+	b->sync_from = b->synced;
+	b->synced = end;
+}
+
 static void *run(void *arg)
 {
 	struct lp_bgw *b = arg;
@@ -62,6 +86,14 @@ static void *run(void *arg)
 			err = write_all(b->fd, b->buf[i], b->len[i], &bytes);
 		pthread_mutex_lock(&b->mu);
 		b->bytes += bytes;
+		if (!err) {
+			uint64_t total = b->bytes;
+
+			/* b->bytes is the thread's to change: it may read it unlocked. */
+			pthread_mutex_unlock(&b->mu);
+			start_writeback(b, total);
+			pthread_mutex_lock(&b->mu);
+		}
 		if (err && !b->err)
 			b->err = err;
 		b->written++;
@@ -90,6 +122,9 @@ struct lp_bgw *lp_bgw_start(int fd)
 	if (!b)
 		return NULL;
 	b->fd = fd;
+	b->start = lseek(fd, 0, SEEK_CUR);
+	b->no_sync = b->start < 0;
+	b->synced = b->sync_from = b->start;
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->more, NULL);
 	pthread_cond_init(&b->freed, NULL);

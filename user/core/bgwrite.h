@@ -17,6 +17,15 @@
 
 #define LP_BGW_BUFFER (1u << 20)
 #define LP_BGW_BUFFERS 4
+/*
+ * The thread starts the disk's writeback of every LP_BGW_SYNC_EVERY bytes it
+ * wrote (sync_file_range), and waits for the writeback of the range before
+ * that: the file's dirty pages stay a few MiB, and the fsync that commits
+ * it (outfile.h) finds little left to write, instead of the whole file at
+ * the end (bench row 6: the pipeline's time was its CPU time plus a write
+ * of the whole trace after it).
+ */
+#define LP_BGW_SYNC_EVERY (8u << 20)
 
 struct lp_bgw;
 

@@ -159,7 +159,8 @@ static void write_span_uncached(struct lp_trace *t, const struct lp_span *s, uin
  * The fragment of string id: the escaped name, or the metadata's args items.
  * NULL when there is no memory for it.
  */
-static const struct lp_trace_frag *frag(struct lp_trace *t, uint32_t id, bool is_meta)
+static __attribute__((noinline)) const struct lp_trace_frag *frag_build(struct lp_trace *t,
+									  uint32_t id, bool is_meta)
 {
 	struct lp_trace_frag **cache = is_meta ? &t->metas : &t->names, *c;
 	size_t *cap = is_meta ? &t->metas_cap : &t->names_cap;
@@ -190,6 +191,17 @@ static const struct lp_trace_frag *frag(struct lp_trace *t, uint32_t id, bool is
 	}
 	c->len1 = (uint32_t)(t->frags.len - c->off) + 1;
 	return c;
+}
+
+/* As frag_build(), inline when the fragment is built already (nearly every span). */
+static inline const struct lp_trace_frag *frag(struct lp_trace *t, uint32_t id, bool is_meta)
+{
+	struct lp_trace_frag *cache = is_meta ? t->metas : t->names;
+	size_t cap = is_meta ? t->metas_cap : t->names_cap;
+
+	if (id < cap && cache[id].len1 && id < strtab_count(t->st))
+		return &cache[id];
+	return frag_build(t, id, is_meta);
 }
 
 /* The fragment of id in cache (cap entries) goes. */
