@@ -7,6 +7,8 @@
  *
  *   build/bench/pipeline [SPANS] [ROUNDS] [DIR]   (defaults 2000000, 3, $TMPDIR or /tmp)
  *   LP_PIPELINE_KEEP=1: keep the last trace (to check it) instead of removing it.
+ *   LP_PIPELINE_FORMAT=perfetto: the trace in Perfetto's format (record --format
+ *   perfetto, user/core/pftrace.c) instead of the JSON one.
  *
  * Each round runs, in this order so that the machine's noise hits all three:
  *   baseline write: the trace's byte count written with write(2) in 1 MiB
@@ -50,6 +52,8 @@ struct stream {
 };
 
 static char dir[4096]; /* the temporary directory, removed whatever happens */
+static bool perfetto;  /* LP_PIPELINE_FORMAT=perfetto */
+static struct lp_pftrace_stats pf_stats; /* the last Perfetto trace's */
 
 static void remove_dir(void)
 {
@@ -219,6 +223,7 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 	struct lp_pipeline_opts po = { .summary_only = !path };
 	struct lp_pipeline *pl;
 	struct lp_trace trace;
+	struct lp_pftrace *pf = NULL;
 	struct lp_report rep = { 0 };
 	const struct lp_nest_totals *t;
 	struct sample sm;
@@ -230,7 +235,12 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 	pl = lp_pipeline_new(&po, NULL);
 	if (!pl)
 		die("setting up", ENOMEM);
-	if (path) {
+	if (path && perfetto) {
+		err = lp_pftrace_open(&pf, path, lp_pipeline_strtab(pl), 1000000000);
+		if (err)
+			die(path, err);
+		lp_pipeline_set_pftrace(pl, pf);
+	} else if (path) {
 		err = lp_trace_open(&trace, path, lp_pipeline_strtab(pl), 1000000000);
 		if (err)
 			die(path, err);
@@ -252,7 +262,8 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 		exit(1);
 	}
 	if (path) {
-		err = lp_trace_close(&trace, "{\"command\":\"bench/pipeline\"}");
+		err = perfetto ? lp_pftrace_close(pf, "{\"command\":\"bench/pipeline\"}", &pf_stats)
+			       : lp_trace_close(&trace, "{\"command\":\"bench/pipeline\"}");
 		if (err)
 			die(path, err);
 	}
@@ -325,6 +336,7 @@ int main(int argc, char **argv)
 	off_t bytes = 0;
 	double mb;
 
+	perfetto = getenv("LP_PIPELINE_FORMAT") && !strcmp(getenv("LP_PIPELINE_FORMAT"), "perfetto");
 	if (spans == 0 || rounds == 0 || rounds > MAX_ROUNDS) {
 		fprintf(stderr, "usage: pipeline [SPANS > 0] [ROUNDS 1..%d] [DIR]\n", MAX_ROUNDS);
 		return 2;
@@ -332,7 +344,7 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s/lp-pipeline.XXXXXX", tmp);
 	if (!mkdtemp(dir))
 		die(dir, errno);
-	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
+	snprintf(trace_path, sizeof(trace_path), "%s/trace.%s", dir, perfetto ? "pftrace" : "json");
 	snprintf(base_path, sizeof(base_path), "%s/baseline", dir);
 	build_stream(&s, spans);
 	fprintf(stderr, "pipeline: stream of %zu records, %.1f MB, %u threads, %u names\n", s.n,
@@ -352,9 +364,16 @@ int main(int argc, char **argv)
 	su = median(summary, rounds);
 	b = median(base, rounds);
 	mb = (double)bytes / 1e6;
-	printf("pipeline: %llu spans, %.2f M spans/s, trace %.1f MB, %.1f MB/s, %.3f s, cpu %.3f s\n",
-	       (unsigned long long)spans, (double)spans / f.wall / 1e6, mb, mb / f.wall, f.wall,
+	printf("pipeline: %llu spans, %.2f M spans/s, trace %.1f MB (%s, %.1f bytes/span), %.1f MB/s, "
+	       "%.3f s, cpu %.3f s\n",
+	       (unsigned long long)spans, (double)spans / f.wall / 1e6, mb,
+	       perfetto ? "perfetto" : "json", (double)bytes / (double)spans, mb / f.wall, f.wall,
 	       f.cpu);
+	if (perfetto)
+		printf("perfetto: %llu packets, %.1f MB before compression (%.1f bytes/span), %llu with "
+		       "an absolute time\n", (unsigned long long)pf_stats.packets,
+		       (double)pf_stats.raw_bytes / 1e6, (double)pf_stats.raw_bytes / (double)spans,
+		       (unsigned long long)pf_stats.absolute);
 	printf("summary only: %llu spans, %.2f M spans/s, %.3f s, cpu %.3f s\n",
 	       (unsigned long long)spans, (double)spans / su.wall / 1e6, su.wall, su.cpu);
 	printf("baseline write: %.1f MB, %.1f MB/s, %.3f s, cpu %.3f s\n", mb, mb / b.wall, b.wall,

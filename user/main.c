@@ -47,7 +47,8 @@ static const char record_doc[] =
 	"and write leanprofiler-trace.json (Chrome Trace Event format: open it in Perfetto) "
 	"and leanprofiler-summary.json into the current directory, or DIR with -o. The "
 	"previous recording's pair there is kept as leanprofiler-trace.json.old and "
-	"leanprofiler-summary.json.old, replacing older ones.\n\n"
+	"leanprofiler-summary.json.old, replacing older ones. With --format perfetto the trace "
+	"is leanprofiler-trace.pftrace, Perfetto's own protobuf format: several times smaller.\n\n"
 	"  record -- COMMAND           launch COMMAND and record it from its first\n"
 	"                              instruction until it exits\n"
 	"  record -p PID               attach to a running process, without\n"
@@ -63,6 +64,7 @@ static const char record_doc[] =
 	"      ./server --port 8080\n"
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
 	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n"
+	"  sudo leanprofiler record --format perfetto -- ./build/examples/nested\n"
 	"  sudo leanprofiler record --preset cpython -- /usr/bin/python3.11 script.py\n"
 	"  sudo leanprofiler record -p 1234 \\\n"
 	"      --span 'python:gc__start,gc__done,meta=gen={arg0}'\n\n"
@@ -73,7 +75,7 @@ static const char record_doc[] =
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
        OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU,
-       OPT_EXPORT };
+       OPT_EXPORT, OPT_FORMAT };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0,
@@ -93,6 +95,10 @@ static const struct argp_option record_options[] = {
 	  "Write no trace, only the table and the summary: memory stays bounded however many "
 	  "spans (P95 past 65536 calls of a row from a histogram, within 0.4%)",
 	  0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "The trace's format: json (Chrome Trace Event, leanprofiler-trace.json; the default), "
+	  "perfetto (Perfetto's protobuf, leanprofiler-trace.pftrace), or json,perfetto (both, "
+	  "of the same recording)", 0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Split every span's time into on a CPU, taken by the hypervisor (steal, on a KVM "
 	  "guest), waiting for a CPU (runq) and blocked, from the scheduler's switches; adds "
@@ -232,6 +238,20 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_OFF_CPU:
 		o->off_cpu = true;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "perfetto")) {
+			o->perfetto = true;
+			o->no_json = true;
+		} else if (!strcmp(arg, "json,perfetto") || !strcmp(arg, "perfetto,json")) {
+			o->perfetto = true;
+			o->no_json = false;
+		} else if (!strcmp(arg, "json")) {
+			o->perfetto = o->no_json = false;
+		} else {
+			return lp_usage_error(state, "invalid --format '%s': json, perfetto or "
+						  "json,perfetto", arg);
+		}
 		break;
 	case OPT_EXPORT: {
 		char problem[256];

@@ -25,6 +25,8 @@ struct lp_record_opts {
 	bool run_as_root;     /* under sudo, keep the command root (else: the sudo user) */
 	bool summary_only;    /* no trace file; memory does not grow with the spans */
 	bool off_cpu;         /* split spans into cpu, runq and blocked time (--off-cpu) */
+	bool perfetto;        /* --format perfetto: the trace in Perfetto's format (pftrace.h) */
+	bool no_json;         /* --format without json: no leanprofiler-trace.json */
 	size_t max_groups;    /* groups (rows) of their own, then overflow rows (--max-groups) */
 	size_t table_rows;    /* rows the table shows; 0: all (--rows) */
 	struct lp_spec *specs; /* span-pair specs (--span, --preset); the recorder sets arg_size */
