@@ -191,7 +191,13 @@ _leanprofiler()
         case $prev in
             --preset) _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_presets "$bin") ;;
             --sort) _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_sort_keys "$bin") ;;
-            --format) _leanprofiler_reply "" "" "$cur" a-z, <<<$'json\nperfetto\njson,perfetto' ;;
+            --format)
+                if [[ $cmd == report ]]; then
+                    _leanprofiler_reply "" "" "$cur" a-z <<<perfetto
+                else
+                    _leanprofiler_reply "" "" "$cur" a-z, <<<$'json\nperfetto\njson,perfetto'
+                fi
+                ;;
             --span) _leanprofiler_span "$bin" "$opts" ;;
             -p | --pid) _pids ;;
             -o | --output | --svg) _filedir -d ;;

@@ -19,6 +19,7 @@
 #include "diff.h"
 #include "list.h"
 #include "outfile.h"
+#include "pftrace_convert.h"
 #include "pictures.h"
 #include "presets.h"
 #include "proc.h"
@@ -485,20 +486,24 @@ static const char report_doc[] =
 	"'record' printed (its rows sorted and cut with --sort, --top, --min-total), the "
 	"threads, the call tree or folded stacks; or pictures of it: --svg writes "
 	"timeline.svg and rows.svg for a document or a wiki, --html one self-contained page "
-	"(nothing fetched from the network) to explore it in a browser. PATH is a recording's "
-	"directory or either of its files (default: the current directory). Needs no "
-	"privileges. More in leanprofiler-report(1)."
+	"(nothing fetched from the network) to explore it in a browser; or --format perfetto "
+	"writes its JSON trace again as leanprofiler-trace.pftrace, Perfetto's protobuf "
+	"format, beside it. PATH is a recording's directory or one of its files (default: "
+	"the current directory; a trace of either format). Needs no privileges. More in "
+	"leanprofiler-report(1)."
 	"\vExamples:\n"
 	"  leanprofiler report build\n"
 	"  leanprofiler report --sort total --top 10 /tmp/prof\n"
 	"  leanprofiler report --tree --min-total 1ms /tmp/prof\n"
 	"  leanprofiler report --folded /tmp/prof | flamegraph.pl > profile.svg\n"
 	"  leanprofiler report --svg docs/pictures build\n"
-	"  leanprofiler report --html /tmp/prof.html /tmp/prof\n\n"
+	"  leanprofiler report --html /tmp/prof.html /tmp/prof\n"
+	"  leanprofiler report --format perfetto /tmp/prof\n\n"
 	"Exit status: 0; " LP_STATUS_USAGE " or when the recording cannot be read or "
 	"drawn (one line says why).\n";
 
-enum { OPT_SORT = 1100, OPT_TOP, OPT_MIN_TOTAL, OPT_THREADS, OPT_TREE, OPT_FOLDED };
+enum { OPT_SORT = 1100, OPT_TOP, OPT_MIN_TOTAL, OPT_THREADS, OPT_TREE, OPT_FOLDED,
+       OPT_REPORT_FORMAT };
 
 static const struct argp_option report_options[] = {
 	{ "sort", OPT_SORT, "KEY", 0,
@@ -515,6 +520,9 @@ static const struct argp_option report_options[] = {
 	  "Folded stacks, 'root;child;leaf SELF_NS' per path (flamegraph.pl, inferno, "
 	  "speedscope)", 0 },
 	{ "verbose", 'v', NULL, 0, "Also the Profiler line (what recording cost leanprofiler)", 0 },
+	{ "format", OPT_REPORT_FORMAT, "perfetto", 0,
+	  "Write the recording's JSON trace again as leanprofiler-trace.pftrace (Perfetto's "
+	  "protobuf), beside it, instead of printing", 0 },
 	{ 0 },
 };
 
@@ -524,6 +532,7 @@ struct report_args {
 	const char *path;
 	bool views;     /* a view was chosen */
 	bool min_total; /* --min-total was given (0 too) */
+	bool to_perfetto; /* --format perfetto */
 };
 
 static error_t report_view(struct argp_state *state, struct report_args *a, enum lp_view v)
@@ -595,6 +604,12 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case 'v':
 		a->v.verbose = true;
 		break;
+	case OPT_REPORT_FORMAT:
+		if (strcmp(arg, "perfetto"))
+			return lp_usage_error(state, "invalid --format '%s': perfetto (the JSON trace "
+						  "as Perfetto's)", arg);
+		a->to_perfetto = true;
+		break;
 	case ARGP_KEY_ARG:
 		if (a->path)
 			return lp_usage_error(state, "one recording at a time (to compare two: "
@@ -638,6 +653,21 @@ static int cmd_report(int argc, char **argv)
 	argv[0] = "leanprofiler report";
 	if (!lp_cli_parse(&argp, argc, argv, 0, &a, &status))
 		return status;
+	if (a.to_perfetto) {
+		char *out;
+
+		if (a.views || lp_pictures_wanted(&a.pictures)) {
+			lp_err_from("leanprofiler report", "--format perfetto writes a trace: no "
+				    "--threads, --tree, --folded, --svg or --html with it; see "
+				    "'leanprofiler report --help'");
+			return LP_EXIT_USAGE;
+		}
+		if (lp_pftrace_convert(a.path ? a.path : ".", &out))
+			return LP_EXIT_FAILURE; /* said */
+		printf("Trace: %s\n", out);
+		free(out);
+		return 0;
+	}
 	if (lp_pictures_wanted(&a.pictures))
 		return lp_pictures_run(&a.pictures, a.path) ? LP_EXIT_FAILURE : 0;
 	if (lp_summary_read(a.path ? a.path : ".", &s))

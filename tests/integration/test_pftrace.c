@@ -184,6 +184,94 @@ static void test_formats_replace_each_other(void **state)
 		fail_msg("after a Perfetto recording then a JSON one, %s holds: %s", dir, listing);
 }
 
+/* lp ARGS...: its stdout, failing the test unless it exits 0. */
+static char *lp_out(char *const args[])
+{
+	char *argv[16];
+	int n = 0;
+	struct run r;
+
+	argv[n++] = lp();
+	for (int i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("leanprofiler %s exited %d:\n%s", args[0], r.status, r.err);
+	return r.out;
+}
+
+/* The page without its script's nonce (random per page, 32 hex digits after 'nonce-' or 'nonce="'). */
+static char *page_of(const char *path)
+{
+	char *text = slurp(path, NULL), *p;
+
+	assert_non_null(text);
+	while ((p = strstr(text, "nonce")))
+		memset(p, 'N', 40 < strlen(p) ? 40 : strlen(p));
+	return text;
+}
+
+/*
+ * report reads the .pftrace as the JSON trace: the same recording's table,
+ * page and pictures from a directory with only the Perfetto trace are the
+ * JSON one's, byte for byte.
+ */
+static void test_report_reads_pftrace(void **state)
+{
+	char *both, *pf, *a, *b, *diff;
+	struct run r;
+
+	(void)state;
+	both = record("read", (char *[]){ "--format", "json,perfetto", NULL },
+		      (char *[]){ fmt("%s/tests/targets/hostile", build), NULL });
+	pf = fmt("%s/read-pf", tmpdir);
+	assert_int_equal(mkdir(pf, 0700), 0);
+	assert_int_equal(link(fmt("%s/leanprofiler-summary.json", both),
+			      fmt("%s/leanprofiler-summary.json", pf)), 0);
+	assert_int_equal(link(fmt("%s/leanprofiler-trace.pftrace", both),
+			      fmt("%s/leanprofiler-trace.pftrace", pf)), 0);
+	a = lp_out((char *[]){ "report", "--threads", both, NULL });
+	b = lp_out((char *[]){ "report", "--threads", fmt("%s/leanprofiler-trace.pftrace", pf),
+			       NULL });
+	assert_string_equal(a, b);
+	lp_out((char *[]){ "report", "--html", fmt("%s/a.html", tmpdir), both, NULL });
+	lp_out((char *[]){ "report", "--html", fmt("%s/b.html", tmpdir), pf, NULL });
+	if (strcmp(page_of(fmt("%s/a.html", tmpdir)), page_of(fmt("%s/b.html", tmpdir))))
+		fail_msg("report --html of the Perfetto trace differs from the JSON one's");
+	lp_out((char *[]){ "report", "--svg", fmt("%s/svg-a", tmpdir), both, NULL });
+	lp_out((char *[]){ "report", "--svg", fmt("%s/svg-b", tmpdir), pf, NULL });
+	diff = fmt("diff -r %s/svg-a %s/svg-b", tmpdir, tmpdir);
+	assert_int_equal(run(&r, (char *[]){ "/bin/sh", "-c", diff, NULL }), 0);
+	if (r.status != 0)
+		fail_msg("report --svg of the Perfetto trace differs:\n%s", r.out);
+	run_free(&r);
+}
+
+/* report --format perfetto: a JSON recording's trace as Perfetto's, the same spans. */
+static void test_report_converts(void **state)
+{
+	char *dir, *out;
+
+	(void)state;
+	dir = record("convert", (char *[]){ NULL },
+		     (char *[]){ fmt("%s/tests/targets/hostile", build), NULL });
+	out = lp_out((char *[]){ "report", "--format", "perfetto", dir, NULL });
+	assert_string_equal(out, fmt("Trace: %s/leanprofiler-trace.pftrace\n", dir));
+	same_as_json(dir);
+	/* A trace already in Perfetto's format is said so. */
+	{
+		char *argv[] = { lp(), "report", "--format", "perfetto",
+				 fmt("%s/leanprofiler-trace.pftrace", dir), NULL };
+		struct run r;
+
+		assert_int_equal(run(&r, argv), 0);
+		assert_int_equal(r.status, 125);
+		assert_non_null(strstr(r.err, "is already a Perfetto trace"));
+		run_free(&r);
+	}
+}
+
 static void test_bad_format(void **state)
 {
 	char *argv[] = { lp(), "record", "--format", "protobuf", "--", "true", NULL };
@@ -205,6 +293,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_hostile_same_as_json),
 		cmocka_unit_test(test_perfetto_only_and_small),
 		cmocka_unit_test(test_formats_replace_each_other),
+		cmocka_unit_test(test_report_reads_pftrace),
+		cmocka_unit_test(test_report_converts),
 		cmocka_unit_test(test_bad_format),
 	};
 

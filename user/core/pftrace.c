@@ -599,7 +599,6 @@ static void seq_start(struct lp_pftrace *t, struct pf_seq *q, uint64_t ts)
 	pkt_end(t, p);
 	q->started = true;
 	q->last_ts = ts;
-	memset(q->seen, 0, q->seen_words * sizeof(*q->seen));
 }
 
 /*
