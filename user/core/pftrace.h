@@ -24,6 +24,17 @@
  * the file's order for equal times. A packet whose time is before its
  * sequence's previous one (a span rebuilt at attach, or a parent after a
  * partial flush) carries its absolute CLOCK_MONOTONIC time instead.
+ *
+ * For a ring that keeps only the last spans (--trace-last): a thread's spans go
+ * out a flush at a time (a top-level span with all it encloses), and what a
+ * flush's packets need from before is two things: the sequence's clock value
+ * (the first packet's time is a delta) and the interned ids the sequence was
+ * given. Ids never change meaning in a file (texts[] keeps them all), so a
+ * ring that drops the oldest flushes restarts each kept sequence at its first
+ * kept flush: seq_start() again (SEQ_INCREMENTAL_STATE_CLEARED, defaults, a
+ * ClockSnapshot at that flush's first time) with the seen bitmap cleared, so
+ * that interned_data() writes every id again, as at the file's start; the
+ * descriptors and otherData are written at close in any case.
  */
 #ifndef LP_PFTRACE_H
 #define LP_PFTRACE_H
