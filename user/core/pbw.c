@@ -138,7 +138,7 @@ int pb_next(struct pb_cur *c, struct pb_field *f)
 		return -EINVAL;
 	f->num = (uint32_t)(key >> 3);
 	f->wire = (unsigned)(key & 7);
-	f->data = NULL;
+	f->data = c->p; /* never NULL, so that data + len is defined for every field */
 	f->len = 0;
 	switch (f->wire) {
 	case PB_VARINT:

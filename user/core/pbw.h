@@ -87,7 +87,7 @@ struct pb_field {
 	uint32_t num;
 	unsigned wire;
 	uint64_t v;          /* PB_VARINT, PB_I64 (the raw 8 bytes), PB_I32 */
-	const uint8_t *data; /* PB_LEN */
+	const uint8_t *data; /* PB_LEN (elsewhere where the value begins, len 0) */
 	size_t len;
 };
 

@@ -324,7 +324,7 @@ static int slice_begin(struct reader *r, uint32_t seq, struct rd_seq *s, struct 
 		if (g.num == PF_TE_NAME_IID && g.wire == PB_VARINT) {
 			name = lookup(r, seq, s, PF_ID_NAMES, g.v, &nlen);
 			if (!name)
-				return -EBADMSG;
+				err = -EBADMSG; /* (the blob is freed below) */
 		} else if (g.num == PF_TE_NAME && g.wire == PB_LEN) {
 			name = (const char *)g.data, nlen = g.len;
 		} else if (g.num == PF_TE_CATEGORY_IIDS && g.wire == PB_VARINT) {
@@ -525,6 +525,15 @@ static int packet(struct reader *r, const uint8_t *p, size_t len, int depth)
 
 	r->st.lines++;
 	while ((n = pb_next(&c, &g)) == 1) {
+		bool message = g.num == PF_TP_TRACK_EVENT || g.num == PF_TP_CLOCK_SNAPSHOT ||
+			       g.num == PF_TP_DEFAULTS || g.num == PF_TP_INTERNED ||
+			       g.num == PF_TP_TRACK_DESCRIPTOR || g.num == PF_TP_ATTRIBUTES ||
+			       g.num == PF_TP_COMPRESSED;
+
+		if (message != (g.wire == PB_LEN) && g.num <= PF_TP_ATTRIBUTES &&
+		    (message || g.num == PF_TP_SEQ_ID || g.num == PF_TP_SEQ_FLAGS ||
+		     g.num == PF_TP_TIMESTAMP || g.num == PF_TP_CLOCK_ID))
+			return -EBADMSG; /* one of our fields, of another wire type */
 		switch (g.num) {
 		case PF_TP_SEQ_ID: seq = g.v; break;
 		case PF_TP_SEQ_FLAGS: flags = g.v; break;
@@ -534,11 +543,11 @@ static int packet(struct reader *r, const uint8_t *p, size_t len, int depth)
 		case PF_TP_CLOCK_SNAPSHOT: cs = g; break;
 		case PF_TP_DEFAULTS: defs = g; break;
 		case PF_TP_INTERNED: interned = g; break;
-		case PF_TP_TRACK_DESCRIPTOR: err = g.wire == PB_LEN ? descriptor(r, &g) : -EBADMSG; break;
-		case PF_TP_ATTRIBUTES: err = g.wire == PB_LEN ? attributes(r, &g) : -EBADMSG; break;
+		case PF_TP_TRACK_DESCRIPTOR: err = descriptor(r, &g); break;
+		case PF_TP_ATTRIBUTES: err = attributes(r, &g); break;
 		case PF_TP_COMPRESSED:
 			/* Compressed packets hold packets, never more compressed ones. */
-			if (g.wire != PB_LEN || depth)
+			if (depth)
 				return -EBADMSG;
 			return packets(r, g.data, g.len, depth + 1);
 		}
