@@ -134,6 +134,17 @@ static void test_hostile_same_as_json(void **state)
 			    (char *[]){ fmt("%s/tests/targets/hostile", build), NULL }));
 }
 
+/* Span pairs: keyed spans on tracks of their own (named), args= as detail, the same. */
+static void test_span_pairs_same_as_json(void **state)
+{
+	(void)state;
+	same_as_json(record("pairs", (char *[]){ "--format", "json,perfetto", "--span",
+						 "t:req_start,req_done,name=req,key=arg0,"
+						 "args=op={arg1:str}", NULL },
+			    (char *[]){ fmt("%s/tests/targets/spanpairs", build), "texts", "60",
+					NULL }));
+}
+
 /*
  * --format perfetto alone: no JSON trace, the summary names the .pftrace, and
  * the bench's producer (2 threads, a counter, "stage=N" metadata) takes at
@@ -291,6 +302,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_nested_same_as_json),
 		cmocka_unit_test(test_off_cpu_same_as_json),
 		cmocka_unit_test(test_hostile_same_as_json),
+		cmocka_unit_test(test_span_pairs_same_as_json),
 		cmocka_unit_test(test_perfetto_only_and_small),
 		cmocka_unit_test(test_formats_replace_each_other),
 		cmocka_unit_test(test_report_reads_pftrace),

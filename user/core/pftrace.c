@@ -1174,6 +1174,7 @@ void lp_pftrace_abort(struct lp_pftrace *t)
 {
 	if (!t)
 		return;
+	stop_deflater(t); /* before the file closes under its write(2) */
 	lp_outfile_abort(&t->out);
 	release(t);
 }
