@@ -3,17 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "jsonw.h"
 #include "map.h"
 #include "meta.h"
 #include "outfile.h"
 #include "pbw.h"
+#include "pfzout.h"
 #include "trace.h"
 
 /* An interned text: the InternedData field it goes in, its bytes in the arena. */
@@ -97,23 +95,8 @@ struct lp_pftrace {
 	int fd;
 	const struct strtab *st;
 	uint64_t base_ns;
-	z_stream z;
-	bool z_ready;
-	struct pb_buf chunk; /* packets not compressed yet */
-	struct pb_buf zbuf;  /* one compressed_packets packet */
-	/*
-	 * Chunks are deflated and written by a thread of their own, one while the
-	 * next fills: deflate costs more than encoding, and the pipeline's thread
-	 * goes on with the records. Under mu: job, job_ready, quit, werr and the
-	 * byte counts.
-	 */
-	pthread_t th;
-	bool th_started;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct pb_buf job;
-	bool job_ready, quit;
-	int werr;
+	struct lp_pfz pz; /* the packets (pz.chunk), deflated and written */
+	bool pz_ready;
 	struct pb_buf te;    /* the TrackEvent being built */
 	struct pb_buf ids;   /* the interned ids it refers to */
 	struct lp_buf text;  /* a sanitized text */
@@ -141,145 +124,25 @@ static void set_err(struct lp_pftrace *t, int err)
 		t->err = err;
 }
 
-/* ---- the file: packets, compressed a chunk at a time ---- */
-
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/*
- * The packets in in as one TracePacket { compressed_packets: deflate(them) },
- * written; 0 or -errno. What the thread does (or the caller, without one).
- */
-static int deflate_out(struct lp_pftrace *t, struct pb_buf *in)
-{
-	/* The packet's header: Trace.packet tag and length, then the field's tag and length. */
-	const size_t head_max = 2 * (1 + PB_VARINT_MAX);
-	uLong bound;
-	uint8_t *room, head[2 * (1 + PB_VARINT_MAX)];
-	size_t clen, inner, h = 0;
-	int zerr;
-
-	int err;
-
-	bound = deflateBound(&t->z, (uLong)in->len);
-	room = pb_room(&t->zbuf, head_max + bound);
-	if (!room)
-		return -ENOMEM;
-	deflateReset(&t->z);
-	t->z.next_in = in->p;
-	t->z.avail_in = (uInt)in->len;
-	t->z.next_out = room + head_max;
-	t->z.avail_out = (uInt)bound;
-	zerr = deflate(&t->z, Z_FINISH);
-	if (zerr != Z_STREAM_END)
-		return zerr == Z_MEM_ERROR ? -ENOMEM : -EIO;
-	clen = bound - t->z.avail_out;
-	inner = pb_varint_len(pb_tag(PF_TP_COMPRESSED, PB_LEN)) + pb_varint_len(clen) + clen;
-	h += pb_varint(head + h, pb_tag(PF_TRACE_PACKET, PB_LEN));
-	h += pb_varint(head + h, inner);
-	h += pb_varint(head + h, pb_tag(PF_TP_COMPRESSED, PB_LEN));
-	h += pb_varint(head + h, clen);
-	memcpy(room + head_max - h, head, h);
-	err = write_all(t->fd, room + head_max - h, h + clen);
-	pthread_mutex_lock(&t->mu);
-	t->stats.raw_bytes += in->len;
-	t->stats.file_bytes += h + clen;
-	pthread_mutex_unlock(&t->mu);
-	in->len = 0;
-	return err;
-}
-
-static void *deflater(void *arg)
-{
-	struct lp_pftrace *t = arg;
-
-	pthread_mutex_lock(&t->mu);
-	for (;;) {
-		int err;
-
-		while (!t->job_ready && !t->quit)
-			pthread_cond_wait(&t->cv, &t->mu);
-		if (!t->job_ready)
-			break;
-		pthread_mutex_unlock(&t->mu);
-		err = t->werr ? 0 : deflate_out(t, &t->job);
-		pthread_mutex_lock(&t->mu);
-		if (err && !t->werr)
-			t->werr = err;
-		t->job.len = 0;
-		t->job_ready = false;
-		pthread_cond_broadcast(&t->cv);
-	}
-	pthread_mutex_unlock(&t->mu);
-	return NULL;
-}
-
-/* The chunk goes to the thread (once it is done with the one before), or is deflated here. */
-static void compress_chunk(struct lp_pftrace *t)
-{
-	struct pb_buf b;
-
-	if (!t->chunk.len || t->err)
-		return;
-	if (!t->th_started) {
-		set_err(t, deflate_out(t, &t->chunk));
-		return;
-	}
-	pthread_mutex_lock(&t->mu);
-	while (t->job_ready)
-		pthread_cond_wait(&t->cv, &t->mu);
-	set_err(t, t->werr);
-	b = t->job;
-	t->job = t->chunk;
-	t->chunk = b;
-	t->job_ready = true;
-	pthread_cond_broadcast(&t->cv);
-	pthread_mutex_unlock(&t->mu);
-}
-
-/* The thread ends once it has written what it was given. */
-static void stop_deflater(struct lp_pftrace *t)
-{
-	if (!t->th_started)
-		return;
-	pthread_mutex_lock(&t->mu);
-	t->quit = true;
-	pthread_cond_broadcast(&t->cv);
-	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->th, NULL);
-	t->th_started = false;
-	set_err(t, t->werr);
-}
+/* ---- packets ---- */
 
 /* Starts a TracePacket in the chunk; pkt_end() ends it. */
 static size_t pkt_begin(struct lp_pftrace *t, uint32_t seq)
 {
-	size_t mark = pb_open(&t->chunk, PF_TRACE_PACKET);
+	size_t mark = pb_open(&t->pz.chunk, PF_TRACE_PACKET);
 
-	pb_uint(&t->chunk, PF_TP_SEQ_ID, seq);
+	pb_uint(&t->pz.chunk, PF_TP_SEQ_ID, seq);
 	return mark;
 }
 
 static void pkt_end(struct lp_pftrace *t, size_t mark)
 {
-	pb_close(&t->chunk, mark);
+	pb_close(&t->pz.chunk, mark);
 	t->stats.packets++;
-	if (t->chunk.err)
-		set_err(t, t->chunk.err);
-	else if (t->chunk.len >= LP_PFTRACE_CHUNK)
-		compress_chunk(t);
+	if (t->pz.chunk.err)
+		set_err(t, t->pz.chunk.err);
+	else if (t->pz.chunk.len >= LP_PFTRACE_CHUNK)
+		set_err(t, lp_pfz_flush(&t->pz));
 }
 
 /* ---- interning ---- */
@@ -574,7 +437,7 @@ static struct pf_seq *seq_of(struct lp_pftrace *t, uint32_t pid, uint32_t tid)
 static void seq_start(struct lp_pftrace *t, struct pf_seq *q, uint64_t ts)
 {
 	size_t p = pkt_begin(t, q->id), d, e, cs, c;
-	struct pb_buf *b = &t->chunk;
+	struct pb_buf *b = &t->pz.chunk;
 
 	pb_uint(b, PF_TP_SEQ_FLAGS, PF_SEQ_CLEARED);
 	d = pb_open(b, PF_TP_DEFAULTS);
@@ -635,7 +498,7 @@ static void put_packet(struct lp_pftrace *t, const uint8_t *head, size_t hlen,
 		       const uint8_t *interned, size_t ilen, const uint8_t *te, size_t tlen)
 {
 	size_t body = hlen + ilen + 1 + pb_varint_len(tlen) + tlen;
-	uint8_t *p = pb_room(&t->chunk, 1 + PB_VARINT_MAX + body);
+	uint8_t *p = pb_room(&t->pz.chunk, 1 + PB_VARINT_MAX + body);
 
 	if (!p) {
 		set_err(t, -ENOMEM);
@@ -651,10 +514,10 @@ static void put_packet(struct lp_pftrace *t, const uint8_t *head, size_t hlen,
 		memcpy(p, interned, ilen);
 	p += ilen;
 	memcpy(p, head, hlen);
-	t->chunk.len = (size_t)(p - t->chunk.p) + hlen;
+	t->pz.chunk.len = (size_t)(p - t->pz.chunk.p) + hlen;
 	t->stats.packets++;
-	if (t->chunk.len >= LP_PFTRACE_CHUNK)
-		compress_chunk(t);
+	if (t->pz.chunk.len >= LP_PFTRACE_CHUNK)
+		set_err(t, lp_pfz_flush(&t->pz));
 }
 
 static bool seen(struct pf_seq *q, uint64_t iid)
@@ -966,7 +829,7 @@ void lp_pftrace_name(struct lp_pftrace *t, bool process, uint32_t pid, uint32_t 
 /* A process's track: its pid and name. */
 static void process_descriptor(struct lp_pftrace *t, uint32_t pid, const char *name, size_t len)
 {
-	struct pb_buf *b = &t->chunk;
+	struct pb_buf *b = &t->pz.chunk;
 	size_t p = pkt_begin(t, LP_PFTRACE_SEQ_FILE), d = pb_open(b, PF_TP_TRACK_DESCRIPTOR), pd;
 
 	pb_uint(b, PF_TD_UUID, lp_pftrace_uuid(pid, 0));
@@ -982,7 +845,7 @@ static void process_descriptor(struct lp_pftrace *t, uint32_t pid, const char *n
 /* A thread's track, or a keyed track's (a track of its process, named). */
 static void thread_descriptor(struct lp_pftrace *t, const struct pf_seq *q)
 {
-	struct pb_buf *b = &t->chunk;
+	struct pb_buf *b = &t->pz.chunk;
 	size_t p = pkt_begin(t, LP_PFTRACE_SEQ_FILE), d = pb_open(b, PF_TP_TRACK_DESCRIPTOR), td;
 
 	pb_uint(b, PF_TD_UUID, lp_pftrace_uuid(q->pid, q->tid));
@@ -1021,7 +884,7 @@ static void descriptors(struct lp_pftrace *t)
 
 static void attributes(struct lp_pftrace *t, const char *other_data_json)
 {
-	struct pb_buf *b = &t->chunk;
+	struct pb_buf *b = &t->pz.chunk;
 	size_t p, a, e;
 
 	if (!other_data_json)
@@ -1042,19 +905,9 @@ static int init(struct lp_pftrace *t, const struct strtab *st, uint64_t base_ns)
 {
 	t->st = st;
 	t->base_ns = base_ns;
-	if (deflateInit(&t->z, LP_PFTRACE_ZLEVEL) != Z_OK)
+	if (lp_pfz_init(&t->pz, t->fd))
 		return -ENOMEM;
-	/*
-	 * One candidate per match, taken at 16 bytes, kept up to 64: these packets
-	 * repeat whole runs or not at all, and longer chains only cost time (1.4x
-	 * the speed of level 2's own, the same size within 5%).
-	 */
-	deflateTune(&t->z, 16, 16, 64, 1);
-	t->z_ready = true;
-	pthread_mutex_init(&t->mu, NULL);
-	pthread_cond_init(&t->cv, NULL);
-	/* Without a thread, chunks are deflated in line: slower, the same file. */
-	t->th_started = !pthread_create(&t->th, NULL, deflater, t);
+	t->pz_ready = true;
 	for (unsigned k = 0; k < K_COUNT; k++)
 		if (intern(t, own_texts[k].field, own_texts[k].text, strlen(own_texts[k].text)) !=
 		    k + 1)
@@ -1064,15 +917,8 @@ static int init(struct lp_pftrace *t, const struct strtab *st, uint64_t base_ns)
 
 static void release(struct lp_pftrace *t)
 {
-	stop_deflater(t);
-	if (t->z_ready) {
-		deflateEnd(&t->z);
-		pthread_mutex_destroy(&t->mu);
-		pthread_cond_destroy(&t->cv);
-	}
-	pb_buf_free(&t->job);
-	pb_buf_free(&t->chunk);
-	pb_buf_free(&t->zbuf);
+	if (t->pz_ready)
+		lp_pfz_release(&t->pz);
 	pb_buf_free(&t->te);
 	pb_buf_free(&t->ids);
 	lp_buf_free(&t->text);
@@ -1156,8 +1002,9 @@ int lp_pftrace_close(struct lp_pftrace *t, const char *other_data_json,
 		flush_seq(t, &t->seqs[i]);
 	descriptors(t);
 	attributes(t, other_data_json);
-	compress_chunk(t);
-	stop_deflater(t);
+	set_err(t, lp_pfz_finish(&t->pz));
+	t->stats.raw_bytes = t->pz.raw_bytes;
+	t->stats.file_bytes = t->pz.file_bytes;
 	if (stats)
 		*stats = t->stats;
 	err = t->err;
@@ -1174,7 +1021,9 @@ void lp_pftrace_abort(struct lp_pftrace *t)
 {
 	if (!t)
 		return;
-	stop_deflater(t); /* before the file closes under its write(2) */
+	if (t->pz_ready)
+		lp_pfz_release(&t->pz); /* its thread stops before the file closes */
+	t->pz_ready = false;
 	lp_outfile_abort(&t->out);
 	release(t);
 }
