@@ -3,24 +3,8 @@
 
 #include <errno.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "pftrace.h"
-
-static int write_all(int fd, const uint8_t *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 /*
  * The packets in in as one TracePacket { compressed_packets: deflate(them) },
@@ -54,7 +38,7 @@ static int deflate_out(struct lp_pfz *t, struct pb_buf *in)
 	h += pb_varint(head + h, pb_tag(PF_TP_COMPRESSED, PB_LEN));
 	h += pb_varint(head + h, clen);
 	memcpy(room + head_max - h, head, h);
-	err = write_all(t->fd, room + head_max - h, h + clen);
+	err = lp_write_all(t->fd, room + head_max - h, h + clen);
 	pthread_mutex_lock(&t->mu);
 	t->raw_bytes += in->len;
 	t->file_bytes += h + clen;

@@ -19,19 +19,10 @@ int lp_spool_open(struct lp_spool *s)
 
 static int flush(struct lp_spool *s)
 {
-	const char *p = s->out.p;
-	size_t n = s->out.len;
+	int err = lp_write_all(s->fd, s->out.p, s->out.len);
 
-	while (n) {
-		ssize_t w = write(s->fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		n -= (size_t)w;
-	}
+	if (err)
+		return err;
 	s->len += s->out.len;
 	s->out.len = 0;
 	return 0;
