@@ -37,8 +37,12 @@ struct pf_seq {
 	uint32_t pid, tid, id;
 	bool started;     /* its first packet (state cleared, defaults, clock) is out */
 	uint64_t last_ts; /* the incremental clock's value */
-	uint64_t *seen;   /* bitmap of the interned ids emitted on this sequence */
-	size_t seen_words;
+	/*
+	 * The interned ids emitted on this sequence: an open-addressing set (0:
+	 * empty), so that a thread costs what it used, not the file's count of ids.
+	 */
+	uint32_t *seen;
+	size_t nseen, seen_cap; /* seen_cap: 0 or a power of two */
 	struct pf_pending *pend;
 	size_t npend, pend_cap;
 	struct pb_buf body;
@@ -520,25 +524,48 @@ static void put_packet(struct lp_pftrace *t, const uint8_t *head, size_t hlen,
 		set_err(t, lp_pfz_flush(&t->pz));
 }
 
-static bool seen(struct pf_seq *q, uint64_t iid)
+static bool seen(const struct pf_seq *q, uint64_t iid)
 {
-	return iid / 64 < q->seen_words && (q->seen[iid / 64] >> (iid % 64) & 1);
+	size_t mask = q->seen_cap - 1;
+
+	if (!q->seen_cap)
+		return false;
+	for (size_t i = lp_hash64(iid) & mask;; i = (i + 1) & mask) {
+		if (q->seen[i] == iid)
+			return true;
+		if (!q->seen[i])
+			return false;
+	}
+}
+
+static void seen_put(uint32_t *set, size_t cap, uint32_t iid)
+{
+	size_t i = lp_hash64(iid) & (cap - 1);
+
+	while (set[i])
+		i = (i + 1) & (cap - 1);
+	set[i] = iid;
 }
 
 static void mark_seen(struct lp_pftrace *t, struct pf_seq *q, uint64_t iid)
 {
-	if (iid / 64 >= q->seen_words) {
-		size_t old = q->seen_words;
-		uint64_t *w = lp_grow(q->seen, &q->seen_words, iid / 64 + 1, sizeof(*w));
+	if (2 * (q->nseen + 1) > q->seen_cap) {
+		size_t cap = q->seen_cap ? 2 * q->seen_cap : 64;
+		uint32_t *set = calloc(cap, sizeof(*set));
 
-		if (!w) {
+		if (!set) {
 			set_err(t, -ENOMEM);
 			return;
 		}
-		memset(w + old, 0, (q->seen_words - old) * sizeof(*w));
-		q->seen = w;
+		for (size_t i = 0; i < q->seen_cap; i++)
+			if (q->seen[i])
+				seen_put(set, cap, q->seen[i]);
+		free(q->seen);
+		q->seen = set;
+		q->seen_cap = cap;
 	}
-	q->seen[iid / 64] |= 1ull << (iid % 64);
+	seen_put(q->seen, q->seen_cap, (uint32_t)iid);
+	q->nseen++;
 }
 
 /* Whether every id in ids is on the sequence already (the common case: nothing to emit). */
