@@ -109,7 +109,7 @@ $(OUT)/examples/%: examples/%.c include/leanprofiler.h
 $(OUT)/bench/%: bench/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_CFLAGS) $(LTO_LDFLAGS) $< $(CORE_OBJS) -ljson-c -lm -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_CFLAGS) $(LTO_LDFLAGS) $< $(CORE_OBJS) -ljson-c -lz -lm -o $@
 
 # The main job: profile the nested example, print the table, write the two files.
 demo:

@@ -11,6 +11,8 @@
  *     instructions to read (bench/run.sh, row 6: instructions per span, which
  *     do not depend on the host's noise).
  *   LP_PIPELINE_KEEP=1: keep the last trace (to check it) instead of removing it.
+ *   LP_PIPELINE_FORMAT=perfetto: the trace in Perfetto's format (record --format
+ *   perfetto, user/core/pftrace.c) instead of the JSON one.
  *
  * Each round runs, in this order so that the machine's noise hits all three:
  *   baseline write: the trace's byte count written with write(2) in 1 MiB
@@ -54,6 +56,8 @@ struct stream {
 };
 
 static char dir[4096]; /* the temporary directory, removed whatever happens */
+static bool perfetto;  /* LP_PIPELINE_FORMAT=perfetto */
+static struct lp_pftrace_stats pf_stats; /* the last Perfetto trace's */
 
 static void remove_dir(void)
 {
@@ -194,6 +198,7 @@ static void build_stream(struct stream *s, uint64_t spans)
 
 struct sample {
 	double wall, cpu; /* seconds */
+	double thread_cpu; /* of the thread that runs the pipeline (a trace may deflate in another) */
 };
 
 static double mono(void)
@@ -201,6 +206,14 @@ static double mono(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
@@ -223,10 +236,11 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 	struct lp_pipeline_opts po = { .summary_only = !path };
 	struct lp_pipeline *pl;
 	struct lp_trace trace;
+	struct lp_pftrace *pf = NULL;
 	struct lp_report rep = { 0 };
 	const struct lp_nest_totals *t;
 	struct sample sm;
-	double w0, c0;
+	double w0, c0, t0;
 	int err;
 
 	/*
@@ -237,10 +251,16 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 		unlink(path);
 	w0 = mono();
 	c0 = cpu();
+	t0 = thread_cpu();
 	pl = lp_pipeline_new(&po, NULL);
 	if (!pl)
 		die("setting up", ENOMEM);
-	if (path) {
+	if (path && perfetto) {
+		err = lp_pftrace_open(&pf, path, lp_pipeline_strtab(pl), 1000000000);
+		if (err)
+			die(path, err);
+		lp_pipeline_set_pftrace(pl, pf);
+	} else if (path) {
 		err = lp_trace_open(&trace, path, lp_pipeline_strtab(pl), 1000000000);
 		if (err)
 			die(path, err);
@@ -262,12 +282,14 @@ static struct sample run_pipeline(const struct stream *s, uint64_t spans, const 
 		exit(1);
 	}
 	if (path) {
-		err = lp_trace_close(&trace, "{\"command\":\"bench/pipeline\"}");
+		err = perfetto ? lp_pftrace_close(pf, "{\"command\":\"bench/pipeline\"}", &pf_stats)
+			       : lp_trace_close(&trace, "{\"command\":\"bench/pipeline\"}");
 		if (err)
 			die(path, err);
 	}
 	sm.wall = mono() - w0;
 	sm.cpu = cpu() - c0;
+	sm.thread_cpu = thread_cpu() - t0;
 	if (path) {
 		struct stat st;
 
@@ -381,6 +403,7 @@ int main(int argc, char **argv)
 	off_t bytes = 0;
 	double mb;
 
+	perfetto = getenv("LP_PIPELINE_FORMAT") && !strcmp(getenv("LP_PIPELINE_FORMAT"), "perfetto");
 	if (argc > 1 && !strcmp(argv[1], "--count"))
 		return count(argc, argv);
 	if (spans == 0 || rounds == 0 || rounds > MAX_ROUNDS) {
@@ -390,7 +413,7 @@ int main(int argc, char **argv)
 	snprintf(dir, sizeof(dir), "%s/lp-pipeline.XXXXXX", tmp);
 	if (!mkdtemp(dir))
 		die(dir, errno);
-	snprintf(trace_path, sizeof(trace_path), "%s/trace.json", dir);
+	snprintf(trace_path, sizeof(trace_path), "%s/trace.%s", dir, perfetto ? "pftrace" : "json");
 	snprintf(base_path, sizeof(base_path), "%s/baseline", dir);
 	build_stream(&s, spans);
 	fprintf(stderr, "pipeline: stream of %zu records, %.1f MB, %u threads, %u names\n", s.n,
@@ -410,11 +433,19 @@ int main(int argc, char **argv)
 	su = median(summary, rounds);
 	b = median(base, rounds);
 	mb = (double)bytes / 1e6;
-	printf("pipeline: %llu spans, %.2f M spans/s, trace %.1f MB, %.1f MB/s, %.3f s, cpu %.3f s\n",
-	       (unsigned long long)spans, (double)spans / f.wall / 1e6, mb, mb / f.wall, f.wall,
-	       f.cpu);
-	printf("summary only: %llu spans, %.2f M spans/s, %.3f s, cpu %.3f s\n",
-	       (unsigned long long)spans, (double)spans / su.wall / 1e6, su.wall, su.cpu);
+	printf("pipeline: %llu spans, %.2f M spans/s, trace %.1f MB (%s, %.1f bytes/span), %.1f MB/s, "
+	       "%.3f s, cpu %.3f s, its thread's cpu %.3f s\n",
+	       (unsigned long long)spans, (double)spans / f.wall / 1e6, mb,
+	       perfetto ? "perfetto" : "json", (double)bytes / (double)spans, mb / f.wall, f.wall,
+	       f.cpu, f.thread_cpu);
+	if (perfetto)
+		printf("perfetto: %llu packets, %.1f MB before compression (%.1f bytes/span), %llu with "
+		       "an absolute time\n", (unsigned long long)pf_stats.packets,
+		       (double)pf_stats.raw_bytes / 1e6, (double)pf_stats.raw_bytes / (double)spans,
+		       (unsigned long long)pf_stats.absolute);
+	printf("summary only: %llu spans, %.2f M spans/s, %.3f s, cpu %.3f s, its thread's cpu %.3f s\n",
+	       (unsigned long long)spans, (double)spans / su.wall / 1e6, su.wall, su.cpu,
+	       su.thread_cpu);
 	printf("baseline write: %.1f MB, %.1f MB/s, %.3f s, cpu %.3f s\n", mb, mb / b.wall, b.wall,
 	       b.cpu);
 	/* The trace's own time: what the pipeline takes beyond summary only. */

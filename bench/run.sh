@@ -311,5 +311,11 @@ bench/bystander.sh "$build"
 echo
 bench/postgres.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 18. The trace as Perfetto's protobuf against the JSON one: size, CPU, the end of a recording
+# (bench/pftrace.sh; PIPELINE_SPANS, PRODUCER_SPANS).
+echo
+bench/pftrace.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

@@ -194,6 +194,13 @@ _leanprofiler()
             --sort | --compress)
                 _leanprofiler_reply "" "" "$cur" a-z0-9_- < <(_leanprofiler_choices "$bin" "$cmd" "$prev")
                 ;;
+            --format)
+                if [[ $cmd == report ]]; then
+                    _leanprofiler_reply "" "" "$cur" a-z <<<perfetto
+                else
+                    _leanprofiler_reply "" "" "$cur" a-z, <<<$'json\nperfetto\njson,perfetto'
+                fi
+                ;;
             --span) _leanprofiler_span "$bin" "$opts" ;;
             -p | --pid) _pids ;;
             -o | --output | --svg) _filedir -d ;;

@@ -9,7 +9,9 @@ build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev libcurl4-ope
 	pkg-config make gcc)
 test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.11-minimal
 	postgresql-15 postgresql-client-15 libpq-dev openjdk-17-jdk-headless chromium libxml2-utils librsvg2-bin
-	clickhouse-server clickhouse-client openssl groff-base sudo)
+	clickhouse-server clickhouse-client openssl groff-base sudo
+	# tests/perfetto: the Perfetto trace decoded independently of our reader.
+	protobuf-compiler)
 # dpkg-shlibdeps (the Depends) and dpkg-deb.
 deb=(dpkg-dev)
 # tests/install: bash-completion's helpers, man -w, lintian on the package, jq on recordings.

@@ -19,6 +19,7 @@
 #include "diff.h"
 #include "list.h"
 #include "outfile.h"
+#include "pftrace_convert.h"
 #include "pictures.h"
 #include "presets.h"
 #include "proc.h"
@@ -49,7 +50,8 @@ static const char record_doc[] =
 	"and write leanprofiler-trace.json (Chrome Trace Event format: open it in Perfetto) "
 	"and leanprofiler-summary.json into the current directory, or DIR with -o. The "
 	"previous recording's pair there is kept as leanprofiler-trace.json.old and "
-	"leanprofiler-summary.json.old, replacing older ones.\n\n"
+	"leanprofiler-summary.json.old, replacing older ones. With --format perfetto the trace "
+	"is leanprofiler-trace.pftrace, Perfetto's own protobuf format: several times smaller.\n\n"
 	"  record -- COMMAND           launch COMMAND and record it from its first\n"
 	"                              instruction until it exits\n"
 	"  record -p PID               attach to a running process, without\n"
@@ -66,6 +68,7 @@ static const char record_doc[] =
 	"  sudo leanprofiler record -p 1234 --duration 10\n"
 	"  sudo leanprofiler record -p 1234 --duration 1h --trace-last 10s\n"
 	"  sudo leanprofiler record --all-processes /usr/bin/lean --duration 60\n"
+	"  sudo leanprofiler record --format perfetto -- ./build/examples/nested\n"
 	"  sudo leanprofiler record --preset cpython -- /usr/bin/python3.11 script.py\n"
 	"  sudo leanprofiler record -p 1234 \\\n"
 	"      --span 'python:gc__start,gc__done,meta=gen={arg0}'\n\n"
@@ -76,7 +79,8 @@ static const char record_doc[] =
 
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
        OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU,
-       OPT_EXPORT, OPT_TRACE_LAST, OPT_TRACE_MAX_SIZE };
+       OPT_EXPORT, OPT_TRACE_LAST, OPT_TRACE_MAX_SIZE,
+       OPT_FORMAT };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0,
@@ -104,6 +108,10 @@ static const struct argp_option record_options[] = {
 	{ "trace-max-size", OPT_TRACE_MAX_SIZE, "SIZE", 0,
 	  "Stop adding spans to the trace when it reaches SIZE, from 4K to 1024G, suffixes K, M, "
 	  "G; with --trace-last, the most of the window kept in memory (default: 256M)", 0 },
+	{ "format", OPT_FORMAT, "FORMAT", 0,
+	  "The trace's format: json (Chrome Trace Event, leanprofiler-trace.json; the default), "
+	  "perfetto (Perfetto's protobuf, leanprofiler-trace.pftrace), or json,perfetto (both, "
+	  "of the same recording)", 0 },
 	{ "off-cpu", OPT_OFF_CPU, NULL, 0,
 	  "Split every span's time into on a CPU, taken by the hypervisor (steal, on a KVM "
 	  "guest), waiting for a CPU (runq) and blocked, from the scheduler's switches; adds "
@@ -249,6 +257,20 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_OFF_CPU:
 		o->off_cpu = true;
 		break;
+	case OPT_FORMAT:
+		if (!strcmp(arg, "perfetto")) {
+			o->perfetto = true;
+			o->no_json = true;
+		} else if (!strcmp(arg, "json,perfetto") || !strcmp(arg, "perfetto,json")) {
+			o->perfetto = true;
+			o->no_json = false;
+		} else if (!strcmp(arg, "json")) {
+			o->perfetto = o->no_json = false;
+		} else {
+			return lp_usage_error(state, "invalid --format '%s': json, perfetto or "
+						  "json,perfetto", arg);
+		}
+		break;
 	case OPT_EXPORT: {
 		char problem[256];
 
@@ -343,6 +365,11 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (o->summary_only && (o->trace_last_ns || o->trace_max_bytes))
 			return lp_usage_error(state, "%s bounds the trace, which --summary-only does "
 						     "not write: give one or the other",
+					      o->trace_last_ns ? "--trace-last" : "--trace-max-size");
+		/* The ring of tracering.h holds self-contained JSON events; Perfetto's intern texts. */
+		if (o->perfetto && (o->trace_last_ns || o->trace_max_bytes))
+			return lp_usage_error(state, "%s bounds the JSON trace only, not yet --format "
+						     "perfetto: record with --format json",
 					      o->trace_last_ns ? "--trace-last" : "--trace-max-size");
 		break;
 	default:
@@ -490,20 +517,24 @@ static const char report_doc[] =
 	"'record' printed (its rows sorted and cut with --sort, --top, --min-total), the "
 	"threads, the call tree or folded stacks; or pictures of it: --svg writes "
 	"timeline.svg and rows.svg for a document or a wiki, --html one self-contained page "
-	"(nothing fetched from the network) to explore it in a browser. PATH is a recording's "
-	"directory or either of its files (default: the current directory). Needs no "
-	"privileges. More in leanprofiler-report(1)."
+	"(nothing fetched from the network) to explore it in a browser; or --format perfetto "
+	"writes its JSON trace again as leanprofiler-trace.pftrace, Perfetto's protobuf "
+	"format, beside it. PATH is a recording's directory or one of its files (default: "
+	"the current directory; a trace of either format). Needs no privileges. More in "
+	"leanprofiler-report(1)."
 	"\vExamples:\n"
 	"  leanprofiler report build\n"
 	"  leanprofiler report --sort total --top 10 /tmp/prof\n"
 	"  leanprofiler report --tree --min-total 1ms /tmp/prof\n"
 	"  leanprofiler report --folded /tmp/prof | flamegraph.pl > profile.svg\n"
 	"  leanprofiler report --svg docs/pictures build\n"
-	"  leanprofiler report --html /tmp/prof.html /tmp/prof\n\n"
+	"  leanprofiler report --html /tmp/prof.html /tmp/prof\n"
+	"  leanprofiler report --format perfetto /tmp/prof\n\n"
 	"Exit status: 0; " LP_STATUS_USAGE " or when the recording cannot be read or "
 	"drawn (one line says why).\n";
 
-enum { OPT_SORT = 1100, OPT_TOP, OPT_MIN_TOTAL, OPT_THREADS, OPT_TREE, OPT_FOLDED };
+enum { OPT_SORT = 1100, OPT_TOP, OPT_MIN_TOTAL, OPT_THREADS, OPT_TREE, OPT_FOLDED,
+       OPT_REPORT_FORMAT };
 
 static const struct argp_option report_options[] = {
 	{ "sort", OPT_SORT, "KEY", 0,
@@ -520,6 +551,9 @@ static const struct argp_option report_options[] = {
 	  "Folded stacks, 'root;child;leaf SELF_NS' per path (flamegraph.pl, inferno, "
 	  "speedscope)", 0 },
 	{ "verbose", 'v', NULL, 0, "Also the Profiler line (what recording cost leanprofiler)", 0 },
+	{ "format", OPT_REPORT_FORMAT, "perfetto", 0,
+	  "Write the recording's JSON trace again as leanprofiler-trace.pftrace (Perfetto's "
+	  "protobuf), beside it, instead of printing", 0 },
 	{ 0 },
 };
 
@@ -529,6 +563,7 @@ struct report_args {
 	const char *path;
 	bool views;     /* a view was chosen */
 	bool min_total; /* --min-total was given (0 too) */
+	bool to_perfetto; /* --format perfetto */
 };
 
 static error_t report_view(struct argp_state *state, struct report_args *a, enum lp_view v)
@@ -600,6 +635,12 @@ static error_t report_parse(int key, char *arg, struct argp_state *state)
 	case 'v':
 		a->v.verbose = true;
 		break;
+	case OPT_REPORT_FORMAT:
+		if (strcmp(arg, "perfetto"))
+			return lp_usage_error(state, "invalid --format '%s': perfetto (the JSON trace "
+						  "as Perfetto's)", arg);
+		a->to_perfetto = true;
+		break;
 	case ARGP_KEY_ARG:
 		if (a->path)
 			return lp_usage_error(state, "one recording at a time (to compare two: "
@@ -643,6 +684,21 @@ static int cmd_report(int argc, char **argv)
 	argv[0] = "leanprofiler report";
 	if (!lp_cli_parse(&argp, argc, argv, 0, &a, &status))
 		return status;
+	if (a.to_perfetto) {
+		char *out;
+
+		if (a.views || lp_pictures_wanted(&a.pictures)) {
+			lp_err_from("leanprofiler report", "--format perfetto writes a trace: no "
+				    "--threads, --tree, --folded, --svg or --html with it; see "
+				    "'leanprofiler report --help'");
+			return LP_EXIT_USAGE;
+		}
+		if (lp_pftrace_convert(a.path ? a.path : ".", &out))
+			return LP_EXIT_FAILURE; /* said */
+		printf("Trace: %s\n", out);
+		free(out);
+		return 0;
+	}
 	if (lp_pictures_wanted(&a.pictures))
 		return lp_pictures_run(&a.pictures, a.path) ? LP_EXIT_FAILURE : 0;
 	if (lp_summary_read(a.path ? a.path : ".", &s))

@@ -3,6 +3,7 @@
 #                           summary
 #   build/fuzz/fuzz_meta    metadata parser and the text functions
 #   build/fuzz/fuzz_summary a summary file read back: report's views, diff
+#   build/fuzz/fuzz_pftrace a Perfetto trace read back (report's and export's reader)
 # clang only: -fsanitize=fuzzer needs clang's runtime (Debian: libclang-rt-14-dev).
 # Included by tests/tests.mk; uses the Makefile's OUT, CLANG, CPPFLAGS and CORE_SRCS.
 FUZZ_CC ?= $(CLANG)
@@ -13,7 +14,8 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -Wall -Wextra -Wno-unused-parameter -MMD -MP $(
 FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(CORE_SRCS))
 # report --html's page is compiled in.
 $(OUT)/fuzz/obj/user/pictures/html.o: $(OUT)/page_assets.h
-FUZZERS := $(OUT)/fuzz/fuzz_decode $(OUT)/fuzz/fuzz_meta $(OUT)/fuzz/fuzz_summary
+FUZZERS := $(OUT)/fuzz/fuzz_decode $(OUT)/fuzz/fuzz_meta $(OUT)/fuzz/fuzz_summary \
+	$(OUT)/fuzz/fuzz_pftrace
 
 # The core, instrumented for coverage (fuzzer-no-link: libFuzzer's main comes at the link).
 $(OUT)/fuzz/obj/%.o: %.c
@@ -24,7 +26,7 @@ $(OUT)/fuzz/obj/%.o: %.c
 $(OUT)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -ljson-c -lm -o $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -ljson-c -lz -lm -o $@
 
 .PHONY: fuzz-build fuzz
 fuzz-build: $(FUZZERS)

@@ -78,6 +78,7 @@ fuzz() {
 fuzz fuzz_decode 8192
 fuzz fuzz_meta 2048
 fuzz fuzz_summary 16384
+fuzz fuzz_pftrace 16384
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -47,10 +47,11 @@ struct server {
 static struct server srv[2];
 
 /* The recordings: made once (group setup), exported by the tests. */
-enum { ALPHA, BETA1, BETA2, GAMMA, HOSTILE, SUMONLY, FLOOD, NREC };
+/* HOSTILE_PF: hostile again, with --format perfetto (only leanprofiler-trace.pftrace). */
+enum { ALPHA, BETA1, BETA2, GAMMA, HOSTILE, SUMONLY, FLOOD, HOSTILE_PF, NREC };
 static const char *const rec_host[NREC] = { "alpha", "beta", "beta", "gamma",
 					    "host\twith \"quotes\" and \xc3\xa9", "sumonly",
-					    "flood" };
+					    "flood", "perfetto" };
 /* FLOOD: tests/targets/flood, 2 threads of 25000 outer spans with an inner one each: 100000
  * spans (fewer if the ring buffer lost some), ~39 MB of rows: several 16 MiB batches. */
 #define FLOOD_SPANS 100000
@@ -193,14 +194,14 @@ static void stop_server(struct server *s)
 
 static int record_one(int k)
 {
-	const char *target = k == HOSTILE ? "tests/targets/hostile" :
+	const char *target = k == HOSTILE || k == HOSTILE_PF ? "tests/targets/hostile" :
 			     k == FLOOD ? "tests/targets/flood" : "examples/nested";
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", rec_dir[k], "--",
 			 fmt("%s/%s", build, target), NULL, NULL, NULL };
 	struct run r = { 0 };
 
-	if (k == SUMONLY) {
-		argv[4] = "--summary-only";
+	if (k == SUMONLY || k == HOSTILE_PF) {
+		argv[4] = k == SUMONLY ? "--summary-only" : "--format=perfetto";
 		argv[5] = "--";
 		argv[6] = fmt("%s/%s", build, target);
 	}
@@ -213,7 +214,7 @@ static int record_one(int k)
 		return -1;
 	}
 	/* FLOOD's is not parsed here (json-c would take ~100 MB): ClickHouse compares it. */
-	if (k != SUMONLY && k != FLOOD)
+	if (k != SUMONLY && k != FLOOD && k != HOSTILE_PF)
 		rec_trace[k] = load_json(fmt("%s/leanprofiler-trace.json", rec_dir[k]));
 	return 0;
 }
@@ -744,49 +745,17 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The hostile names and metadata, byte for byte, in groups and in spans. */
-static void test_hostile_round_trip(void **state)
+/*
+ * The spans table of run id: each name with its string metadata, as a sorted
+ * list of lines, the same as recording k's JSON trace's spans.
+ */
+static void spans_as_trace(const char *id, int k)
 {
-	json_object *rows = get(rec_sum[HOSTILE], "rows"), *ev = get(rec_trace[HOSTILE], "traceEvents");
+	json_object *ev = get(rec_trace[k], "traceEvents");
 	struct text want = { 0 };
-	char *id, *ans, **lines;
+	char *ans, **lines;
 	size_t n = 0, cap = json_object_array_length(ev);
 
-	(void)state;
-	export_ok(0, HOSTILE);
-	id = run_id_of(0, HOSTILE);
-	/* The host name too. */
-	assert_string_equal(query(&srv[0], fmt("SELECT hex(host) FROM leanprofiler.runs WHERE "
-					       "run_id = '%s'", id)),
-			    fmt("%s\n", hex(rec_host[HOSTILE], strlen(rec_host[HOSTILE]))));
-	for (size_t i = 0; i < json_object_array_length(rows); i++) {
-		json_object *r = json_object_array_get_idx(rows, i);
-		char *line = fmt("%zu\t%s\t%s\t%lld\n", i, hex_str(get(r, "name")), hex_str(get(r, "meta_text")),
-			   (long long)get_i(r, "calls"));
-		add(&want, line);
-	}
-	ans = query(&srv[0], fmt("SELECT row, hex(name), hex(meta_text), calls FROM leanprofiler.groups "
-				 "WHERE run_id = '%s' ORDER BY row", id));
-	assert_string_equal(ans, want.p);
-	/* Metadata keys and values of every row, as the summary's meta objects. */
-	for (size_t i = 0; i < json_object_array_length(rows); i++) {
-		json_object *r = json_object_array_get_idx(rows, i), *meta = get(r, "meta");
-		char *keys = "", *vals = "";
-		int nk = 0;
-
-		if (!meta)
-			meta = json_object_new_object();
-		json_object_object_foreach(meta, key, val)
-			{
-				keys = fmt("%s%s%s", keys, nk ? "," : "", hex(key, strlen(key)));
-				vals = fmt("%s%s%s", vals, nk++ ? "," : "", hex_str(val));
-			}
-		ans = query(&srv[0], fmt("SELECT arrayStringConcat(arrayMap(x -> hex(x), meta_keys), ','), "
-					 "arrayStringConcat(arrayMap(x -> hex(x), meta_values), ',') "
-					 "FROM leanprofiler.groups WHERE run_id = '%s' AND row = %zu",
-					 id, i));
-		assert_string_equal(ans, fmt("%s\t%s\n", keys, vals));
-	}
-	/* Spans: each name with its string metadata, as a sorted list of lines. */
 	lines = calloc(cap + 1, sizeof(*lines));
 	assert_non_null(lines);
 	for (size_t i = 0; i < cap; i++) {
@@ -836,6 +805,58 @@ static void test_hostile_round_trip(void **state)
 		}
 		assert_string_equal(g.p, want.p);
 	}
+}
+
+static void test_hostile_round_trip(void **state)
+{
+	json_object *rows = get(rec_sum[HOSTILE], "rows");
+	struct text want = { 0 };
+	char *id, *ans;
+
+	(void)state;
+	export_ok(0, HOSTILE);
+	id = run_id_of(0, HOSTILE);
+	/* The host name too. */
+	assert_string_equal(query(&srv[0], fmt("SELECT hex(host) FROM leanprofiler.runs WHERE "
+					       "run_id = '%s'", id)),
+			    fmt("%s\n", hex(rec_host[HOSTILE], strlen(rec_host[HOSTILE]))));
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i);
+		char *line = fmt("%zu\t%s\t%s\t%lld\n", i, hex_str(get(r, "name")), hex_str(get(r, "meta_text")),
+			   (long long)get_i(r, "calls"));
+		add(&want, line);
+	}
+	ans = query(&srv[0], fmt("SELECT row, hex(name), hex(meta_text), calls FROM leanprofiler.groups "
+				 "WHERE run_id = '%s' ORDER BY row", id));
+	assert_string_equal(ans, want.p);
+	/* Metadata keys and values of every row, as the summary's meta objects. */
+	for (size_t i = 0; i < json_object_array_length(rows); i++) {
+		json_object *r = json_object_array_get_idx(rows, i), *meta = get(r, "meta");
+		char *keys = "", *vals = "";
+		int nk = 0;
+
+		if (!meta)
+			meta = json_object_new_object();
+		json_object_object_foreach(meta, key, val)
+			{
+				keys = fmt("%s%s%s", keys, nk ? "," : "", hex(key, strlen(key)));
+				vals = fmt("%s%s%s", vals, nk++ ? "," : "", hex_str(val));
+			}
+		ans = query(&srv[0], fmt("SELECT arrayStringConcat(arrayMap(x -> hex(x), meta_keys), ','), "
+					 "arrayStringConcat(arrayMap(x -> hex(x), meta_values), ',') "
+					 "FROM leanprofiler.groups WHERE run_id = '%s' AND row = %zu",
+					 id, i));
+		assert_string_equal(ans, fmt("%s\t%s\n", keys, vals));
+	}
+	spans_as_trace(id, HOSTILE);
+}
+
+/* record --format perfetto: its spans are exported as the JSON trace's (read from the .pftrace). */
+static void test_perfetto_trace_exported(void **state)
+{
+	(void)state;
+	export_ok(0, HOSTILE_PF);
+	spans_as_trace(run_id_of(0, HOSTILE_PF), HOSTILE);
 }
 
 static void test_summary_only(void **state)
@@ -1369,6 +1390,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tls),
 		cmocka_unit_test(test_hostile_round_trip),
 		cmocka_unit_test(test_summary_only),
+		cmocka_unit_test(test_perfetto_trace_exported),
 		cmocka_unit_test(test_record_export),
 		cmocka_unit_test(test_gzip_stores_every_span_in_fewer_bytes),
 		cmocka_unit_test(test_gzip_refused_falls_back_to_plain),

@@ -39,6 +39,9 @@ int lp_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  */
 int lp_parse_seconds(const char *s, uint64_t *ns);
 
+/* All of p to fd (write(2) again after a short write or EINTR). 0 or -errno (-EIO: wrote 0). */
+int lp_write_all(int fd, const void *p, size_t len);
+
 /* Allocation that cannot fail silently: NULL and errno=ENOMEM on failure. */
 void *lp_grow(void *ptr, size_t *cap, size_t need, size_t elem);
 

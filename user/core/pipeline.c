@@ -18,6 +18,7 @@ struct lp_pipeline {
 	struct lp_stats *stats;
 	struct lp_paths *paths;
 	struct lp_trace *trace; /* NULL: no trace */
+	struct lp_pftrace *pftrace; /* the Perfetto trace (NULL: none), besides or instead */
 	size_t nspecs;
 	struct lp_report_process *procs;
 	size_t nprocs, procs_cap;
@@ -57,6 +58,25 @@ static void on_span(void *ctx, const struct lp_span *s)
 	set_err(p, lp_paths_add(p->paths, s));
 	if (p->trace)
 		lp_trace_span(p->trace, s);
+	if (p->pftrace)
+		lp_pftrace_span(p->pftrace, s);
+}
+
+static bool tracing(const struct lp_pipeline *p)
+{
+	return p->trace || p->pftrace;
+}
+
+/* A wait into the traces, inside the depth spans open on its thread. */
+static void trace_wait(struct lp_pipeline *p, uint32_t pid, uint32_t tid, size_t depth,
+		       uint64_t off_ns, uint64_t wake_ns, uint64_t on_ns)
+{
+	if (!depth)
+		return;
+	if (p->trace)
+		lp_trace_off_cpu(p->trace, pid, tid, off_ns, wake_ns, on_ns);
+	if (p->pftrace)
+		lp_pftrace_off_cpu(p->pftrace, pid, tid, (uint32_t)depth, off_ns, wake_ns, on_ns);
 }
 
 /* A span opens: the id of its call path. */
@@ -68,8 +88,9 @@ static uint32_t on_open(void *ctx, uint32_t parent, uint32_t name)
 /* A wait of a thread into the trace, if the thread is inside a span now. */
 static void draw_wait(struct lp_pipeline *p, struct pending_wait *w)
 {
-	if (p->trace && lp_nest_depth(p->nest, w->pid, w->tid))
-		lp_trace_off_cpu(p->trace, w->pid, w->tid, w->off_ns, w->wake_ns, w->on_ns);
+	if (tracing(p))
+		trace_wait(p, w->pid, w->tid, lp_nest_depth(p->nest, w->pid, w->tid), w->off_ns,
+			   w->wake_ns, w->on_ns);
 	w->pending = false;
 	p->npending--;
 }
@@ -200,13 +221,12 @@ static int on_sched(void *ctx, uint32_t pid, uint32_t tid, uint64_t off_ns, uint
 	struct lp_pipeline *p = ctx;
 	struct pending_wait *w;
 
-	if (!p->trace)
+	if (!tracing(p))
 		return 0;
 	w = wait_of(p, pid, tid, true);
 	if (!w) {
 		/* Out of memory: drawn as the spans stand now. */
-		if (lp_nest_depth(p->nest, pid, tid))
-			lp_trace_off_cpu(p->trace, pid, tid, off_ns, wake_ns, on_ns);
+		trace_wait(p, pid, tid, lp_nest_depth(p->nest, pid, tid), off_ns, wake_ns, on_ns);
 		return -ENOMEM;
 	}
 	if (w->pending)
@@ -440,6 +460,11 @@ void lp_pipeline_set_trace(struct lp_pipeline *p, struct lp_trace *t)
 	p->trace = t;
 }
 
+void lp_pipeline_set_pftrace(struct lp_pipeline *p, struct lp_pftrace *t)
+{
+	p->pftrace = t;
+}
+
 void lp_pipeline_gate(struct lp_pipeline *p, uint32_t file, uint64_t since_ns)
 {
 	lp_decoder_file_since(p->dec, file, since_ns);
@@ -466,6 +491,8 @@ static void text_freed(void *ctx, uint32_t id)
 
 	if (p->trace)
 		lp_trace_forget(p->trace, id);
+	if (p->pftrace)
+		lp_pftrace_forget(p->pftrace, id);
 }
 
 /*
@@ -491,6 +518,8 @@ bool lp_pipeline_collect(struct lp_pipeline *p, bool force, struct strtab_gc_res
 	strtab_gc_end(p->st, text_freed, p, &res);
 	if (p->trace)
 		lp_trace_compact(p->trace);
+	if (p->pftrace)
+		lp_pftrace_compact(p->pftrace);
 	lp_info("texts: %u freed (%zu KiB), %u kept (%zu KiB)", res.freed_ids,
 		res.freed_bytes >> 10, res.live_ids, res.live_bytes >> 10);
 	if (out)
@@ -583,6 +612,14 @@ static int collect_threads(struct lp_pipeline *p, struct lp_report *rep)
 				lp_trace_name(p->trace, true, infos[i].pid, infos[i].pid,
 					      proc ? proc->comm : pcomm);
 			lp_trace_name(p->trace, false, infos[i].pid, infos[i].tid, comm);
+		}
+		if (p->pftrace) {
+			struct lp_report_process *proc = find_proc(p, infos[i].pid);
+
+			if (first_of_pid)
+				lp_pftrace_name(p->pftrace, true, infos[i].pid, infos[i].pid,
+						proc ? proc->comm : pcomm);
+			lp_pftrace_name(p->pftrace, false, infos[i].pid, infos[i].tid, comm);
 		}
 		p->threads[i] = (struct lp_report_thread){
 			.pid = infos[i].pid,

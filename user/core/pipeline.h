@@ -24,6 +24,7 @@
 #include "spec.h"
 #include "stats.h"
 #include "strtab.h"
+#include "pftrace.h"
 #include "trace.h"
 
 struct lp_pipeline_opts {
@@ -88,6 +89,8 @@ int lp_pipeline_process_begin(struct lp_pipeline *p, uint32_t pid, uint64_t sinc
 			      bool open_before);
 /* Spans go to t too (opened by the caller on p's strtab); NULL: no more. */
 void lp_pipeline_set_trace(struct lp_pipeline *p, struct lp_trace *t);
+/* The same for a Perfetto trace (pftrace.h), besides or instead of the JSON one. */
+void lp_pipeline_set_pftrace(struct lp_pipeline *p, struct lp_pftrace *t);
 /* File's markers are recorded from since_ns on (their gate opened): its older events are dropped. */
 void lp_pipeline_gate(struct lp_pipeline *p, uint32_t file, uint64_t since_ns);
 

@@ -55,7 +55,7 @@ int lp_trace_open(struct lp_trace *t, const char *path, const struct strtab *st,
 }
 
 /* The keys of args the profiler writes itself: a metadata key equal to one is renamed. */
-static const char *const reserved_keys[] = { "counter", "self_counter", "unterminated",
+const char *const lp_trace_reserved_keys[] = { "counter", "self_counter", "unterminated",
 					     "uncertain", "started_before_recording", "cpu_us",
 					     "steal_us", "runq_us", "blocked_us", "voluntary_switches",
 					     "involuntary_switches", "off_cpu_unmeasured_us", "detail",
@@ -65,7 +65,7 @@ static const char *const reserved_keys[] = { "counter", "self_counter", "untermi
 /* The items of a metadata text as args members, "k":"v","k2":"v2", into m. */
 static void write_meta_items(struct jw *m, const char *meta, size_t len)
 {
-	lp_meta_write(m, meta, len, reserved_keys);
+	lp_meta_write(m, meta, len, lp_trace_reserved_keys);
 }
 
 void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_span *s)

@@ -97,6 +97,12 @@ int lp_trace_close(struct lp_trace *t, const char *other_data_json);
 /* Removes the temporary file, frees what the writer holds (lp_trace_close does too). */
 void lp_trace_abort(struct lp_trace *t);
 
+/*
+ * The keys of args the profiler writes itself (NULL-terminated): a metadata
+ * key equal to one is renamed (lp_meta_keys). The Perfetto trace's too.
+ */
+extern const char *const lp_trace_reserved_keys[];
+
 /* Writes a span's args: its metadata items, then the profiler's own keys. */
 void lp_trace_write_args(struct jw *w, const struct strtab *st, const struct lp_span *s);
 

@@ -14,6 +14,8 @@
 
 #include "cli.h"
 #include "html.h"
+#include "pftrace.h"
+#include "pftrace_read.h"
 #include "summary_read.h"
 #include "svg.h"
 
@@ -187,7 +189,26 @@ static bool looks_like_trace(const char *path)
 	if (n <= 0)
 		return false;
 	head[n] = '\0';
-	return strstr(head, "\"traceEvents\"") || strstr(head, "\"displayTimeUnit\"");
+	return strstr(head, "\"traceEvents\"") || strstr(head, "\"displayTimeUnit\"") ||
+	       lp_pftrace_is(path);
+}
+
+/* The trace of a recording's directory: the JSON one, else the Perfetto one (--format perfetto). */
+static int trace_in(const char *dir, char **out)
+{
+	char *pf;
+
+	if (asprintf(out, "%s/%s", dir, LP_TRACE_FILE) < 0)
+		return -1;
+	if (access(*out, F_OK) == 0 || asprintf(&pf, "%s/%s", dir, LP_PFTRACE_FILE) < 0)
+		return 0;
+	if (access(pf, F_OK) == 0) {
+		free(*out);
+		*out = pf;
+	} else {
+		free(pf);
+	}
+	return 0;
 }
 
 static int locate(struct lp_recording *r, const char *path)
@@ -209,14 +230,14 @@ static int locate(struct lp_recording *r, const char *path)
 	}
 	dir = S_ISDIR(st.st_mode) ? copy : dirname(copy);
 	if (S_ISDIR(st.st_mode))
-		n = asprintf(&r->trace_path, "%s/%s", dir, LP_TRACE_FILE) < 0 ||
+		n = trace_in(dir, &r->trace_path) < 0 ||
 		    asprintf(&r->summary_path, "%s/%s", dir, LP_SUMMARY_FILE) < 0;
 	else if (looks_like_trace(path))
 		n = !(r->trace_path = strdup(path)) ||
 		    asprintf(&r->summary_path, "%s/%s", dir, LP_SUMMARY_FILE) < 0;
 	else
 		n = !(r->summary_path = strdup(path)) ||
-		    asprintf(&r->trace_path, "%s/%s", dir, LP_TRACE_FILE) < 0;
+		    trace_in(dir, &r->trace_path) < 0;
 	free(copy);
 	if (n) {
 		lp_err("cannot read the recording %s: out of memory", path);
@@ -327,7 +348,7 @@ static int on_name(void *ctx, bool process, uint32_t pid, uint32_t tid, const ch
 static int read_trace(struct lp_recording *r, struct reading *rd)
 {
 	struct lp_tr_sink sink = { on_other, on_span, on_name, rd };
-	int err = lp_trace_read(r->trace_path, &sink, &r->trace_stats);
+	int err = lp_read_any_trace(r->trace_path, &sink, &r->trace_stats);
 
 	if (err == -ECANCELED)
 		return 0;

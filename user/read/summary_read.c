@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "outfile.h"
+#include "pftrace.h"
 #include "text.h"
 
 /*
@@ -897,7 +898,8 @@ static char *summary_path(const char *arg, bool *is_dir, bool *from_trace)
 
 	*is_dir = !stat(arg, &st) && S_ISDIR(st.st_mode);
 	base = base ? base + 1 : arg;
-	*from_trace = !*is_dir && !strcmp(base, LP_TRACE_FILE);
+	*from_trace = !*is_dir && (!strcmp(base, LP_TRACE_FILE) ||
+				   !strcmp(base, LP_PFTRACE_FILE));
 	if (*is_dir) {
 		if (asprintf(&p, "%s%s%s", arg, arg[strlen(arg) - 1] == '/' ? "" : "/",
 			     LP_SUMMARY_FILE) < 0)

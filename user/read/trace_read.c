@@ -276,7 +276,7 @@ static int bool_value(struct cur *c, bool *out)
 }
 
 /* Appends text to a meta blob: a 2-byte length (cut at 65535 bytes), then the bytes. */
-static int blob_put(struct lp_buf *b, const char *s, size_t len)
+int lp_tr_meta_put(struct lp_buf *b, const char *s, size_t len)
 {
 	unsigned char n[2];
 
@@ -337,8 +337,8 @@ static int arg_member(struct cur *c, struct lp_buf *b, size_t key_off, struct lp
 
 		if (err)
 			return err;
-		err = blob_put(blob, b->p + key_off, voff - key_off);
-		return err ? err : blob_put(blob, b->p + voff, b->len - voff);
+		err = lp_tr_meta_put(blob, b->p + key_off, voff - key_off);
+		return err ? err : lp_tr_meta_put(blob, b->p + voff, b->len - voff);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(own_args); i++) {
 		bool v;
@@ -346,11 +346,10 @@ static int arg_member(struct cur *c, struct lp_buf *b, size_t key_off, struct lp
 		if (klen != strlen(own_args[i].key) || memcmp(key, own_args[i].key, klen))
 			continue;
 		if (!own_args[i].flag) {
-			if (i == 0) {
-				s->has_counter = !uint_value(c, &s->counter);
-				return s->has_counter ? 0 : skip_value(c, 0);
-			}
-			return skip_value(c, 0);
+			bool *has = i == 0 ? &s->has_counter : &s->has_self_counter;
+
+			*has = !uint_value(c, i == 0 ? &s->counter : &s->self_counter);
+			return *has ? 0 : skip_value(c, 0);
 		}
 		if (bool_value(c, &v))
 			return -EINVAL;

@@ -37,6 +37,8 @@ struct lp_tr_span {
 	size_t meta_len;
 	uint64_t counter; /* args.counter */
 	bool has_counter;
+	uint64_t self_counter; /* args.self_counter */
+	bool has_self_counter;
 	unsigned flags; /* LP_SPAN_UNTERMINATED, _UNCERTAIN, _STARTED_BEFORE (nest.h) */
 };
 
@@ -82,6 +84,9 @@ struct lp_tr_scratch {
 int lp_tr_parse_event(const char *line, size_t len, struct lp_tr_span *s,
 		      struct lp_tr_scratch *sc);
 void lp_tr_scratch_free(struct lp_tr_scratch *sc);
+
+/* Appends a key or a value to a meta blob (its 2-byte length, cut at 65535 bytes). 0 or -ENOMEM. */
+int lp_tr_meta_put(struct lp_buf *b, const char *s, size_t len);
 
 /* The next key and value of a meta blob at *pos; false at its end. */
 bool lp_tr_meta_next(const char *meta, size_t len, size_t *pos, const char **key, size_t *klen,

@@ -104,9 +104,12 @@ static int recorder_init(struct recorder *r, const struct lp_record_opts *o,
 				.outdir = { .fd = -1 }, .child = { .pid = -1, .pidfd = -1 },
 				.root_pidfd = -1, .sigfd = -1 };
 	r->pl = lp_pipeline_new(&po, &h);
-	r->trace_path = path_join(o->out_dir, "leanprofiler-trace.json");
+	r->pftrace_path = path_join(o->out_dir, LP_PFTRACE_FILE);
+	/* The summary's trace: the JSON one, unless only the Perfetto one is written. */
+	r->trace_path = path_join(o->out_dir, o->no_json ? LP_PFTRACE_FILE
+							 : "leanprofiler-trace.json");
 	r->summary_path = path_join(o->out_dir, "leanprofiler-summary.json");
-	if (!r->pl || !r->trace_path || !r->summary_path) {
+	if (!r->pl || !r->trace_path || !r->summary_path || !r->pftrace_path) {
 		lp_err("out of memory");
 		return -ENOMEM;
 	}
@@ -140,12 +143,34 @@ static int open_output(struct recorder *r, struct lp_outfile *o, struct lp_trace
 	return err;
 }
 
+/* The Perfetto trace (--format perfetto), opened as open_output() opens the others. */
+static int open_pftrace(struct recorder *r)
+{
+	struct lp_fs_saved saved;
+	int err = lp_outdir_enter(&r->outdir, &r->user, &saved);
+
+	if (!err) {
+		err = lp_pftrace_openat(&r->pftrace, r->outdir.fd, LP_PFTRACE_FILE,
+					lp_pipeline_strtab(r->pl), r->since);
+		lp_outdir_leave(&saved);
+		if (!err)
+			err = lp_outdir_give(&r->user, lp_pftrace_fd(r->pftrace));
+		if (err && r->pftrace) {
+			lp_pftrace_abort(r->pftrace);
+			r->pftrace = NULL;
+		}
+	}
+	if (err)
+		lp_err("cannot write %s: %s", r->pftrace_path, lp_outfile_strerror(err));
+	return err;
+}
+
 /* What a recording killed before its end left in the output directory (its temporary files). */
 static void clean_stale(struct recorder *r)
 {
 	static const char *const names[] = { "leanprofiler-trace.json",
-					     "leanprofiler-summary.json" };
-	size_t n = lp_outdir_clean_stale(&r->outdir, names, 2,
+					     "leanprofiler-summary.json", LP_PFTRACE_FILE };
+	size_t n = lp_outdir_clean_stale(&r->outdir, names, 3,
 					 r->user.set ? r->user.uid : geteuid());
 
 	if (n)
@@ -252,7 +277,13 @@ static int start_recording(struct recorder *r)
 		r->deadline_ns = r->since + r->o->duration_ns;
 		lp_session_stop_at(r->s, r->deadline_ns);
 	}
-	if (!r->o->summary_only) {
+	if (!r->o->summary_only && r->o->perfetto) {
+		err = open_pftrace(r);
+		if (err)
+			return err;
+		lp_pipeline_set_pftrace(r->pl, r->pftrace);
+	}
+	if (!r->o->summary_only && !r->o->no_json) {
 		err = open_output(r, NULL, &r->trace, "leanprofiler-trace.json", r->trace_path);
 		if (err)
 			return err;
@@ -481,7 +512,7 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 	rep->off_cpu = o->off_cpu;
 	rep->steal_clock = o->off_cpu && r->s && lp_session_steal_clock(r->s);
 	rep->binary = o->binary;
-	rep->trace_path = r->trace_open ? r->trace_path : NULL;
+		rep->trace_path = r->trace_open || r->pftrace ? r->trace_path : NULL;
 	if (r->trace_open && (o->trace_last_ns || o->trace_max_bytes)) {
 		rep->bound.on = true;
 		rep->bound.last_ns = o->trace_last_ns;
@@ -514,9 +545,10 @@ static void self_usage(struct lp_resources *res)
 /* The previous recording's pair, kept as .old before the new one takes the names. */
 static void keep_previous(struct recorder *r)
 {
+	/* Both formats' traces: the directory holds one recording's files, *.old the one before. */
 	static const char *const names[] = { "leanprofiler-trace.json",
-					     "leanprofiler-summary.json" };
-	int err = lp_outdir_keep_old(&r->outdir, names, 2);
+					     "leanprofiler-summary.json", LP_PFTRACE_FILE };
+	int err = lp_outdir_keep_old(&r->outdir, names, 3);
 
 	if (err)
 		lp_warn("cannot keep the previous recording in %s as *.old: %s; writing over it",
@@ -529,6 +561,21 @@ static int write_outputs(struct recorder *r, struct lp_report *rep)
 
 	keep_previous(r);
 
+	if (r->pftrace) {
+		char *json = lp_report_other_data_json(rep);
+
+		lp_pipeline_set_pftrace(r->pl, NULL);
+		err = lp_pftrace_close(r->pftrace, json, NULL);
+		r->pftrace = NULL;
+		free(json);
+		if (err) {
+			lp_err("cannot write %s: %s", r->pftrace_path, strerror(-err));
+			if (r->o->no_json)
+				rep->trace_path = NULL;
+		} else if (!r->o->no_json) {
+			lp_note("Perfetto trace: %s", r->pftrace_path);
+		}
+	}
 	if (r->trace_open) {
 		char *json = lp_report_other_data_json(rep);
 
@@ -597,8 +644,11 @@ static void recorder_cleanup(struct recorder *r)
 	}
 	if (r->trace_open)
 		lp_trace_abort(&r->trace);
-	if (r->pl)
+	lp_pftrace_abort(r->pftrace);
+	if (r->pl) {
 		lp_pipeline_set_trace(r->pl, NULL); /* the trace lives on our stack */
+		lp_pipeline_set_pftrace(r->pl, NULL);
+	}
 	if (r->summary.f)
 		lp_outfile_abort(&r->summary);
 	if (r->child.pid > 0 && !r->child.reaped)
@@ -620,12 +670,14 @@ static void recorder_cleanup(struct recorder *r)
 		lp_pipeline_free(r->pl);
 		free(r->trace_path);
 		free(r->summary_path);
+		free(r->pftrace_path);
 		return;
 	}
 	/* The report points into them: the caller prints it, lp_record_result_free frees. */
 	r->res->pipeline = r->pl;
 	if (r->res->report->trace_path != r->trace_path)
 		free(r->trace_path);
+	free(r->pftrace_path);
 	if (r->res->report->summary_path != r->summary_path)
 		free(r->summary_path);
 }

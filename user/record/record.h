@@ -27,6 +27,8 @@ struct lp_record_opts {
 	uint64_t trace_last_ns;   /* --trace-last: the trace keeps the spans that ended then; 0: all */
 	uint64_t trace_max_bytes; /* --trace-max-size; 0: none */
 	bool off_cpu;         /* split spans into cpu, runq and blocked time (--off-cpu) */
+	bool perfetto;        /* --format perfetto: the trace in Perfetto's format (pftrace.h) */
+	bool no_json;         /* --format without json: no leanprofiler-trace.json */
 	size_t max_groups;    /* groups (rows) of their own, then overflow rows (--max-groups) */
 	size_t table_rows;    /* rows the table shows; 0: all (--rows) */
 	struct lp_spec *specs; /* span-pair specs (--span, --preset); the recorder sets arg_size */

@@ -98,9 +98,11 @@ struct recorder {
 	struct lp_session *s;
 	struct lp_trace trace;
 	bool trace_open;
+	struct lp_pftrace *pftrace; /* --format perfetto, open: instead of trace */
 	struct lp_outdir outdir;
 	struct lp_outfile summary;
 	char *trace_path, *summary_path;
+	char *pftrace_path; /* --format perfetto (trace_path too, without json) */
 	struct lp_creds user, launch_as; /* the outputs' owner; who the command runs as */
 
 	/* Targets. */

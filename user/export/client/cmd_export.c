@@ -36,6 +36,8 @@
 #include "cli.h"
 #include "clickhouse.h"
 #include "common.h"
+#include "pftrace.h"
+#include "pftrace_read.h"
 #include "rows.h"
 #include "summary_read.h"
 #include "trace_read.h"
@@ -370,9 +372,15 @@ static char *trace_of(json_object *summary, const char *summary_path, int *err)
 	if (!json_object_object_get_ex(summary, "files", &files) ||
 	    !json_object_object_get_ex(files, "trace", &trace))
 		return NULL; /* --summary-only */
-	/* Next to the summary, where record wrote it: the recording may have been moved. */
+	/*
+	 * Next to the summary, where record wrote it (the recording may have been
+	 * moved), under the name the summary gives: the JSON or the Perfetto trace.
+	 */
 	if (asprintf(&p, "%.*s%s", slash ? (int)(slash - summary_path + 1) : 0, summary_path,
-		     LP_TRACE_FILE) < 0) {
+		     json_object_get_string(trace) &&
+				     strstr(json_object_get_string(trace), LP_PFTRACE_FILE)
+			     ? LP_PFTRACE_FILE
+			     : LP_TRACE_FILE) < 0) {
 		*err = -ENOMEM;
 		return NULL;
 	}
@@ -508,7 +516,7 @@ static int export_one(struct exporter *ex, const char *arg)
 			lp_err("cannot export %s: out of memory", arg);
 			goto cleanup;
 		}
-		err = lp_trace_read(trace, &sink, &stats);
+		err = lp_read_any_trace(trace, &sink, &stats);
 		if (err && !ex->status) {
 			if (err == -E2BIG)
 				lp_err("%s: a line longer than %u bytes (LP_TRACE_LINE_MAX): not a "

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * record --format perfetto: Perfetto's protobuf trace, checked independently
+ * of leanprofiler's own reader. tests/perfetto/pftrace.py inflates the file,
+ * has protoc decode it against tests/perfetto/trace.proto (Perfetto's fields,
+ * transcribed) and rebuilds the slices as the trace processor does (per track,
+ * by time, equal times in file order); with --format json,perfetto the same
+ * recording is in both formats, and every slice (times, name, category,
+ * every argument), every thread and process name and otherData must be the
+ * JSON trace's exactly.
+ *
+ * Usage: test_pftrace BUILD_DIR (needs root: BPF; protoc and python3).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+static const char *build = "build";
+static char tmpdir[] = "/tmp/lp-pftrace-XXXXXX";
+
+#include "itest.h"
+
+static char *lp(void)
+{
+	return fmt("%s/leanprofiler", build);
+}
+
+/* Records cmd with opts into tmpdir/name; the directory. */
+static char *record(const char *name, char *const opts[], char *const cmd[])
+{
+	char *dir = fmt("%s/%s", tmpdir, name), *argv[32];
+	int n = 0;
+	struct run r;
+
+	argv[n++] = lp();
+	argv[n++] = "record";
+	argv[n++] = "-o";
+	argv[n++] = dir;
+	for (int i = 0; opts[i]; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "--";
+	for (int i = 0; cmd[i]; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("record %s exited %d:\n%s", name, r.status, r.err);
+	run_free(&r);
+	return dir;
+}
+
+/* pftrace.py compare: exits 0 and says "same". */
+static void same_as_json(const char *dir)
+{
+	char *argv[] = { "tests/perfetto/pftrace.py", "compare",
+			 fmt("%s/leanprofiler-trace.pftrace", dir),
+			 fmt("%s/leanprofiler-trace.json", dir), NULL };
+	struct run r;
+
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0 || !strstr(r.out, "; same"))
+		fail_msg("the Perfetto trace of %s is not the JSON one (exit %d):\n%s%s", dir,
+			 r.status, r.out, r.err);
+	run_free(&r);
+}
+
+/* What pftrace.py decode makes of a file. */
+static json_object *decoded(const char *path)
+{
+	char *argv[] = { "tests/perfetto/pftrace.py", "decode", (char *)path, NULL };
+	struct run r;
+	json_object *o;
+
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("pftrace.py decode %s exited %d:\n%s", path, r.status, r.err);
+	o = json_tokener_parse(r.out);
+	assert_non_null(o);
+	run_free(&r);
+	return o;
+}
+
+/* Nested spans, counters, two threads: the same trace in both formats. */
+static void test_nested_same_as_json(void **state)
+{
+	(void)state;
+	same_as_json(record("nested", (char *[]){ "--format", "json,perfetto", NULL },
+			    (char *[]){ fmt("%s/examples/nested", build), NULL }));
+}
+
+/* --off-cpu: the "blocked" and "runq" slices and every span's split, the same. */
+static void test_off_cpu_same_as_json(void **state)
+{
+	char *dir;
+	json_object *d, *slices;
+	size_t waits = 0;
+
+	(void)state;
+	dir = record("offcpu", (char *[]){ "--off-cpu", "--format", "json,perfetto", NULL },
+		     (char *[]){ fmt("%s/examples/nested", build), NULL });
+	same_as_json(dir);
+	d = decoded(fmt("%s/leanprofiler-trace.pftrace", dir));
+	slices = get(d, "slices");
+	for (size_t i = 0; i < json_object_array_length(slices); i++) {
+		json_object *s = json_object_array_get_idx(slices, i);
+
+		if (!strcmp(get_s(s, "cat"), "off-cpu")) {
+			waits++;
+			/* A wait lies inside a span of its thread: never at the top. */
+			assert_true(get_i(s, "depth") >= 1);
+		}
+	}
+	/* nested sleeps inside its spans: waits there are. */
+	assert_true(waits > 0);
+	json_object_put(d);
+}
+
+/* Every hostile name and value, byte for byte as the JSON trace has it. */
+static void test_hostile_same_as_json(void **state)
+{
+	(void)state;
+	same_as_json(record("hostile", (char *[]){ "--format", "json,perfetto", NULL },
+			    (char *[]){ fmt("%s/tests/targets/hostile", build), NULL }));
+}
+
+/* Span pairs: keyed spans on tracks of their own (named), args= as detail, the same. */
+static void test_span_pairs_same_as_json(void **state)
+{
+	(void)state;
+	same_as_json(record("pairs", (char *[]){ "--format", "json,perfetto", "--span",
+						 "t:req_start,req_done,name=req,key=arg0,"
+						 "args=op={arg1:str}", NULL },
+			    (char *[]){ fmt("%s/tests/targets/spanpairs", build), "texts", "60",
+					NULL }));
+}
+
+/*
+ * --format perfetto alone: no JSON trace, the summary names the .pftrace, and
+ * the bench's producer (2 threads, a counter, "stage=N" metadata) takes at
+ * most 20 bytes a span.
+ */
+static void test_perfetto_only_and_small(void **state)
+{
+	char *dir, *path;
+	json_object *sum, *d;
+	struct stat st;
+	int64_t spans;
+
+	(void)state;
+	dir = record("producer", (char *[]){ "--format", "perfetto", NULL },
+		     (char *[]){ fmt("%s/bench/producer", build), "2", "50000", NULL });
+	path = fmt("%s/leanprofiler-trace.pftrace", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_not_equal(stat(fmt("%s/leanprofiler-trace.json", dir), &st), 0);
+	assert_int_equal(stat(path, &st), 0);
+	sum = summary_of(dir);
+	assert_string_equal(get_s(get(sum, "files"), "trace"), path);
+	spans = get_i(sum, "events");
+	assert_int_equal(spans, 100000);
+	if ((double)st.st_size / (double)spans > 20.0)
+		fail_msg("%lld bytes for %lld spans: %.1f a span, over 20", (long long)st.st_size,
+			 (long long)spans, (double)st.st_size / (double)spans);
+	d = decoded(path);
+	assert_int_equal(json_object_array_length(get(d, "slices")), spans);
+	/* otherData is there, with the recording's own start. */
+	assert_int_equal(get_i(get(d, "other_data"), "base_ns"),
+			 get_i(get(sum, "recording"), "start_ns"));
+	json_object_put(d);
+	json_object_put(sum);
+}
+
+/* A recording in one format, then in the other: the directory holds one trace, .old the other. */
+static void test_formats_replace_each_other(void **state)
+{
+	char *dir, *listing;
+	char *cmd[] = { fmt("%s/examples/nested", build), NULL };
+
+	(void)state;
+	record("swap", (char *[]){ "--format", "perfetto", NULL }, cmd);
+	dir = record("swap", (char *[]){ NULL }, cmd);
+	listing = dir_entries(dir);
+	if (strcmp(listing, "leanprofiler-summary.json\nleanprofiler-summary.json.old\n"
+			    "leanprofiler-trace.json\nleanprofiler-trace.pftrace.old\n"))
+		fail_msg("after a Perfetto recording then a JSON one, %s holds: %s", dir, listing);
+}
+
+/* lp ARGS...: its stdout, failing the test unless it exits 0. */
+static char *lp_out(char *const args[])
+{
+	char *argv[16];
+	int n = 0;
+	struct run r;
+
+	argv[n++] = lp();
+	for (int i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("leanprofiler %s exited %d:\n%s", args[0], r.status, r.err);
+	return r.out;
+}
+
+/* The page without its script's nonce (random per page, 32 hex digits after 'nonce-' or 'nonce="'). */
+static char *page_of(const char *path)
+{
+	char *text = slurp(path, NULL), *p;
+
+	assert_non_null(text);
+	while ((p = strstr(text, "nonce")))
+		memset(p, 'N', 40 < strlen(p) ? 40 : strlen(p));
+	return text;
+}
+
+/*
+ * report reads the .pftrace as the JSON trace: the same recording's table,
+ * page and pictures from a directory with only the Perfetto trace are the
+ * JSON one's, byte for byte.
+ */
+static void test_report_reads_pftrace(void **state)
+{
+	char *both, *pf, *a, *b, *diff;
+	struct run r;
+
+	(void)state;
+	both = record("read", (char *[]){ "--format", "json,perfetto", NULL },
+		      (char *[]){ fmt("%s/tests/targets/hostile", build), NULL });
+	pf = fmt("%s/read-pf", tmpdir);
+	assert_int_equal(mkdir(pf, 0700), 0);
+	assert_int_equal(link(fmt("%s/leanprofiler-summary.json", both),
+			      fmt("%s/leanprofiler-summary.json", pf)), 0);
+	assert_int_equal(link(fmt("%s/leanprofiler-trace.pftrace", both),
+			      fmt("%s/leanprofiler-trace.pftrace", pf)), 0);
+	a = lp_out((char *[]){ "report", "--threads", both, NULL });
+	b = lp_out((char *[]){ "report", "--threads", fmt("%s/leanprofiler-trace.pftrace", pf),
+			       NULL });
+	assert_string_equal(a, b);
+	lp_out((char *[]){ "report", "--html", fmt("%s/a.html", tmpdir), both, NULL });
+	lp_out((char *[]){ "report", "--html", fmt("%s/b.html", tmpdir), pf, NULL });
+	if (strcmp(page_of(fmt("%s/a.html", tmpdir)), page_of(fmt("%s/b.html", tmpdir))))
+		fail_msg("report --html of the Perfetto trace differs from the JSON one's");
+	lp_out((char *[]){ "report", "--svg", fmt("%s/svg-a", tmpdir), both, NULL });
+	lp_out((char *[]){ "report", "--svg", fmt("%s/svg-b", tmpdir), pf, NULL });
+	diff = fmt("diff -r %s/svg-a %s/svg-b", tmpdir, tmpdir);
+	assert_int_equal(run(&r, (char *[]){ "/bin/sh", "-c", diff, NULL }), 0);
+	if (r.status != 0)
+		fail_msg("report --svg of the Perfetto trace differs:\n%s", r.out);
+	run_free(&r);
+}
+
+/* report --format perfetto: a JSON recording's trace as Perfetto's, the same spans. */
+static void test_report_converts(void **state)
+{
+	char *dir, *out;
+
+	(void)state;
+	dir = record("convert", (char *[]){ NULL },
+		     (char *[]){ fmt("%s/tests/targets/hostile", build), NULL });
+	out = lp_out((char *[]){ "report", "--format", "perfetto", dir, NULL });
+	assert_string_equal(out, fmt("Trace: %s/leanprofiler-trace.pftrace\n", dir));
+	same_as_json(dir);
+	/* A trace already in Perfetto's format is said so. */
+	{
+		char *argv[] = { lp(), "report", "--format", "perfetto",
+				 fmt("%s/leanprofiler-trace.pftrace", dir), NULL };
+		struct run r;
+
+		assert_int_equal(run(&r, argv), 0);
+		assert_int_equal(r.status, 125);
+		assert_non_null(strstr(r.err, "is already a Perfetto trace"));
+		run_free(&r);
+	}
+}
+
+static void test_bad_format(void **state)
+{
+	char *argv[] = { lp(), "record", "--format", "protobuf", "--", "true", NULL };
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 125);
+	assert_non_null(strstr(r.err, "invalid --format 'protobuf': json, perfetto or "
+				      "json,perfetto"));
+	run_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nested_same_as_json),
+		cmocka_unit_test(test_off_cpu_same_as_json),
+		cmocka_unit_test(test_hostile_same_as_json),
+		cmocka_unit_test(test_span_pairs_same_as_json),
+		cmocka_unit_test(test_perfetto_only_and_small),
+		cmocka_unit_test(test_formats_replace_each_other),
+		cmocka_unit_test(test_report_reads_pftrace),
+		cmocka_unit_test(test_report_converts),
+		cmocka_unit_test(test_bad_format),
+	};
+
+	if (argc > 1)
+		build = argv[1];
+	if (getenv("LP_TEST_FILTER"))
+		cmocka_set_test_filter(getenv("LP_TEST_FILTER"));
+	if (!itest_as_root("test_pftrace"))
+		return 0;
+	if (!mkdtemp(tmpdir))
+		return 1;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,210 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Perfetto's own trace format (`record --format perfetto`): a Trace proto,
+ * TracePackets of TrackEvent slices, deflated in compressed_packets of at
+ * most LP_PFTRACE_CHUNK bytes. The interface is trace.h's: spans come as they
+ * close (children before parents), off-CPU waits inside spans, names at the
+ * end. docs/formats.md ("The Perfetto trace") says what the file holds;
+ * tests/perfetto/trace.proto lists every field used, checked against
+ * Perfetto's protos.
+ *
+ * One packet sequence per thread (and per keyed-span track): its first packet
+ * clears the incremental state, sets the defaults (the thread's track, the
+ * sequence's clock) and a ClockSnapshot of clock 64, incremental, equal to
+ * CLOCK_MONOTONIC. Packets then carry the time since the sequence's previous
+ * one. Names, categories, argument names and string values are interned once
+ * per file (ids stable for the whole file) and emitted on a sequence with the
+ * first packet that uses them there.
+ *
+ * A thread's spans wait until its top-level span closes (at most
+ * LP_PFTRACE_HOLD_MAX of them), then go out as BEGIN and END packets in the
+ * order the thread ran them: what the nesting says, never a sort by time, so
+ * equal timestamps (a child ending with its parent, zero-length spans) keep
+ * their nesting in the trace processor, which sorts packets by time and keeps
+ * the file's order for equal times. A packet whose time is before its
+ * sequence's previous one (a span rebuilt at attach, or a parent after a
+ * partial flush) carries its absolute CLOCK_MONOTONIC time instead.
+ *
+ * For a ring that keeps only the last spans (--trace-last): a thread's spans go
+ * out a flush at a time (a top-level span with all it encloses), and what a
+ * flush's packets need from before is two things: the sequence's clock value
+ * (the first packet's time is a delta) and the interned ids the sequence was
+ * given. Ids never change meaning in a file (texts[] keeps them all), so a
+ * ring that drops the oldest flushes restarts each kept sequence at its first
+ * kept flush: seq_start() again (SEQ_INCREMENTAL_STATE_CLEARED, defaults, a
+ * ClockSnapshot at that flush's first time) with the seen bitmap cleared, so
+ * that interned_data() writes every id again, as at the file's start; the
+ * descriptors and otherData are written at close in any case.
+ */
+#ifndef LP_PFTRACE_H
+#define LP_PFTRACE_H
+
+#include "nest.h"
+#include "strtab.h"
+
+/* The file's name in a recording's directory (the JSON trace's: trace_read.h). */
+#define LP_PFTRACE_FILE "leanprofiler-trace.pftrace"
+
+/* Uncompressed bytes of packets per compressed_packets packet (Perfetto: under 512 KiB). */
+#define LP_PFTRACE_CHUNK (256u << 10)
+/*
+ * zlib's level: 2 is as fast as 1 on these packets (its longer matches skip
+ * more bytes) and smaller; higher levels cost twice the time for 10% less.
+ */
+#define LP_PFTRACE_ZLEVEL 2
+/* Closed spans a thread keeps waiting for its top-level span; then they go out as they are. */
+#define LP_PFTRACE_HOLD_MAX 16384
+/* Texts interned per file; later new ones are written in every packet that uses them. */
+#define LP_PFTRACE_INTERN_MAX 65536
+/* Bytes of interned texts per file, the same way. */
+#define LP_PFTRACE_INTERN_BYTES (16u << 20)
+
+/* The sequence-scoped clock of every thread's sequence (64..127: Perfetto's user range). */
+#define LP_PFTRACE_CLOCK 64
+#define LP_PFTRACE_CLOCK_MONOTONIC 3 /* BuiltinClock BUILTIN_CLOCK_MONOTONIC */
+/* trusted_packet_sequence_id of the file's own packets (descriptors, attributes). */
+#define LP_PFTRACE_SEQ_FILE 1
+/* The key of the trace attribute that holds otherData (as the JSON trace's). */
+#define LP_PFTRACE_OTHER_DATA_KEY "leanprofiler.other_data"
+
+/* Track uuids: a process's (pid << 32), a thread's or a keyed track's (pid << 32 | tid). */
+static inline uint64_t lp_pftrace_uuid(uint32_t pid, uint32_t tid)
+{
+	return (uint64_t)pid << 32 | tid;
+}
+
+/* The field numbers (tests/perfetto/trace.proto says where each was checked). */
+enum {
+	PF_TRACE_PACKET = 1,
+	/* TracePacket */
+	PF_TP_CLOCK_SNAPSHOT = 6,
+	PF_TP_TIMESTAMP = 8,
+	PF_TP_SEQ_ID = 10,
+	PF_TP_TRACK_EVENT = 11,
+	PF_TP_INTERNED = 12,
+	PF_TP_SEQ_FLAGS = 13,
+	PF_TP_COMPRESSED = 50,
+	PF_TP_CLOCK_ID = 58,
+	PF_TP_DEFAULTS = 59,
+	PF_TP_TRACK_DESCRIPTOR = 60,
+	PF_TP_ATTRIBUTES = 126,
+	/* TracePacket.SequenceFlags */
+	PF_SEQ_CLEARED = 1,
+	PF_SEQ_NEEDS_STATE = 2,
+	/* TracePacketDefaults: timestamp_clock_id is 58 as in TracePacket */
+	PF_TPD_TRACK_EVENT = 11,
+	/* TrackEventDefaults */
+	PF_TED_TRACK_UUID = 11,
+	/* TrackEvent */
+	PF_TE_CATEGORY_IIDS = 3,
+	PF_TE_ANNOTATIONS = 4,
+	PF_TE_TYPE = 9,
+	PF_TE_NAME_IID = 10,
+	PF_TE_TRACK_UUID = 11,
+	PF_TE_NAME = 23,
+	PF_TYPE_BEGIN = 1,
+	PF_TYPE_END = 2,
+	/* DebugAnnotation */
+	PF_DA_NAME_IID = 1,
+	PF_DA_BOOL = 2,
+	PF_DA_UINT = 3,
+	PF_DA_DOUBLE = 5,
+	PF_DA_STRING = 6,
+	PF_DA_JSON = 9,
+	PF_DA_NAME = 10,
+	PF_DA_STRING_IID = 17,
+	/* InternedData; each entry is {iid = 1, name or str = 2} */
+	PF_ID_CATEGORIES = 1,
+	PF_ID_NAMES = 2,
+	PF_ID_ARG_NAMES = 3,
+	PF_ID_ARG_STRINGS = 29,
+	PF_IE_IID = 1,
+	PF_IE_TEXT = 2,
+	/* ClockSnapshot, ClockSnapshot.Clock */
+	PF_CS_CLOCKS = 1,
+	PF_CS_PRIMARY = 2,
+	PF_CLK_ID = 1,
+	PF_CLK_TIMESTAMP = 2,
+	PF_CLK_INCREMENTAL = 3,
+	/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
+	PF_TD_UUID = 1,
+	PF_TD_NAME = 2,
+	PF_TD_PROCESS = 3,
+	PF_TD_THREAD = 4,
+	PF_TD_PARENT = 5,
+	PF_PD_PID = 1,
+	PF_PD_NAME = 6,
+	PF_THD_PID = 1,
+	PF_THD_TID = 2,
+	PF_THD_NAME = 5,
+	/* TraceAttributes, TraceAttributes.Attribute */
+	PF_TA_ATTRIBUTE = 1,
+	PF_TAA_KEY = 1,
+	PF_TAA_STRING = 3,
+};
+
+struct lp_pftrace;
+
+/* What the writer did, for tests and the bench. */
+struct lp_pftrace_stats {
+	uint64_t spans, off_cpu;   /* slices written */
+	uint64_t packets;          /* TracePackets inside the compressed ones */
+	uint64_t absolute;         /* packets with an absolute time (see above) */
+	uint64_t raw_bytes;        /* the packets' bytes before compression */
+	uint64_t file_bytes;       /* written to the file */
+	uint64_t inline_texts;     /* texts written in full: the interning limits were reached */
+};
+
+/* The trace file name in directory dirfd (lp_outfile_openat). 0 or -errno. */
+int lp_pftrace_openat(struct lp_pftrace **out, int dirfd, const char *name,
+		      const struct strtab *st, uint64_t base_ns);
+int lp_pftrace_open(struct lp_pftrace **out, const char *path, const struct strtab *st,
+		    uint64_t base_ns);
+/* The file's descriptor (to give the file to its user). */
+int lp_pftrace_fd(const struct lp_pftrace *t);
+void lp_pftrace_span(struct lp_pftrace *t, const struct lp_span *s);
+/*
+ * One span from its parts (report --format perfetto, from a JSON trace): name
+ * and metadata items already as the JSON trace's args are (meta: the
+ * trace_read.h blob of keys and values, written as they are), counter when
+ * has_counter, flags LP_SPAN_*. Times are absolute CLOCK_MONOTONIC ns.
+ */
+struct lp_pftrace_part {
+	uint32_t pid, tid, depth;
+	uint64_t start_ns, end_ns;
+	const char *name;
+	size_t name_len;
+	const char *meta;
+	size_t meta_len;
+	bool has_counter, has_self_counter;
+	uint64_t counter, self_counter;
+	unsigned flags;
+};
+void lp_pftrace_span_part(struct lp_pftrace *t, const struct lp_pftrace_part *p);
+/*
+ * --off-cpu: as lp_trace_off_cpu; depth: the spans open on the thread then
+ * (the slices' depth).
+ */
+void lp_pftrace_off_cpu(struct lp_pftrace *t, uint32_t pid, uint32_t tid, uint32_t depth,
+			uint64_t off_ns, uint64_t wake_ns, uint64_t on_ns);
+/* A process's (tid = pid) or thread's name, string id; written at the end. */
+void lp_pftrace_name(struct lp_pftrace *t, bool process, uint32_t pid, uint32_t tid,
+		     uint32_t name);
+/* The same from its text (report --format perfetto). */
+void lp_pftrace_name_text(struct lp_pftrace *t, bool process, uint32_t pid, uint32_t tid,
+			  const char *name, size_t len);
+/* Text id was freed: what the writer cached for it goes. */
+void lp_pftrace_forget(struct lp_pftrace *t, uint32_t id);
+/* Between collections: nothing to move (each cached text is its own allocation). */
+void lp_pftrace_compact(struct lp_pftrace *t);
+/*
+ * Writes what is held, the tracks' descriptors with their names, otherData
+ * (JSON text, may be NULL) as a trace attribute, and renames the file into
+ * place; frees t. 0 or -errno.
+ */
+int lp_pftrace_close(struct lp_pftrace *t, const char *other_data_json,
+		     struct lp_pftrace_stats *stats);
+/* Removes the temporary file, frees t. */
+void lp_pftrace_abort(struct lp_pftrace *t);
+
+#endif
