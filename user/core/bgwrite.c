@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #define _GNU_SOURCE /* sync_file_range */
 #include "bgwrite.h"
+#include "common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,23 +31,6 @@ struct lp_bgw {
 	bool ending;
 	int err;
 };
-
-/* write(2) until done; 0 or -errno (a short write then -1: the second says why). */
-static int write_all(int fd, const char *p, size_t n, uint64_t *bytes)
-{
-	while (n > 0) {
-		ssize_t k = write(fd, p, n);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p += k;
-		n -= (size_t)k;
-		*bytes += (uint64_t)k;
-	}
-	return 0;
-}
 
 /* Starts the writeback of what was written since the last time, waits for the time before. */
 static void start_writeback(struct lp_bgw *b, uint64_t bytes)
@@ -82,8 +66,10 @@ static void *run(void *arg)
 		int err = b->err;
 
 		pthread_mutex_unlock(&b->mu);
-		if (!err)
-			err = write_all(b->fd, b->buf[i], b->len[i], &bytes);
+		if (!err) {
+			err = lp_write_all(b->fd, b->buf[i], b->len[i]);
+			bytes = err ? 0 : b->len[i];
+		}
 		pthread_mutex_lock(&b->mu);
 		b->bytes += bytes;
 		if (!err) {
