@@ -42,8 +42,8 @@ CORE_OBJS := $(patsubst %.c,$(OUT)/%.o,$(CORE_SRCS))
 TOOL_SRCS := $(sort $(wildcard $(addsuffix /*.c,$(TOOL_DIRS))))
 TOOL_OBJS := $(patsubst %.c,$(OUT)/%.o,$(TOOL_SRCS))
 EXAMPLES := $(patsubst examples/%.c,$(OUT)/examples/%,$(wildcard examples/*.c))
-# Programs that time the core without BPF (bench/README.md).
-BENCH_PROGS := $(OUT)/bench/pipeline
+# Programs that time the core without BPF, and the producer the bench records (bench/README.md).
+BENCH_PROGS := $(OUT)/bench/pipeline $(OUT)/bench/producer
 
 ifeq ($(V),1)
 Q :=
@@ -110,6 +110,12 @@ $(OUT)/bench/%: bench/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_CFLAGS) $(LTO_LDFLAGS) $< $(CORE_OBJS) -ljson-c -lz -lm -o $@
+
+# The bench's producer (rows 5, 7; test_pftrace records it): markers only, no core.
+$(OUT)/bench/producer: bench/producer.c include/leanprofiler.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -pthread $< -o $@
 
 # The main job: profile the nested example, print the table, write the two files.
 demo:
