@@ -536,10 +536,19 @@ static void self_usage(struct lp_resources *res)
 {
 	struct rusage ru;
 
+	struct lp_proc_usage u = { 0 };
+
 	if (getrusage(RUSAGE_SELF, &ru))
 		return;
 	lp_usage_from_rusage(&ru, res);
 	res->scope = "leanprofiler";
+	/*
+	 * ru_maxrss outlives execve: started by a larger process (a test
+	 * runner, a shell holding much), it is that one's peak. VmHWM is this
+	 * program's own address space's.
+	 */
+	if (!lp_proc_usage(getpid(), &u) && u.has_peak)
+		res->peak_rss_kib = u.peak_rss_kib;
 }
 
 /* The previous recording's pair, kept as .old before the new one takes the names. */
