@@ -440,25 +440,11 @@ char *jw_room(struct jw *w, size_t n)
 
 char *jw_line_room(struct jw *w, size_t n)
 {
-	char *p;
-
-	if (n > w->cap || w->cap - n < 3)
+	if (n > w->cap)
 		return NULL;
-	p = room(w, n + 3);
-	*p++ = '\n';
-	/* sep(), into the room */
-	if (w->after_key) {
-		w->after_key = false;
-		return p;
-	}
-	if (!w->first[w->depth])
-		*p++ = ',';
-	w->first[w->depth] = false;
-	if (w->brk) {
-		w->brk = false;
-		*p++ = '\n';
-	}
-	return p;
+	putch(w, '\n');
+	sep(w);
+	return room(w, n);
 }
 
 void jw_advance(struct jw *w, char *end)
