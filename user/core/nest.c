@@ -12,17 +12,24 @@ struct frame {
 	uint32_t path; /* the sink's id for it (lp_nest_sink.path); here, in a hole */
 	uint64_t start_ns;
 	uint64_t counter_start;
-	bool has_counter;
 	uint64_t child_ns;
 	uint64_t child_counter;
 	uint64_t child_at_gate; /* child_ns when the thread's last gate opened */
+	uint64_t cover_start;   /* a track's span: covered() of its thread at its start */
 	unsigned flags;
-	/* --off-cpu: the thread's snapshot at the enter, and the sums of the children split. */
+	bool has_counter;
 	bool has_sched;
+	/*
+	 * --off-cpu: the thread's snapshot at the enter, and the sums of the
+	 * children split. From here on (FRAME_SCHED) a frame is zeroed only on a
+	 * tracked thread's stack (sched_frames()): two thirds of its bytes, which
+	 * a recording without --off-cpu never reads.
+	 */
 	struct lp_sched at_start, child_sched, child_sched_at_gate;
 	uint64_t unmeasured_ns; /* a span rebuilt at attach: before its thread was tracked */
-	uint64_t cover_start;   /* a track's span: covered() of its thread at its start */
 };
+
+#define FRAME_SCHED offsetof(struct frame, at_start)
 
 struct thread {
 	struct lp_thread_info info;
@@ -226,19 +233,20 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 		      bool has_counter, unsigned flags, const struct lp_sched *at)
 {
 	struct frame *f = &th->stack[--th->depth];
-	struct lp_span s = {
-		.pid = th->info.pid,
-		.tid = th->info.tid,
-		.name = f->name,
-		.meta = f->meta,
-		.detail = f->detail,
-		.start_ns = f->start_ns,
-		.end_ns = end_ns < f->start_ns ? f->start_ns : end_ns,
-		.depth = (uint32_t)th->depth,
-		.path = f->path,
-		.flags = f->flags | flags,
-	};
+	struct lp_span s;
 
+	/* The split's parts are set only with has_sched (nest.h). */
+	memset(&s, 0, offsetof(struct lp_span, sched));
+	s.pid = th->info.pid;
+	s.tid = th->info.tid;
+	s.name = f->name;
+	s.meta = f->meta;
+	s.detail = f->detail;
+	s.start_ns = f->start_ns;
+	s.end_ns = end_ns < f->start_ns ? f->start_ns : end_ns;
+	s.depth = (uint32_t)th->depth;
+	s.path = f->path;
+	s.flags = f->flags | flags;
 	s.total_ns = s.end_ns - s.start_ns;
 	s.self_ns = s.total_ns > f->child_ns ? s.total_ns - f->child_ns : 0;
 	if (LP_TRACK_IS(s.tid) && th->depth == 0) {
@@ -364,8 +372,10 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 		inside_sched = all ? th->top_sched : sched_sub(&th->top_sched, &th->top_sched_at_gate);
 	} else {
 		inside = th->stack[k - 1].child_ns - th->stack[k - 1].child_at_gate;
-		inside_sched = sched_sub(&th->stack[k - 1].child_sched,
-					 &th->stack[k - 1].child_sched_at_gate);
+		/* An untracked thread's frames have no split parts (FRAME_SCHED). */
+		inside_sched = th->tracked ? sched_sub(&th->stack[k - 1].child_sched,
+						       &th->stack[k - 1].child_sched_at_gate)
+					   : (struct lp_sched){ 0 };
 	}
 	f = lp_grow(th->stack, &th->cap, k + 1, sizeof(*f));
 	if (!f)
@@ -379,8 +389,9 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 		th->info.sched = sched_sub(&th->info.sched, &inside_sched);
 	} else {
 		th->stack[k - 1].child_ns -= inside;
-		th->stack[k - 1].child_sched =
-			sched_sub(&th->stack[k - 1].child_sched, &inside_sched);
+		if (th->tracked)
+			th->stack[k - 1].child_sched =
+				sched_sub(&th->stack[k - 1].child_sched, &inside_sched);
 	}
 	f = &th->stack[k];
 	memset(f, 0, sizeof(*f));
@@ -420,6 +431,9 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 	if (!th->born_ns)
 		th->born_ns = ev->ts_ns;
 	if (ev->has_sched && !th->tracked) {
+		/* Its open frames' split parts were never zeroed: they sum from now on. */
+		for (size_t i = 0; i < th->depth; i++)
+			memset((char *)&th->stack[i] + FRAME_SCHED, 0, sizeof(struct frame) - FRAME_SCHED);
 		th->tracked = true;
 		th->tracked_ns = minus(ev->ts_ns, lp_sched_sum(&ev->sched));
 		th->tracked_from = (struct lp_sched){ .vcsw = ev->sched.vcsw, .ivcsw = ev->sched.ivcsw };
@@ -443,7 +457,10 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 			th->stack = f;
 		}
 		f = &th->stack[th->depth++];
-		memset(f, 0, sizeof(*f));
+		if (th->tracked)
+			memset(f, 0, sizeof(*f));
+		else
+			memset(f, 0, FRAME_SCHED); /* a constant: a few stores, no call */
 		if (LP_TRACK_IS(ev->tid) && th->depth == 1)
 			f->cover_start = covered(n, ev->pid, ev->tid, ev->ts_ns);
 		f->name = ev->name;
@@ -526,7 +543,8 @@ void lp_nest_gate(struct lp_nest *n, uint64_t gate_ns)
 		th->top_sched_at_gate = th->top_sched;
 		for (size_t d = 0; d < th->depth; d++) {
 			th->stack[d].child_at_gate = th->stack[d].child_ns;
-			th->stack[d].child_sched_at_gate = th->stack[d].child_sched;
+			if (th->tracked)
+				th->stack[d].child_sched_at_gate = th->stack[d].child_sched;
 		}
 	}
 }
