@@ -38,6 +38,8 @@ static char tmpdir[] = "/tmp/lp-itest-export-XXXXXX";
 #define START_MS 90000 /* a server's start, bounded */
 #define PASSWORD "s3cr:et pw"
 #define MOMENT "2026-01-06 00:00:00" /* docs/fleet.md's example date, replaced here */
+#define LP_STR_(x) #x
+#define LP_STR(x) LP_STR_(x)
 
 struct server {
 	int http, tcp, https; /* https: the first server only */
@@ -928,19 +930,37 @@ static void test_record_export(void **state)
  * reads the gzip bytes as rows); "inflate" decodes the body and keeps the
  * header (ClickHouse then inflates plain rows); "upper" sends the header's
  * value in capitals (a coding ClickHouse does not know: "GZIP"); "415"
- * answers 415 Unsupported Media Type itself (RFC 7694). Every answer is the
- * server's own but 415's.
- * One line per request with a body in its log: "ENCODING BYTES STATUS".
+ * answers 415 Unsupported Media Type itself (RFC 7694). A sixth, "failN",
+ * forwards every body but the N-th, which it answers itself with HTTP 500 and
+ * a ClickHouse exception (a server that fails mid-export). Every other
+ * answer is the server's own.
+ * One line per request with a body in its log: "ENCODING BYTES STATUS TABLE
+ * ROWS FIRST LAST GAPLESS": the table of its INSERT, its rows, and for spans
+ * the first and last span id and whether the ids between go up by one (-1:
+ * not rows it could read).
  * Prints its port once it listens.
  */
 static const char proxy_py[] =
-	"import gzip, http.client, http.server, sys\n"
+	"import gzip, http.client, http.server, json, sys, urllib.parse\n"
 	"upstream, mode, log = int(sys.argv[1]), sys.argv[2], open(sys.argv[3], 'a', buffering=1)\n"
+	"bodies = 0\n"
+	"def rows_of(path, enc, body):\n"
+	"    q = urllib.parse.parse_qs(urllib.parse.urlparse(path).query).get('query', [''])[0]\n"
+	"    table = q.split()[2].split('.')[-1] if q.startswith('INSERT INTO ') else '-'\n"
+	"    try:\n"
+	"        rows = (gzip.decompress(body) if enc == 'gzip' else body).splitlines()\n"
+	"        ids = [json.loads(r)['span'] for r in rows] if table == 'spans' else [-1]\n"
+	"    except Exception:\n"
+	"        return '%s -1 -1 -1 -1' % table\n"
+	"    gapless = all(b == a + 1 for a, b in zip(ids, ids[1:]))\n"
+	"    return '%s %d %d %d %d' % (table, len(rows), ids[0], ids[-1], gapless)\n"
 	"class Proxy(http.server.BaseHTTPRequestHandler):\n"
 	"    protocol_version = 'HTTP/1.1'\n"
 	"    def log_message(self, *a): pass\n"
 	"    def do_POST(self):\n"
+	"        global bodies\n"
 	"        body = self.rfile.read(int(self.headers.get('Content-Length', '0')))\n"
+	"        bodies += bool(body)\n"
 	"        enc = self.headers.get('Content-Encoding', '')\n"
 	"        fwd = {k: v for k, v in self.headers.items()\n"
 	"               if k.lower() not in ('host', 'content-length', 'expect', 'connection')}\n"
@@ -953,12 +973,16 @@ static const char proxy_py[] =
 	"                   for k, v in fwd.items()}\n"
 	"        if enc and mode == '415':\n"
 	"            status, ans = 415, b'Unsupported Media Type\\n'\n"
+	"        elif body and mode == 'fail%d' % bodies:\n"
+	"            status, ans = 500, b'Code: 241, e.displayText() = DB::Exception: Memory limit '\\\n"
+	"                b'(for query) exceeded (the test proxy)\\nmore lines\\n'\n"
 	"        else:\n"
 	"            c = http.client.HTTPConnection('127.0.0.1', upstream, timeout=60)\n"
 	"            c.request('POST', self.path, body, fwd)\n"
 	"            r = c.getresponse(); status, ans = r.status, r.read(); c.close()\n"
 	"        if body:\n"
-	"            log.write('%s %d %d\\n' % (enc or 'identity', len(body), status))\n"
+	"            log.write('%s %d %d %s\\n' % (enc or 'identity', len(body), status,\n"
+	"                                            rows_of(self.path, enc, body)))\n"
 	"        self.send_response(status)\n"
 	"        if status == 415:\n"
 	"            self.send_header('Accept-Encoding', 'identity')\n"
@@ -1263,6 +1287,162 @@ static void test_gzip_forced_and_none(void **state)
 	assert_string_equal(spans_dump("never"), plain_reference());
 }
 
+/* ---- batches sent while the next is built ---- */
+
+/* A request with a body, as the proxy's log has it (see proxy_py). */
+struct body {
+	char enc[16], table[16];
+	unsigned long long bytes;
+	int status, gapless;
+	long long rows, first, last;
+};
+
+/* The proxy's log, in the order of the requests: their number. */
+static size_t bodies_of(const struct proxy *p, struct body *out, size_t max)
+{
+	char *log = slurp(p->log, NULL), *save = NULL;
+	size_t n = 0;
+
+	assert_non_null(log);
+	for (char *l = strtok_r(log, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		struct body *b = &out[n++];
+
+		assert_true(n <= max);
+		if (sscanf(l, "%15s %llu %d %15s %lld %lld %lld %d", b->enc, &b->bytes, &b->status,
+			   b->table, &b->rows, &b->first, &b->last, &b->gapless) != 8)
+			fail_msg("the proxy's log line '%s'", l);
+	}
+	free(log);
+	return n;
+}
+
+#define SMALL_BATCH 1000
+#define BODIES_MAX 512
+
+/*
+ * Many small batches (--batch-rows), the next built while the one before is
+ * sent: the server is sent groups, then every span once, in order, each
+ * batch whole and alone (ids 0, 1, 2, ... across the bodies, SMALL_BATCH
+ * rows each), then the runs row; and it holds the same rows, column for
+ * column, as an export in the default batches. Compressed and plain.
+ */
+static void test_small_batches_in_order(void **state)
+{
+	static const char *const modes[] = { "--compress=auto", "--compress=none" };
+	const char *const paths[] = { rec_dir[FLOOD], NULL };
+	uint64_t spans = flood_spans();
+	struct body *b = calloc(BODIES_MAX, sizeof(*b));
+
+	(void)state;
+	assert_non_null(b);
+	for (size_t m = 0; m < 2; m++) {
+		const char *const extra[] = { modes[m], "--host=flood",
+					      "--batch-rows=" LP_STR(SMALL_BATCH), NULL };
+		char *db = fmt("small_%zu", m);
+		struct proxy p = proxy_start("pass");
+		struct run r = export_to(p.url, db, extra, paths);
+		size_t n = bodies_of(&p, b, BODIES_MAX);
+		long long next = 0;
+
+		proxy_stop(&p);
+		if (r.status != 0 || !strstr(r.err, fmt(" %llu spans, ", (unsigned long long)spans)))
+			fail_msg("%s: exit %d:\n%s", modes[m], r.status, r.err);
+		print_message("%s: %zu bodies\n", modes[m], n);
+		/* groups, ceil(spans / SMALL_BATCH) batches of spans, runs. */
+		assert_int_equal(n, 2 + (spans + SMALL_BATCH - 1) / SMALL_BATCH);
+		assert_string_equal(b[0].table, "groups");
+		assert_int_equal(b[0].rows, json_object_array_length(get(rec_sum[FLOOD], "rows")));
+		assert_string_equal(b[n - 1].table, "runs");
+		assert_int_equal(b[n - 1].rows, 1);
+		for (size_t i = 0; i < n; i++) {
+			assert_int_equal(b[i].status, 200);
+			assert_string_equal(b[i].enc, m ? "identity" : "gzip");
+			if (i == 0 || i == n - 1)
+				continue;
+			assert_string_equal(b[i].table, "spans");
+			if (b[i].first != next || !b[i].gapless ||
+			    b[i].rows != (i < n - 2 ? SMALL_BATCH : (long long)(spans - (uint64_t)next)))
+				fail_msg("%s: body %zu holds spans %lld to %lld (%lld rows, gapless %d), "
+					 "not from %lld", modes[m], i, b[i].first, b[i].last,
+					 b[i].rows, b[i].gapless, next);
+			next = b[i].last + 1;
+		}
+		assert_int_equal(next, spans);
+		assert_string_equal(spans_dump(db), plain_reference());
+		assert_string_equal(query(&srv[1], fmt("SELECT row, name, calls, hist_count FROM "
+						       "%s.groups ORDER BY row", db)),
+				    query(&srv[1], "SELECT row, name, calls, hist_count FROM "
+						   "plain.groups ORDER BY row"));
+		assert_string_equal(query(&srv[1], fmt("SELECT run_id, groups_rows, spans_rows FROM "
+						       "%s.runs", db)),
+				    query(&srv[1], "SELECT run_id, groups_rows, spans_rows FROM "
+						   "plain.runs"));
+		run_free(&r);
+	}
+	free(b);
+}
+
+/*
+ * The server fails the second batch of spans (the third body) while export
+ * builds the next: the failure is said in one line with the server's first
+ * line, exit 3, nothing is sent after it (not the batch built meanwhile, not
+ * the runs row), nothing claims the run was exported, and the server holds
+ * the prefix sent before (groups, the first batch of spans), which the next
+ * export completes: every span once.
+ */
+static void test_server_fails_mid_export(void **state)
+{
+	static const char *const extra[] = { "--host=flood", "--batch-rows=" LP_STR(SMALL_BATCH),
+					     NULL };
+	const char *const paths[] = { rec_dir[FLOOD], NULL };
+	struct body b[8];
+	struct proxy p = proxy_start("fail3");
+	struct run r = export_to(p.url, "midway", extra, paths);
+	size_t n = bodies_of(&p, b, 8);
+	char *last;
+
+	(void)state;
+	proxy_stop(&p);
+	print_message("exit %d, %zu bodies:\n%s", r.status, n, r.err);
+	if (r.status != 3)
+		fail_msg("exit %d, not 3:\n%s", r.status, r.err);
+	assert_int_equal(n, 3);
+	assert_int_equal(b[1].status, 200);
+	assert_string_equal(b[2].table, "spans");
+	assert_int_equal(b[2].first, SMALL_BATCH);
+	assert_int_equal(b[2].status, 500);
+	/* The failure is the last line said, the server's first line only; no success claimed. */
+	last = strstr(r.err, "leanprofiler: cannot export ");
+	assert_non_null(last);
+	assert_true(says_error(last));
+	assert_int_equal(lines_of(last), 1);
+	assert_non_null(strstr(last, "answered HTTP 500: Code: 241, e.displayText() = DB::Exception: "
+				     "Memory limit (for query) exceeded (the test proxy)\n"));
+	assert_null(strstr(r.err, "more lines"));
+	assert_null(strstr(r.err, " as run "));
+	/* Progress said before it counts only spans stored. */
+	for (const char *q = r.err; (q = strstr(q, "exported ")); q++) {
+		unsigned long long said = strtoull(q + strlen("exported "), NULL, 10);
+
+		assert_true(said <= SMALL_BATCH);
+	}
+	run_free(&r);
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM midway.runs"), 0);
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM midway.groups"),
+			 json_object_array_length(get(rec_sum[FLOOD], "rows")));
+	assert_string_equal(query(&srv[1], "SELECT count(), min(span), max(span) FROM midway.spans"),
+			    fmt("%d\t0\t%d\n", SMALL_BATCH, SMALL_BATCH - 1));
+
+	/* Straight to the server: the rest is sent, nothing twice. */
+	r = export_to(srv[1].url, "midway", extra, paths);
+	if (r.status != 0)
+		fail_msg("the second export exited %d:\n%s", r.status, r.err);
+	run_free(&r);
+	assert_string_equal(spans_dump("midway"), plain_reference());
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM midway.spans"), flood_spans());
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM midway.runs"), 1);
+}
+
 /* ---- a hostile server (no ClickHouse: a few lines of Python) ---- */
 
 /*
@@ -1395,6 +1575,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_gzip_stores_every_span_in_fewer_bytes),
 		cmocka_unit_test(test_gzip_refused_falls_back_to_plain),
 		cmocka_unit_test(test_gzip_forced_and_none),
+		cmocka_unit_test(test_small_batches_in_order),
+		cmocka_unit_test(test_server_fails_mid_export),
 	};
 
 	if (argc > 1)

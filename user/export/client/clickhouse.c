@@ -10,9 +10,6 @@
 #include <strings.h>
 #include <time.h>
 
-#define LP_STR_CH_(x) #x
-#define LP_STR_CH(x) LP_STR_CH_(x)
-
 struct lp_ch {
 	CURL *curl;
 	char *base;          /* the URL, ending in '/' or '?'-free path */

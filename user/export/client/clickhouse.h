@@ -12,6 +12,10 @@
 
 #include "text.h"
 
+/* The text of a macro's value, for messages and help texts. */
+#define LP_STR_CH_(x) #x
+#define LP_STR_CH(x) LP_STR_CH_(x)
+
 /* Bytes of the server's answer kept (an error's text, a count). */
 #define LP_CH_ANSWER_MAX 4096
 /* Seconds to connect, and to wait for a stalled transfer before giving up. */

@@ -17,6 +17,14 @@
  * a batch is kept plain beside its gzip bytes until the server has taken one:
  * a refusal (lp_ch_refused_encoding: nothing of that batch was stored) sends
  * it again plain, and the rest of the run plain.
+ *
+ * A second thread sends each batch while the next one is built (the server
+ * parses and stores rows at about the speed export makes them: the two then
+ * share the time instead of taking turns), so two batches are held at most.
+ * A batch is handed over only once the one before is stored: what the server
+ * holds is still a prefix, and a failure stops the rest. The sender says
+ * nothing: what came of a batch is said by the main thread when it takes the
+ * result, so lines come in the order of the batches.
  */
 #define _GNU_SOURCE /* asprintf */
 #include "cmd_export.h"
@@ -41,11 +49,14 @@
 #include "rows.h"
 #include "summary_read.h"
 #include "trace_read.h"
+#include "worker.h"
 
 /* A batch is sent once it holds this many rows or bytes (below ClickHouse's
  * max_insert_block_size of 1048576 rows, so that each is stored as one block). */
 #define LP_EX_BATCH_ROWS 100000
 #define LP_EX_BATCH_BYTES (16u << 20)
+/* Batches held at once: the one being built and the one being sent (docs/limits.md). */
+#define LP_EX_BATCHES_HELD 2
 #define LP_EX_CREDENTIALS_MAX 4096
 
 enum compress { COMPRESS_AUTO = 0, COMPRESS_GZIP, COMPRESS_NONE };
@@ -58,6 +69,7 @@ struct export_opts {
 	char **paths;
 	int npaths;
 	bool quiet;
+	uint64_t batch_rows; /* rows of a batch at most (--batch-rows, LP_EX_BATCH_ROWS at most) */
 	const char *after; /* appended to a failure's line (record --export: what was kept) */
 };
 
@@ -155,12 +167,29 @@ static int creds_get(const char *file, struct creds *c)
 /* Whether batches go as gzip: not yet known (auto), yes, no (none, or refused). */
 enum gzip_state { GZIP_UNTRIED, GZIP_ON, GZIP_OFF };
 
+/* A batch handed to the sender thread, and what came of it (said by collect, on the main thread). */
+struct send_job {
+	struct lp_ch *ch;
+	struct lp_ex_batch *b;
+	char *sql;
+	enum gzip_state gzip; /* in: what the server did with gzip before; out: after this batch */
+	enum lp_ch_failure f;
+	const char *refused; /* why the server did not take it as gzip (lp_ch_refused_encoding) */
+	bool fell_back;      /* refused as gzip, so sent again plain */
+	enum lp_ex_table table;
+	uint64_t spans_done; /* spans in this batch and those before: the progress it stands for */
+};
+
 struct exporter {
 	const struct export_opts *o;
 	struct lp_ch *ch;
 	int status; /* the exit status so far */
-	struct lp_ex_batch batch;
-	enum gzip_state gzip;
+	struct lp_ex_batch batches[LP_EX_BATCHES_HELD];
+	struct lp_ex_batch *batch; /* the one being built */
+	struct lp_ex_worker *sender;
+	struct send_job job; /* the batch being sent, while in_flight */
+	bool in_flight;
+	enum gzip_state gzip; /* as of the last batch whose result was taken */
 	bool refused; /* the server refused gzip: plain since */
 	uint64_t rows_bytes; /* plain bytes of the rows sent for this recording */
 	unsigned long long sent_before; /* lp_ch_sent when this recording began */
@@ -233,86 +262,129 @@ static double sent_mb(const struct exporter *ex)
 	return (double)(lp_ch_sent(ex->ch) - ex->sent_before) / 1e6;
 }
 
-/* The batch as gzip while the server takes it, else plain (see the top). */
-static int send_batch(struct exporter *ex, const char *sql)
+/* On the sender thread: the batch as gzip while the server takes it, else plain (see the top). */
+static int send_job_run(void *arg)
 {
-	struct lp_ex_batch *b = &ex->batch;
-	enum lp_ch_failure f;
-	const char *why;
+	struct send_job *j = arg;
+	struct lp_ex_batch *b = j->b;
 	int err;
 
+	j->refused = NULL;
+	j->fell_back = false;
 	if (!b->gzip)
-		return exec(ex, sql, b->rows.p, b->rows.len, NULL);
-	err = lp_ex_batch_finish(b);
-	if (err) {
-		lp_err("cannot export %s: out of memory (gzip)", ex->what);
-		return err;
-	}
-	err = lp_ch_exec(ex->ch, sql, b->gz.p, b->gz.len, "gzip", &f, NULL);
+		return lp_ch_exec(j->ch, j->sql, b->rows.p, b->rows.len, NULL, &j->f, NULL);
+	err = lp_ch_exec(j->ch, j->sql, b->gz.p, b->gz.len, "gzip", &j->f, NULL);
 	if (!err) {
-		ex->gzip = GZIP_ON;
+		j->gzip = GZIP_ON;
 		return 0;
 	}
-	why = lp_ch_refused_encoding(ex->ch);
-	if (!why) {
-		failed(ex, f);
-	} else if (b->keep_plain) {
+	j->refused = lp_ch_refused_encoding(j->ch);
+	if (!j->refused || !b->keep_plain)
+		return err;
+	j->gzip = GZIP_OFF;
+	j->fell_back = true;
+	return lp_ch_exec(j->ch, j->sql, b->rows.p, b->rows.len, NULL, &j->f, NULL);
+}
+
+/* Waits for the batch being sent, if any, and says what came of it: 0 when it was stored. */
+static int collect(struct exporter *ex)
+{
+	struct send_job *j = &ex->job;
+	int err;
+
+	if (!ex->in_flight)
+		return 0;
+	err = lp_ex_worker_wait(ex->sender);
+	ex->in_flight = false;
+	free(j->sql);
+	j->sql = NULL;
+	lp_ex_batch_reset(j->b);
+	ex->gzip = j->gzip;
+	if (j->fell_back) {
 		lp_warn("%s did not take rows compressed with gzip: %s; sending them plain for the "
-			"rest of this export (--compress=none does from the start)", ex->o->url, why);
-		ex->gzip = GZIP_OFF;
+			"rest of this export (--compress=none does from the start)", ex->o->url,
+			j->refused);
 		ex->refused = true;
-		err = exec(ex, sql, b->rows.p, b->rows.len, NULL);
-	} else {
+	}
+	if (err && j->refused && !j->fell_back) {
 		/* Nothing of this batch was stored, and what was is kept: a second export completes it. */
 		lp_err("cannot export %s: %s did not take rows compressed with gzip: %s; %s%s",
-		       ex->what, ex->o->url, why, ex->o->compress == COMPRESS_GZIP ?
+		       ex->what, ex->o->url, j->refused, ex->o->compress == COMPRESS_GZIP ?
 		       "--compress=auto falls back to plain" :
 		       "it took them before; export again with --compress=none", ex->o->after);
-		ex->status = status_of(f);
+		ex->status = status_of(j->f);
+	} else if (err) {
+		failed(ex, j->f);
+	}
+	if (!err && j->table == LP_EX_SPANS && !ex->o->quiet && since(&ex->said) >= 1.0) {
+		clock_gettime(CLOCK_MONOTONIC, &ex->said);
+		lp_note("exported %" PRIu64 " of ~%" PRIu64 " spans of %s (%.1f MB sent)",
+			j->spans_done, ex->spans_expected, ex->what, sent_mb(ex));
 	}
 	return err;
 }
 
+/* The batch being built: plain rows kept beside gzip's only until the server has taken gzip once. */
+static int batch_mode(struct exporter *ex)
+{
+	if (!lp_ex_batch_mode(ex->batch, ex->gzip != GZIP_OFF, ex->gzip == GZIP_UNTRIED))
+		return 0;
+	lp_err("cannot export %s: out of memory (gzip)", ex->what);
+	return -ENOMEM;
+}
+
+/* The batch built goes to the sender once the one before is stored; the other is built meanwhile. */
 static int flush(struct exporter *ex)
 {
+	struct lp_ex_batch *b = ex->batch;
 	char *sql = NULL;
 	int err;
 
-	if (!ex->batch.nrows)
+	if (!b->nrows)
 		return 0;
+	err = collect(ex);
+	if (err)
+		return err;
 	if (asprintf(&sql, "INSERT INTO %s.%s FORMAT JSONEachRow", ex->o->database,
 		     lp_ex_table_name(ex->table)) < 0) {
 		lp_err("out of memory");
 		return -ENOMEM;
 	}
-	err = send_batch(ex, sql);
-	free(sql);
-	ex->rows_bytes += lp_ex_batch_plain_len(&ex->batch);
-	lp_ex_batch_reset(&ex->batch);
-	/* Plain rows are kept beside gzip's only until the server has taken gzip once. */
-	if (!err && lp_ex_batch_mode(&ex->batch, ex->gzip != GZIP_OFF, ex->gzip == GZIP_UNTRIED)) {
+	if (lp_ex_batch_finish(b)) {
 		lp_err("cannot export %s: out of memory (gzip)", ex->what);
-		err = -ENOMEM;
+		free(sql);
+		return -ENOMEM;
 	}
-	if (!err && ex->table == LP_EX_SPANS && !ex->o->quiet && since(&ex->said) >= 1.0) {
-		clock_gettime(CLOCK_MONOTONIC, &ex->said);
-		lp_note("exported %" PRIu64 " of ~%" PRIu64 " spans of %s (%.1f MB sent)",
-			ex->spans_done, ex->spans_expected, ex->what, sent_mb(ex));
+	ex->rows_bytes += lp_ex_batch_plain_len(b);
+	ex->job = (struct send_job){ .ch = ex->ch, .b = b, .sql = sql, .gzip = ex->gzip,
+				     .table = ex->table, .spans_done = ex->spans_done };
+	lp_ex_worker_give(ex->sender, &ex->job);
+	ex->in_flight = true;
+	/*
+	 * Untried, gzip may be refused: the batch's plain rows are kept to be sent again, and the
+	 * next one is built once that is known (the first batch is most often the summary's few
+	 * groups), so that one batch at most holds its rows twice.
+	 */
+	if (ex->gzip == GZIP_UNTRIED) {
+		err = collect(ex);
+		if (err)
+			return err;
 	}
-	return err;
+	ex->batch = b == &ex->batches[0] ? &ex->batches[1] : &ex->batches[0];
+	return batch_mode(ex);
 }
 
 /* A row built into the batch (err: short of memory, said here): counted, sent when full. */
 static int row_added(struct exporter *ex, int err)
 {
 	if (!err)
-		err = lp_ex_batch_added(&ex->batch);
+		err = lp_ex_batch_added(ex->batch);
 	if (err) {
 		lp_err("cannot export %s: out of memory", ex->what);
 		return err;
 	}
-	if (ex->batch.nrows >= LP_EX_BATCH_ROWS ||
-	    lp_ex_batch_plain_len(&ex->batch) >= LP_EX_BATCH_BYTES)
+	if (ex->batch->nrows >= ex->o->batch_rows ||
+	    lp_ex_batch_plain_len(ex->batch) >= LP_EX_BATCH_BYTES)
 		return flush(ex);
 	return 0;
 }
@@ -321,7 +393,7 @@ static int on_span(void *ctx, const struct lp_tr_span *s)
 {
 	struct exporter *ex = ctx;
 	bool skip = ex->spans.next_id < ex->spans_skip;
-	int err = lp_ex_span_row(&ex->spans, lp_ex_batch_rows(&ex->batch), s, skip);
+	int err = lp_ex_span_row(&ex->spans, lp_ex_batch_rows(ex->batch), s, skip);
 
 	if (err || skip)
 		return err ? row_added(ex, err) : 0; /* a span already stored: built, not sent */
@@ -498,7 +570,7 @@ static int export_one(struct exporter *ex, const char *arg)
 
 	ex->table = LP_EX_GROUPS;
 	for (size_t i = (size_t)ex->groups_skip; !err && i < nrows; i++) {
-		err = row_added(ex, lp_ex_group_row(lp_ex_batch_rows(&ex->batch),
+		err = row_added(ex, lp_ex_group_row(lp_ex_batch_rows(ex->batch),
 						    json_object_array_get_idx(rows, i), i, &run));
 	}
 	if (!err)
@@ -517,6 +589,9 @@ static int export_one(struct exporter *ex, const char *arg)
 			goto cleanup;
 		}
 		err = lp_read_any_trace(trace, &sink, &stats);
+		/* A batch still being sent failed first: that is said, and first. */
+		if (err && !ex->status)
+			collect(ex);
 		if (err && !ex->status) {
 			if (err == -E2BIG)
 				lp_err("%s: a line longer than %u bytes (LP_TRACE_LINE_MAX): not a "
@@ -538,9 +613,11 @@ static int export_one(struct exporter *ex, const char *arg)
 
 	/* Last: its presence says the run is complete. */
 	ex->table = LP_EX_RUNS;
-	err = row_added(ex, lp_ex_run_row(lp_ex_batch_rows(&ex->batch), root, &run));
+	err = row_added(ex, lp_ex_run_row(lp_ex_batch_rows(ex->batch), root, &run));
 	if (!err)
 		err = flush(ex);
+	if (!err)
+		err = collect(ex);
 	if (!err && !o->quiet)
 		lp_note("exported %s as run %s to database %s: %zu groups, %" PRIu64 " spans, "
 			"%.1f MB of rows, %.1f MB sent (%s) in %.1f s", arg, run.run_id,
@@ -548,9 +625,12 @@ static int export_one(struct exporter *ex, const char *arg)
 			sent_mb(ex), ex->refused ? "plain: the server refused gzip" :
 				     ex->gzip == GZIP_OFF ? "plain" : "gzip", since(&ex->started));
 cleanup:
+	/* Failed while a batch was being sent: what came of it is said too. */
+	collect(ex);
 	if (err && !ex->status)
 		ex->status = LP_EXPORT_EXIT_RECORDING;
-	lp_ex_batch_reset(&ex->batch);
+	for (int i = 0; i < LP_EX_BATCHES_HELD; i++)
+		lp_ex_batch_reset(&ex->batches[i]);
 	ex->rows_bytes = 0;
 	ex->spans_expected = ex->spans_done = ex->spans_skip = ex->groups_skip = 0;
 	json_object_put(root);
@@ -577,8 +657,10 @@ static int export_all(const struct export_opts *o)
 	}
 	ex.gzip = o->compress == COMPRESS_NONE ? GZIP_OFF :
 		  o->compress == COMPRESS_GZIP ? GZIP_ON : GZIP_UNTRIED;
-	if (lp_ex_batch_mode(&ex.batch, ex.gzip != GZIP_OFF, ex.gzip == GZIP_UNTRIED)) {
-		lp_err("cannot start zlib: out of memory");
+	ex.batch = &ex.batches[0];
+	ex.sender = lp_ex_worker_start(send_job_run);
+	if (!ex.sender) {
+		lp_err("cannot start export's sender thread: %s", strerror(errno));
 		lp_ch_close(ex.ch);
 		return LP_EXPORT_EXIT_RECORDING;
 	}
@@ -587,14 +669,20 @@ static int export_all(const struct export_opts *o)
 		clock_gettime(CLOCK_MONOTONIC, &ex.started);
 		ex.said = ex.started;
 		ex.status = 0;
-		export_one(&ex, o->paths[i]);
+		ex.what = o->paths[i];
+		if (batch_mode(&ex))
+			ex.status = LP_EXPORT_EXIT_RECORDING;
+		else
+			export_one(&ex, o->paths[i]);
 		if (ex.status && !worst)
 			worst = ex.status;
 		/* The server is gone or refuses us: the next recordings would fail the same way. */
 		if (ex.status == LP_EXPORT_EXIT_UNREACHABLE || ex.status == LP_EXPORT_EXIT_AUTH)
 			break;
 	}
-	lp_ex_batch_free(&ex.batch);
+	lp_ex_worker_stop(ex.sender);
+	for (int i = 0; i < LP_EX_BATCHES_HELD; i++)
+		lp_ex_batch_free(&ex.batches[i]);
 	lp_ch_close(ex.ch);
 	return worst;
 }
@@ -612,7 +700,8 @@ int lp_export_recording(const char *url, const char *dir, const char *after)
 {
 	char *paths[] = { (char *)dir };
 	struct export_opts o = { .url = url, .database = LP_EX_DATABASE_DEFAULT,
-				 .host = this_host(), .paths = paths, .npaths = 1, .after = after };
+				 .host = this_host(), .paths = paths, .npaths = 1,
+				 .batch_rows = LP_EX_BATCH_ROWS, .after = after };
 
 	return export_all(&o);
 }
@@ -645,7 +734,7 @@ static const char export_doc[] =
 	"sets it; one line says each.\n";
 
 enum { OPT_CLICKHOUSE = 1300, OPT_DATABASE, OPT_HOST, OPT_LABEL, OPT_CREDENTIALS, OPT_CA_FILE,
-       OPT_COMPRESS };
+       OPT_COMPRESS, OPT_BATCH_ROWS };
 
 static const char *const compress_names[] = { [COMPRESS_AUTO] = "auto", [COMPRESS_GZIP] = "gzip",
 					      [COMPRESS_NONE] = "none" };
@@ -665,6 +754,8 @@ static const struct argp_option export_options[] = {
 	{ "compress", OPT_COMPRESS, "MODE", 0,
 	  "auto (default): rows compressed with gzip, plain if the server refuses that; gzip: "
 	  "compressed or fail; none: plain", 0 },
+	{ "batch-rows", OPT_BATCH_ROWS, "N", 0,
+	  "At most N rows per INSERT, 1 to " LP_STR_CH(LP_EX_BATCH_ROWS) " (the default)", 0 },
 	{ "quiet", 'q', NULL, 0, "Say only failures and warnings, no progress", 0 },
 	{ 0 },
 };
@@ -714,6 +805,11 @@ static error_t export_parse(int key, char *arg, struct argp_state *state)
 			return lp_usage_error(state, "invalid --compress '%s': auto, gzip or none", arg);
 		o->compress = (enum compress)i;
 		break;
+	case OPT_BATCH_ROWS:
+		if (lp_parse_count(arg, 1, LP_EX_BATCH_ROWS, &o->batch_rows))
+			return lp_usage_error(state, "invalid --batch-rows '%s': 1 to %d", arg,
+					      LP_EX_BATCH_ROWS);
+		break;
 	case 'q':
 		o->quiet = true;
 		break;
@@ -739,7 +835,8 @@ int cmd_export(int argc, char **argv)
 	static const struct argp argp = { export_options, export_parse,
 					  "--clickhouse URL [OPTION...] PATH...", export_doc, children,
 					  NULL, NULL };
-	struct export_opts o = { .database = LP_EX_DATABASE_DEFAULT, .after = "" };
+	struct export_opts o = { .database = LP_EX_DATABASE_DEFAULT, .batch_rows = LP_EX_BATCH_ROWS,
+				 .after = "" };
 	int status;
 
 	argv[0] = "leanprofiler export";
