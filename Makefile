@@ -24,12 +24,14 @@ LTO_LDFLAGS ?= -flto=auto
 #   user/export    a recording as rows of ClickHouse tables       (libcurl-free)
 #   user/export/client  export's command, its ClickHouse HTTP client (libcurl) and its gzip
 #                       batches (zlib)
+#   user/top       top: a recording shown live, on a full screen (ncurses) or as tables
 #   user           the commands (main.c) and list
 CORE_DIRS := user/core user/read user/pictures user/export
-TOOL_DIRS := user user/record user/export/client
+TOOL_DIRS := user user/record user/export/client user/top
 CPPFLAGS += -I. -Iinclude -I$(OUT) $(addprefix -I,$(TOOL_DIRS) $(CORE_DIRS))
-# -lz: libbpf's, and export's gzip batches (user/export/client/batch.c).
-LDLIBS := -lbpf -lelf -lz -ljson-c -lcurl -lcrypto -lm -pthread
+# -lz: libbpf's, and export's gzip batches (user/export/client/batch.c); ncursesw: top's screen.
+LDLIBS := -lbpf -lelf -lz -ljson-c -lcurl -lcrypto -lm -pthread \
+	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 # The host's system include dirs, after ours: bpf/usdt.bpf.h needs <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')

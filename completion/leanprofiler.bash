@@ -163,9 +163,9 @@ _leanprofiler()
 
     local opts
     opts=$(_leanprofiler_options "$bin" "$cmd")
-    # record's COMMAND, after "--" or as the first word that is no option nor an option's
-    # value: completed as that command's own line.
-    if [[ $cmd == record ]]; then
+    # record's (and top's) COMMAND, after "--" or as the first word that is no option nor an
+    # option's value: completed as that command's own line.
+    if [[ $cmd == record || $cmd == top ]]; then
         for ((i = cmdi + 1; i < cword; i++)); do
             case ${words[i]} in
                 --)
@@ -218,7 +218,7 @@ _leanprofiler()
         return
     fi
     case $cmd in
-        record) _command_offset "$(_leanprofiler_comp_index "$cword")" ;;
+        record | top) _command_offset "$(_leanprofiler_comp_index "$cword")" ;;
         *) _filedir ;;
     esac
 } &&

@@ -5,13 +5,16 @@
 # export compresses its rows with it (user/export/client/batch.c).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# libncurses-dev: top's full screen (ncursesw).
 build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev libcurl4-openssl-dev libssl-dev
-	pkg-config make gcc)
+	libncurses-dev pkg-config make gcc)
 test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.11-minimal
 	postgresql-15 postgresql-client-15 libpq-dev openjdk-17-jdk-headless chromium libxml2-utils librsvg2-bin
 	clickhouse-server clickhouse-client openssl groff-base sudo
 	# tests/perfetto: the Perfetto trace decoded independently of our reader.
-	protobuf-compiler)
+	protobuf-compiler
+	# test_top drives top in a real terminal.
+	tmux)
 # dpkg-shlibdeps (the Depends) and dpkg-deb.
 deb=(dpkg-dev)
 # tests/install: bash-completion's helpers, man -w, lintian on the package, jq on recordings.

@@ -27,6 +27,7 @@
 #include "report.h"
 #include "session.h"
 #include "stats.h"
+#include "top.h"
 
 /* record --export: the recording succeeded (its files are written), its export failed. */
 #define LP_EXIT_EXPORT 124
@@ -184,7 +185,7 @@ static void print_recording(const struct lp_record_opts *o, const struct lp_repo
 	fputc('\n', stdout);
 	if (rep->trace_path)
 		printf("Trace: %s\n", rep->trace_path);
-	else if (o->summary_only)
+	else if (o->summary_only && !o->no_outputs)
 		printf("Trace: not written (--summary-only)\n");
 	if (rep->summary_path)
 		printf("Summary: %s\n", rep->summary_path);
@@ -378,28 +379,37 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
+/* record's options as they are before the command line; its specs' room (NULL: said). */
+static struct lp_spec *record_defaults(struct lp_record_opts *o, const char *out_dir)
+{
+	struct lp_spec *specs = calloc(LP_SPEC_MAX, sizeof(*specs));
+
+	*o = (struct lp_record_opts){
+		.out_dir = out_dir,
+		.buffer_bytes = LP_BUFFER_DEFAULT,
+		.counter_name = "Lean heartbeats",
+		.max_groups = LP_GROUPS_MAX,
+		.table_rows = LP_TABLE_ROWS_DEFAULT,
+		.specs = specs,
+	};
+	if (!specs)
+		lp_err("out of memory");
+	return specs;
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	static const struct argp_child children[] = { LP_CLI_STD_CHILD, { 0 } };
 	static const struct argp argp = { record_options, record_parse,
 					  "[--] COMMAND [ARG...]\n-p PID\n--all-processes BINARY",
 					  record_doc, children, NULL, NULL };
-	struct lp_record_opts o = {
-		.out_dir = ".",
-		.buffer_bytes = LP_BUFFER_DEFAULT,
-		.counter_name = "Lean heartbeats",
-		.max_groups = LP_GROUPS_MAX,
-		.table_rows = LP_TABLE_ROWS_DEFAULT,
-	};
+	struct lp_record_opts o;
 	struct lp_record_result res;
-	struct lp_spec *specs = calloc(LP_SPEC_MAX, sizeof(*specs));
+	struct lp_spec *specs = record_defaults(&o, ".");
 	int err, status, code;
 
-	if (!specs) {
-		lp_err("out of memory");
+	if (!specs)
 		return LP_EXIT_FAILURE;
-	}
-	o.specs = specs;
 	argv[0] = "leanprofiler record"; /* how argp names us in its messages */
 	if (!lp_cli_parse(&argp, argc, argv, ARGP_IN_ORDER, &o, &status)) {
 		free(specs);
@@ -419,6 +429,154 @@ static int cmd_record(int argc, char **argv)
 		if (lp_export_recording(record_export_url, res.report->summary_path, kept))
 			code = LP_EXIT_EXPORT;
 	}
+	lp_record_result_free(&res);
+	free(specs);
+	return code;
+}
+
+static const char top_doc[] =
+	"Record as 'record' does and show it as it goes: a full-screen table refreshed every "
+	"--interval, one row per span name and metadata with record's columns (Self, Total, "
+	"Calls, Mean, P95, the counter, %; CPU%, Runq and Blocked with --off-cpu), of the "
+	"spans that ended in the last interval, or of the whole recording. Keys: a switches "
+	"between the last interval and the whole recording, s the sort column (self, total, "
+	"calls, mean, p95, name), / filters by name (Enter applies, Esc cancels; empty: all), "
+	"p or space pauses (the interval shown stays), q quits (as Ctrl-C: a launched COMMAND "
+	"gets SIGINT, q again ends at once). With stdout not a terminal, or --batch, one "
+	"plain table per interval instead. At the end, record's table of the whole recording. "
+	"Without -o nothing is written; with -o DIR the recording's trace and summary as "
+	"record writes them. More in leanprofiler-top(1)."
+	"\vExamples:\n"
+	"  sudo leanprofiler top -p 1234\n"
+	"  sudo leanprofiler top --interval 5 --all-processes /usr/bin/lean\n"
+	"  sudo leanprofiler top --off-cpu -o /tmp/prof -- ./server --port 8080\n"
+	"  sudo leanprofiler top -p 1234 --duration 30 | tee top.log\n\n"
+	"Exit status: as record's: COMMAND's (128+N when signal N killed it), 0 for -p and "
+	"--all-processes; " LP_STATUS_USAGE " or when leanprofiler fails, 126 when COMMAND "
+	"cannot be executed, 127 when it is not found.\n";
+
+enum { OPT_INTERVAL = 1300, OPT_TOP_SORT };
+
+/* record's options top takes too (their help is record's). */
+static const int top_record_keys[] = {
+	OPT_BUFFER, OPT_COUNTER_NAME, 'p', OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
+	OPT_OFF_CPU, OPT_MAX_GROUPS, OPT_ROWS, OPT_SPAN, OPT_PRESET, 'v',
+};
+
+static const struct argp_option top_own_options[] = {
+	{ "output", 'o', "DIR", 0,
+	  "Also write the recording's trace and summary into DIR, as record does (default: "
+	  "nothing is written)", 0 },
+	{ "interval", OPT_INTERVAL, "SECONDS", 0,
+	  "Refresh every SECONDS (default 1; e.g. 0.5, 2s, 500ms), from 0.1 s to 1 h", 0 },
+	{ "sort", OPT_TOP_SORT, "KEY", 0,
+	  "Order the rows by self (the default), total, calls, mean, p95 or name at first", 0 },
+	{ "batch", 'b', NULL, 0,
+	  "Plain tables, one per interval, even on a terminal (as when stdout is not one); "
+	  "--rows of each", 0 },
+	{ 0 },
+};
+
+struct top_args {
+	struct lp_record_opts o; /* first: record_parse takes the input as one */
+	struct lp_top_opts t;
+};
+
+static error_t top_parse(int key, char *arg, struct argp_state *state)
+{
+	struct top_args *a = state->input;
+
+	switch (key) {
+	case OPT_INTERVAL:
+		if (lp_parse_seconds(arg, &a->t.interval_ns) ||
+		    a->t.interval_ns < LP_TOP_INTERVAL_MIN_NS || a->t.interval_ns > LP_TOP_INTERVAL_MAX_NS)
+			return lp_usage_error(state, "invalid --interval '%s': seconds (0.5) or a "
+						  "number and its unit (500ms, 2s), from 0.1 s to 1 h",
+					      arg);
+		return 0;
+	case OPT_TOP_SORT:
+		if (lp_sort_parse(arg, &a->t.sort))
+			return lp_usage_error(state, "invalid --sort '%s': self, total, calls, mean, "
+						  "p95 or name", arg);
+		return 0;
+	case 'b':
+		a->t.batch = true;
+		return 0;
+	default:
+		return record_parse(key, arg, state);
+	}
+}
+
+/* top's options: record's it takes, then its own. */
+static const struct argp_option *top_options(void)
+{
+	static struct argp_option opts[ARRAY_SIZE(record_options) + ARRAY_SIZE(top_own_options)];
+	size_t n = 0;
+
+	if (opts[0].name)
+		return opts;
+	for (size_t i = 0; record_options[i].name; i++)
+		for (size_t k = 0; k < ARRAY_SIZE(top_record_keys); k++)
+			if (record_options[i].key == top_record_keys[k])
+				opts[n++] = record_options[i];
+	for (size_t i = 0; top_own_options[i].name; i++)
+		opts[n++] = top_own_options[i];
+	return opts;
+}
+
+static struct lp_top *top_now; /* what print_top leaves before printing */
+
+/* The end: the screen left, then record's table of the whole recording. */
+static void print_top(const struct lp_record_opts *o, const struct lp_report *rep)
+{
+	lp_top_end(top_now, (struct lp_report *)rep);
+	print_recording(o, rep);
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	static const struct argp_child children[] = { LP_CLI_STD_CHILD, { 0 } };
+	struct argp argp = { top_options(), top_parse,
+			     "[--] COMMAND [ARG...]\n-p PID\n--all-processes BINARY", top_doc,
+			     children, NULL, NULL };
+	struct top_args a;
+	struct lp_record_result res;
+	struct lp_spec *specs = record_defaults(&a.o, NULL);
+	int err, status, code;
+
+	if (!specs)
+		return LP_EXIT_FAILURE;
+	a.t = (struct lp_top_opts){ .interval_ns = LP_TOP_INTERVAL_DEFAULT_NS,
+				    .sort = LP_SORT_SELF };
+	argv[0] = "leanprofiler top";
+	if (!lp_cli_parse(&argp, argc, argv, ARGP_IN_ORDER, &a, &status)) {
+		free(specs);
+		return status;
+	}
+	/* Without -o: no files, and memory bounded as --summary-only's (no trace). */
+	if (!a.o.out_dir) {
+		a.o.out_dir = ".";
+		a.o.no_outputs = a.o.summary_only = true;
+	}
+	if (!isatty(STDOUT_FILENO))
+		a.t.batch = true;
+	a.t.max_groups = a.o.max_groups;
+	a.t.bounded = a.o.summary_only;
+	a.t.table_rows = a.o.table_rows;
+	if (a.o.mode == LP_MODE_ATTACH)
+		a.o.pid = process_of(a.o.pid);
+	if (lp_top_new(&top_now, &a.t)) {
+		free(specs);
+		return LP_EXIT_FAILURE;
+	}
+	a.o.watch = lp_top_watch(top_now);
+	a.o.print = print_top;
+	err = lp_record(&a.o, &res);
+	lp_top_free(top_now); /* the terminal as it was, whatever happened */
+	top_now = NULL;
+	if (res.report && !res.printed)
+		print_recording(&a.o, res.report);
+	code = record_exit_code(&a.o, &res, err);
 	lp_record_result_free(&res);
 	free(specs);
 	return code;
@@ -824,6 +982,7 @@ static const struct {
 	const char *help;
 } commands[] = {
 	{ "record", cmd_record, "record the spans of a command, a process or a binary" },
+	{ "top", cmd_top, "record and show a live table, refreshed every interval" },
 	{ "report", cmd_report, "a recording again: table, threads, tree, folded, pictures" },
 	{ "diff", cmd_diff, "compare two recordings; exit 1 when a row became slower" },
 	{ "list", cmd_list, "list the USDT probes of a binary or a process (no root)" },
@@ -872,7 +1031,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "help"))
-		lp_err("help takes one command: record, report, diff, list or export");
+		lp_err("help takes one command: record, top, report, diff, list or export");
 	else
 		lp_err("unknown command '%s' (try 'leanprofiler --help')", argv[1]);
 	return LP_EXIT_USAGE;

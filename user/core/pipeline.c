@@ -513,6 +513,8 @@ bool lp_pipeline_collect(struct lp_pipeline *p, bool force, struct strtab_gc_res
 	lp_nest_mark(p->nest, p->st);
 	lp_stats_mark(p->stats, p->st);
 	lp_paths_mark(p->paths, p->st);
+	if (p->h.mark)
+		p->h.mark(p->h.ctx, p->st);
 	for (size_t i = 0; i < p->nprocs; i++)
 		strtab_mark(p->st, p->procs[i].comm);
 	strtab_gc_end(p->st, text_freed, p, &res);
@@ -638,9 +640,8 @@ static int collect_threads(struct lp_pipeline *p, struct lp_report *rep)
 	return 0;
 }
 
-int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep)
+void lp_pipeline_live_report(struct lp_pipeline *p, struct lp_report *rep)
 {
-	const struct lp_decode_stats *ds = lp_decoder_stats(p->dec);
 	struct lp_group **groups;
 
 	rep->st = p->st;
@@ -648,6 +649,13 @@ int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep)
 	rep->ngroups = lp_stats_sorted(p->stats, &groups);
 	rep->groups = groups;
 	lp_stats_folding(p->stats, &rep->fold);
+}
+
+int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep)
+{
+	const struct lp_decode_stats *ds = lp_decoder_stats(p->dec);
+
+	lp_pipeline_live_report(p, rep);
 	rep->paths = p->paths;
 	rep->procs = p->procs;
 	rep->nprocs = p->nprocs;

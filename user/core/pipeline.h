@@ -63,6 +63,11 @@ struct lp_pipeline_hooks {
 	/* Every event into the nesting (markers' and span pairs'), and every span out of it. */
 	void (*event)(void *ctx, const struct lp_event *ev);
 	void (*span)(void *ctx, const struct lp_span *s);
+	/*
+	 * A caller that keeps ids of spans it was handed (span) marks them here,
+	 * in every collection of the texts (strtab.h), or they may be freed.
+	 */
+	void (*mark)(void *ctx, struct strtab *st);
 	void *ctx;
 };
 
@@ -127,6 +132,12 @@ void lp_pipeline_finish(struct lp_pipeline *p, uint64_t end_ns);
  * lp_pipeline_free. 0 or -ENOMEM.
  */
 int lp_pipeline_report(struct lp_pipeline *p, struct lp_report *rep);
+/*
+ * While recording: the texts, the totals, the rows sorted by self time and
+ * what was folded, for a live view (top); nothing else of rep is touched,
+ * nothing is written to the traces. Valid until the next record.
+ */
+void lp_pipeline_live_report(struct lp_pipeline *p, struct lp_report *rep);
 /* Sites of span-pair probes the recorder did not attach (lp_pairs_stats.sites_skipped). */
 void lp_pipeline_sites_skipped(struct lp_pipeline *p, uint64_t n);
 

@@ -56,11 +56,12 @@ static uint64_t lost_total(const struct lp_loss *l)
 }
 
 /*
- * "name [meta]" made safe for a terminal and cut to the Name column. An
- * overflow row's texts are ours; the note after its row (row_notes) is what
- * marks it, since a target may name a span anything.
+ * "name [meta]" made safe for a terminal and cut to the Name column, cols
+ * wide. An overflow row's texts are ours; the note after its row (row_notes)
+ * is what marks it, since a target may name a span anything.
  */
-static void name_cell(const struct lp_report *r, const struct lp_group *g, char *out, size_t sz)
+static void name_cell(const struct lp_report *r, const struct lp_group *g, size_t cols, char *out,
+		      size_t sz)
 {
 	struct lp_buf b = { 0 };
 	size_t len;
@@ -79,9 +80,9 @@ static void name_cell(const struct lp_report *r, const struct lp_group *g, char 
 		lp_buf_put(&b, "]", 1);
 	}
 	if (b.p)
-		lp_fit_columns(b.p, b.len, LP_TABLE_NAME_COLS, true, out, sz);
+		lp_fit_columns(b.p, b.len, cols, true, out, sz);
 	else
-		lp_fit_columns("", 0, LP_TABLE_NAME_COLS, true, out, sz);
+		lp_fit_columns("", 0, cols, true, out, sz);
 	lp_buf_free(&b);
 }
 
@@ -436,13 +437,14 @@ static void unterminated_line(FILE *out, const struct lp_nest_totals *t)
  * users' scripts and the reference run know), else every header over its
  * figures.
  */
-static void table_header(FILE *out, const struct table *t)
+static void table_header(FILE *out, const struct table *t, size_t name_cols)
 {
 	static const char seed[] = "Name                                      Self       Total  Calls"
 				   "      Mean       P95  Self HB      %";
 	const char *head[NCOLS];
 	char name[LP_TABLE_NAME_COLS + 1];
-	bool as_seed = t->counter && !strcmp(t->words.column, "Self HB");
+	bool as_seed = t->counter && !strcmp(t->words.column, "Self HB") &&
+		       name_cols == LP_TABLE_NAME_COLS;
 
 	for (int c = 0; c <= COL_PCT; c++)
 		as_seed = as_seed && t->width[c] == cols[c].width;
@@ -451,11 +453,35 @@ static void table_header(FILE *out, const struct table *t)
 	if (as_seed) {
 		fputs(seed, out);
 	} else {
-		snprintf(name, sizeof(name), "%-*s", LP_TABLE_NAME_COLS, "Name");
+		snprintf(name, sizeof(name), "%-*s", (int)name_cols, "Name");
 		fputs(name, out);
 	}
 	put_cells(out, t, head, as_seed ? COL_PCT + 1 : 0);
 	fputc('\n', out);
+}
+
+/* The header row and the rows shown, the Name column name_cols wide. */
+static void table_body(FILE *out, const struct lp_report *r, size_t shown, const struct table *tab,
+		       size_t name_cols)
+{
+	char name[LP_TABLE_NAME_COLS * 4 + 8];
+
+	table_header(out, tab, name_cols);
+	for (size_t i = 0; i < shown; i++) {
+		struct lp_group *g = r->groups[i];
+		char cell[NCOLS][LP_CELL_MAX], notes[128];
+		const char *cells[NCOLS];
+
+		name_cell(r, g, name_cols, name, sizeof(name));
+		row_cells(r, g, cell);
+		for (int k = 0; k < NCOLS; k++)
+			cells[k] = cell[k];
+		/* An uncertain row's self time may be wrong: say so on the row. */
+		row_notes(g, notes, sizeof(notes));
+		fputs(name, out);
+		put_cells(out, tab, cells, 0);
+		fprintf(out, "%s\n", notes);
+	}
 }
 
 void lp_report_table(FILE *out, const struct lp_report *r)
@@ -463,7 +489,7 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	const struct lp_nest_totals *t = r->totals;
 	uint64_t window = t->spans ? t->last_ns - t->first_ns : 0;
 	size_t shown = r->table_rows && r->table_rows < r->ngroups ? r->table_rows : r->ngroups;
-	char a[32], b[32], c[32], name[LP_TABLE_NAME_COLS * 4 + 8];
+	char a[32], b[32], c[32];
 	struct table tab;
 
 	lp_fmt_duration(window, a, sizeof(a));
@@ -547,23 +573,31 @@ void lp_report_table(FILE *out, const struct lp_report *r)
 	if (r->bound.on)
 		bound_line(out, r);
 	fputc('\n', out);
-	table_header(out, &tab);
-	for (size_t i = 0; i < shown; i++) {
-		struct lp_group *g = r->groups[i];
-		char cell[NCOLS][LP_CELL_MAX], notes[128];
-		const char *cells[NCOLS];
-
-		name_cell(r, g, name, sizeof(name));
-		row_cells(r, g, cell);
-		for (int k = 0; k < NCOLS; k++)
-			cells[k] = cell[k];
-		/* An uncertain row's self time may be wrong: say so on the row. */
-		row_notes(g, notes, sizeof(notes));
-		fputs(name, out);
-		put_cells(out, &tab, cells, 0);
-		fprintf(out, "%s\n", notes);
-	}
+	table_body(out, r, shown, &tab, LP_TABLE_NAME_COLS);
 	table_footer(out, r, shown);
+}
+
+size_t lp_report_figure_cols(const struct lp_report *r)
+{
+	size_t shown = r->table_rows && r->table_rows < r->ngroups ? r->table_rows : r->ngroups;
+	struct table tab;
+	size_t n = 0;
+
+	table_layout(r, shown, &tab);
+	for (int c = 0; c < NCOLS; c++)
+		n += (size_t)tab.width[c];
+	return n;
+}
+
+void lp_report_rows(FILE *out, const struct lp_report *r, size_t name_cols)
+{
+	size_t shown = r->table_rows && r->table_rows < r->ngroups ? r->table_rows : r->ngroups;
+	struct table tab;
+
+	if (name_cols < 1 || name_cols > LP_TABLE_NAME_COLS)
+		name_cols = LP_TABLE_NAME_COLS;
+	table_layout(r, shown, &tab);
+	table_body(out, r, shown, &tab, name_cols);
 }
 
 /* Summary members: the key, then the value. */

@@ -179,6 +179,14 @@ void lp_counter_words(const char *name, struct lp_counter_words *w);
 /* The header lines, a blank line and the table. */
 void lp_report_table(FILE *out, const struct lp_report *r);
 /*
+ * The table alone, its header row and its rows (as lp_report_table's, the
+ * same cells and escaping), the Name column name_cols wide (at most
+ * LP_TABLE_NAME_COLS): top fits it to a narrow terminal.
+ */
+void lp_report_rows(FILE *out, const struct lp_report *r, size_t name_cols);
+/* The columns the table's figures take, after the Name column. */
+size_t lp_report_figure_cols(const struct lp_report *r);
+/*
  * Writes the summary JSON to f as it goes (nothing is built in memory: rows
  * may be many); 0 or -errno (a write error of f).
  */

@@ -74,6 +74,21 @@ static void task_seen(void *ctx, const struct lp_task_event *te)
 		lp_session_forget(r->s, te->pid);
 }
 
+/* A live view's (o->watch): the spans, and the texts of them it keeps. */
+static void watch_span(void *ctx, const struct lp_span *s)
+{
+	struct recorder *r = ctx;
+
+	r->o->watch->span(r->o->watch->ctx, s);
+}
+
+static void watch_mark(void *ctx, struct strtab *st)
+{
+	struct recorder *r = ctx;
+
+	r->o->watch->mark(r->o->watch->ctx, st);
+}
+
 static char *path_join(const char *dir, const char *name)
 {
 	char *p;
@@ -98,7 +113,8 @@ static int recorder_init(struct recorder *r, const struct lp_record_opts *o,
 	struct lp_pipeline_hooks h = { .file_text = file_text, .site_text = site_text,
 				       .rescan = lp_queue_rescan, .self_stop = lp_self_stopped,
 				       .thread_lost = thread_lost, .task = task_seen,
-				       .ctx = r };
+				       .span = o->watch ? watch_span : NULL,
+				       .mark = o->watch ? watch_mark : NULL, .ctx = r };
 
 	*r = (struct recorder){ .o = o, .ops = mode_ops[o->mode], .res = res,
 				.outdir = { .fd = -1 }, .child = { .pid = -1, .pidfd = -1 },
@@ -191,6 +207,8 @@ static int setup_outputs(struct recorder *r)
 	r->launch_as = r->user;
 	if (r->o->run_as_root)
 		r->launch_as.set = false;
+	if (r->o->no_outputs)
+		return 0;
 	/* A bad directory must fail before anything is recorded (lp_outdir_open says why). */
 	err = lp_outdir_open(&r->outdir, r->o->out_dir, &r->user);
 	if (!err)
@@ -360,18 +378,45 @@ static bool wait_events(struct recorder *r, int ep, int watched, int *err)
 	return true;
 }
 
+/*
+ * A live view (o->watch) shows the recording so far when it asks to; its 1
+ * ends the recording as a Ctrl-C would.
+ */
+static int watch_round(struct recorder *r, uint64_t drained_ns)
+{
+	const struct lp_record_watch *w = r->o->watch;
+	struct lp_report rep = { 0 };
+	int err;
+
+	if (!w->due(w->ctx, r->since, drained_ns))
+		return 0;
+	lp_pipeline_live_report(r->pl, &rep);
+	lp_session_loss(r->s, &rep.loss);
+	rep.counter_name = r->o->counter_name;
+	rep.off_cpu = r->o->off_cpu;
+	rep.mode = r->o->mode;
+	rep.base_ns = r->since;
+	rep.table_rows = r->o->table_rows;
+	err = w->draw(w->ctx, &rep);
+	if (err == 1 && r->ops->on_signal(r, SIGINT, false))
+		r->end_reason = LP_END_SIGNAL;
+	return err < 0 ? err : 0;
+}
+
 /* Records until the targets exit, the duration ends or a signal. */
 static int run_loop(struct recorder *r)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC), err = 0;
-	int fds[3] = { lp_session_fd(r->s), r->sigfd, r->ops->watch_fd(r) };
+	int fds[4] = { lp_session_fd(r->s), r->sigfd, r->ops->watch_fd(r),
+		       r->o->watch ? r->o->watch->input_fd : -1 };
+	uint64_t drained = 0;
 
 	if (ep < 0) {
 		err = -errno;
 		lp_err("cannot wait for records: %s", strerror(-err));
 		return err;
 	}
-	for (size_t i = 0; i < 3 && !err; i++) {
+	for (size_t i = 0; i < 4 && !err; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
 
 		if (fds[i] >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev)) {
@@ -380,7 +425,11 @@ static int run_loop(struct recorder *r)
 		}
 	}
 	while (!err && wait_events(r, ep, fds[2], &err)) {
+		if (r->o->watch)
+			drained = lp_now_ns();
 		err = lp_session_consume(r->s);
+		if (!err && r->o->watch)
+			err = watch_round(r, drained);
 		if (err)
 			break;
 		if (r->nrescan)
@@ -524,7 +573,7 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 			(unsigned long long)rep->bound.st.spans_left_out,
 			(unsigned long long)rep->bound.st.peak_bytes >> 10);
 	}
-	rep->summary_path = r->summary_path;
+	rep->summary_path = r->o->no_outputs ? NULL : r->summary_path;
 	rep->follow = r->follow;
 	rep->show_self = lp_verbose;
 	fill_phases(r, rep);
@@ -568,6 +617,11 @@ static int write_outputs(struct recorder *r, struct lp_report *rep)
 {
 	int err = 0, serr;
 
+	if (r->o->no_outputs) {
+		self_usage(&rep->self);
+		rep->finish_ns = lp_now_ns() - rep->end_ns;
+		return 0;
+	}
 	keep_previous(r);
 
 	if (r->pftrace) {

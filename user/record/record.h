@@ -13,6 +13,34 @@
 #include "spec.h"
 
 
+struct lp_span;
+struct strtab;
+
+/*
+ * A view of the recording as it goes (top): handed every span, asked after
+ * every round of the loop whether it wants to show what was recorded so far.
+ */
+struct lp_record_watch {
+	int input_fd; /* -1: none; its input wakes the loop (keys) */
+	void (*span)(void *ctx, const struct lp_span *s);
+	/* Marks the ids it keeps of the spans (lp_pipeline_hooks.mark). */
+	void (*mark)(void *ctx, struct strtab *st);
+	/*
+	 * After the records of a round were read: every span that ended before
+	 * drained_ns was handed to span(); since_ns: recording began. true: call
+	 * draw() now.
+	 */
+	bool (*due)(void *ctx, uint64_t since_ns, uint64_t drained_ns);
+	/*
+	 * The recording so far: rep's texts, totals, rows and fold (lp_pipeline_live_report),
+	 * loss, counter_name, off_cpu, mode, base_ns. 1 to end the recording as a
+	 * Ctrl-C would (a launched command gets SIGINT; a second ends it), 0 to go
+	 * on, or -errno.
+	 */
+	int (*draw)(void *ctx, struct lp_report *rep);
+	void *ctx;
+};
+
 struct lp_record_opts {
 	enum lp_mode mode;
 	const char *out_dir;
@@ -33,6 +61,8 @@ struct lp_record_opts {
 	size_t table_rows;    /* rows the table shows; 0: all (--rows) */
 	struct lp_spec *specs; /* span-pair specs (--span, --preset); the recorder sets arg_size */
 	size_t nspecs;
+	bool no_outputs; /* no output directory, no files (top without -o); with summary_only */
+	const struct lp_record_watch *watch; /* NULL: none (record) */
 	/*
 	 * Prints what was recorded, once the files are written and before the
 	 * probes are detached (slow: an RCU grace period per probe); NULL: the
