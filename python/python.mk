@@ -42,10 +42,14 @@ uninstall-python:
 
 # Built by `make` and installed by `make install` wherever PYTHON has its headers (so a
 # root `make install` after `make` builds nothing); `make python` says what is missing.
+# Not into make deb's tree: a Python module belongs in a python3-* package of its own,
+# depending on python3 (lintian refuses it in one that does not).
 ifneq ($(wildcard $(PY_INCLUDE)/Python.h),)
 all: python
+ifneq ($(DESTDIR),$(abspath $(DEB_STAGE)))
 install: install-python
 uninstall: uninstall-python
+endif
 endif
 
 # tests/integration/test_python records programs importing the module as make builds it.
