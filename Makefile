@@ -133,6 +133,8 @@ bench:
 
 include tests/tests.mk
 include install.mk
+# The Python module: make python, and make install's part (python/python.mk).
+include python/python.mk
 
 clean:
 	rm -rf $(OUT)

@@ -317,5 +317,11 @@ bench/postgres.sh "$build"
 echo
 bench/pftrace.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 19. Python spans (the leanprofiler module), not attached and recorded, beside C's
+# (bench/python.sh; PY_SPANS).
+echo
+bench/python.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

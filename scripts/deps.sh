@@ -7,7 +7,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # libncurses-dev: top's full screen (ncursesw).
 build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev libcurl4-openssl-dev libssl-dev
-	libncurses-dev pkg-config make gcc)
+	libncurses-dev pkg-config make gcc
+	# make python (python/): Debian's CPython and its headers.
+	python3 python3-dev)
 test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.11-minimal
 	postgresql-15 postgresql-client-15 libpq-dev openjdk-17-jdk-headless chromium libxml2-utils librsvg2-bin
 	clickhouse-server clickhouse-client openssl groff-base sudo
@@ -19,6 +21,8 @@ test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.
 deb=(dpkg-dev)
 # tests/install: bash-completion's helpers, man -w, lintian on the package, jq on recordings.
 test+=("${deb[@]}" bash-completion man-db lintian jq)
+# tests: pip install ./python --no-build-isolation uses Debian's setuptools and pip.
+test+=(python3-setuptools python3-pip)
 # valgrind: bench row 6 counts the consumer's instructions per span (callgrind).
 bench=(jq time valgrind)
 case "${1:-build}" in

@@ -54,6 +54,7 @@ suite "integration: attacks by profiled programs and other users" "$build/tests/
 suite "integration: --off-cpu split against the kernel's own accounting" "$build/tests/integration/test_offcpu" "$build"
 suite "integration: the core under users' loads (threads, reused ids, exits, --duration)" "$build/tests/integration/test_core" "$build"
 suite "integration: the same loads through the profiler built with ASan+UBSan" "$build/tests/integration/test_core" "$build" "$build/san/leanprofiler"
+suite "integration: Python programs marked with the leanprofiler module" "$build/tests/integration/test_python" "$build"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
 suite "integration: record --format perfetto, decoded by protoc against the JSON trace" "$build/tests/integration/test_pftrace" "$build"
 suite "integration: top in a real terminal (tmux), and its batch mode" "$build/tests/integration/test_top" "$build"

@@ -61,7 +61,14 @@ expected_files() {
 	for page in man/*.1 man/*.3; do
 		[[ -f $page ]] && echo "share/man/man${page##*.}/${page##*/}"
 	done
+	# The Python module, which make builds where /usr/bin/python3 has its headers.
+	if [[ -d $build/python/leanprofiler ]]; then
+		printf '%s\n' "$py_site/leanprofiler/__init__.py" \
+			"$py_site/leanprofiler/$(cd "$build/python/leanprofiler" && ls _native*.so)"
+	fi
 }
+# Where make install puts it under a prefix other than /usr and /usr/local (python/sitedir.py).
+py_site=$(/usr/bin/python3 -c 'import sys; print("lib/python%d.%d/site-packages" % sys.version_info[:2])' 2>/dev/null)
 files_under() { (cd "$1" && find . ! -type d | sed 's|^\./||' | sort); }
 
 # The span names examples/nested.c marks, read from its source.
@@ -92,6 +99,11 @@ if run "$tmp/install.log" mk install PREFIX="$prefix"; then
 	cmp -s include/leanprofiler.h "$prefix/include/leanprofiler.h" || complain "installed header differs from include/"
 	expect "what make install built" "$(cd "$build" && find . -newer "$tmp/stamp" ! -type d | paste -sd' ')" \
 		./leanprofiler.pc
+fi
+if [[ -d $build/python/leanprofiler && -d $prefix/$py_site ]]; then
+	expect "the installed Python module imports" \
+		"$(cd / && PYTHONPATH=$prefix/$py_site /usr/bin/python3 -c 'import leanprofiler; print(leanprofiler.__file__, leanprofiler.active())' 2>&1)" \
+		"$prefix/$py_site/leanprofiler/__init__.py False"
 fi
 end "make install PREFIX=... installs the expected files, modes, and builds nothing else"
 

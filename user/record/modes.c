@@ -36,6 +36,45 @@ static int nothing_to_record(struct recorder *r, const char *what)
 	return -ENOENT;
 }
 
+/*
+ * A program that imports dlopen() (an interpreter: python3, ...) may load a
+ * library with markers later, as Python's `import leanprofiler` does: without
+ * markers yet, it is recorded from those it loads (the loader's hook attaches
+ * them before they run). /bin/true and its like still say nothing_to_record().
+ */
+static int imports_dlopen(void *ctx, const struct lp_proc_file *f)
+{
+	bool *yes = ctx;
+
+	if (lp_elf_imports(f->open_path, "dlopen") == 1)
+		*yes = true;
+	return 0;
+}
+
+/* nothing_to_record(), unless pid's program or a library it maps can dlopen() markers. */
+static int nothing_yet(struct recorder *r, pid_t pid, const char *what)
+{
+	bool can_load = false;
+
+	if (lp_session_probes(r->s) || lp_late_pending(r) || r->attach_failures)
+		return nothing_to_record(r, what);
+	lp_proc_exec_files(pid, imports_dlopen, &can_load);
+	if (!can_load)
+		return nothing_to_record(r, what);
+	lp_info("no leanprofiler markers in %s yet: recording those of the libraries it loads",
+		what);
+	return 0;
+}
+
+/* At the end: a recording that never found a marker says so (nothing_yet() let it begin). */
+static void warn_if_nothing(struct recorder *r, const char *what)
+{
+	if (lp_session_probes(r->s) == 0)
+		lp_warn("no leanprofiler markers in %s or in any library it loaded: nothing was "
+			"recorded",
+			what);
+}
+
 /* ---- launch ---- */
 
 /*
@@ -88,7 +127,7 @@ static int launch_attach(struct recorder *r)
 	if (err)
 		return err;
 	snprintf(what, sizeof(what), "%s or the libraries it links", r->o->argv[0]);
-	return nothing_to_record(r, what);
+	return nothing_yet(r, c->pid, what);
 }
 
 static int launch_started(struct recorder *r)
@@ -154,6 +193,7 @@ static void launch_ended(struct recorder *r)
 	} else if (!c->reaped) {
 		lp_launch_reap(c, true);
 	}
+	warn_if_nothing(r, r->o->argv[0]);
 	r->res->exit_code = lp_launch_exit_code(c);
 	if (!r->left_running)
 		lp_usage_from_rusage(&c->ru, &r->resources);
@@ -218,7 +258,7 @@ static int attach_attach(struct recorder *r)
 	if (err)
 		return err;
 	snprintf(what, sizeof(what), "PID %d (%s) or the libraries it has mapped", (int)pid, comm);
-	err = nothing_to_record(r, what);
+	err = nothing_yet(r, pid, what);
 	if (err)
 		return err;
 	r->root_pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -289,6 +329,10 @@ static void attach_ending(struct recorder *r)
 
 static void attach_ended(struct recorder *r)
 {
+	char what[32];
+
+	snprintf(what, sizeof(what), "PID %d", (int)r->o->pid);
+	warn_if_nothing(r, what);
 	lp_usage_report(&r->usage, r->attached_gone, &r->resources);
 	r->exit_status = -1;
 }

@@ -221,6 +221,36 @@ int lp_elf_symbol_at(const char *path, const char *name, uint64_t *value, uint64
 	return err;
 }
 
+int lp_elf_imports(const char *path, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	int fd, found = 0, err = open_elf(path, &fd, &elf);
+
+	if (err)
+		return err;
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !found; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx != SHN_UNDEF)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			found = n && strcmp(n, name) == 0;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
 int lp_elf_interp(const char *path, char *buf, size_t size)
 {
 	Elf *elf;

@@ -34,6 +34,8 @@ int lp_usdt_read(const char *path, struct lp_usdt_note **out, size_t *count);
 int lp_elf_symbol(const char *path, const char *name, uint64_t *value);
 /* The same, and where its address lies in the file (*off: a uprobe's offset; NULL: not asked). */
 int lp_elf_symbol_at(const char *path, const char *name, uint64_t *value, uint64_t *off);
+/* Whether the file's dynamic symbols import name (undefined there): 1, 0, or -errno. */
+int lp_elf_imports(const char *path, const char *name);
 /* The program interpreter (PT_INTERP) into buf: 0, -ENOENT (static), or -errno. */
 int lp_elf_interp(const char *path, char *buf, size_t size);
 
