@@ -367,11 +367,6 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			return lp_usage_error(state, "%s bounds the trace, which --summary-only does "
 						     "not write: give one or the other",
 					      o->trace_last_ns ? "--trace-last" : "--trace-max-size");
-		/* The ring of tracering.h holds self-contained JSON events; Perfetto's intern texts. */
-		if (o->perfetto && (o->trace_last_ns || o->trace_max_bytes))
-			return lp_usage_error(state, "%s bounds the JSON trace only, not yet --format "
-						     "perfetto: record with --format json",
-					      o->trace_last_ns ? "--trace-last" : "--trace-max-size");
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

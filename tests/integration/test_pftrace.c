@@ -7,7 +7,9 @@
  * by time, equal times in file order); with --format json,perfetto the same
  * recording is in both formats, and every slice (times, name, category,
  * every argument), every thread and process name and otherData must be the
- * JSON trace's exactly.
+ * JSON trace's exactly. Bounded (--trace-last, --trace-max-size), the
+ * Perfetto trace keeps the spans the JSON trace keeps, each sequence decoding
+ * on its own (pftrace.py tracks interned texts and clocks per sequence).
  *
  * Usage: test_pftrace BUILD_DIR (needs root: BPF; protoc and python3).
  */
@@ -36,8 +38,8 @@ static char *lp(void)
 	return fmt("%s/leanprofiler", build);
 }
 
-/* Records cmd with opts into tmpdir/name; the directory. */
-static char *record(const char *name, char *const opts[], char *const cmd[])
+/* Records cmd with opts into tmpdir/name; the directory, and what record printed (out). */
+static char *record_out(const char *name, char *const opts[], char *const cmd[], char **out)
 {
 	char *dir = fmt("%s/%s", tmpdir, name), *argv[32];
 	int n = 0;
@@ -56,8 +58,15 @@ static char *record(const char *name, char *const opts[], char *const cmd[])
 	assert_int_equal(run(&r, argv), 0);
 	if (r.status != 0)
 		fail_msg("record %s exited %d:\n%s", name, r.status, r.err);
+	if (out)
+		*out = strdup(r.out);
 	run_free(&r);
 	return dir;
+}
+
+static char *record(const char *name, char *const opts[], char *const cmd[])
+{
+	return record_out(name, opts, cmd, NULL);
 }
 
 /* pftrace.py compare: exits 0 and says "same". */
@@ -283,6 +292,257 @@ static void test_report_converts(void **state)
 	}
 }
 
+/* ---- bounded: --trace-last, --trace-max-size ---- */
+
+/* The decoded slices of category cat. */
+static size_t count_cat(json_object *d, const char *cat)
+{
+	json_object *slices = get(d, "slices");
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(slices); i++)
+		n += !strcmp(get_s(json_object_array_get_idx(slices, i), "cat"), cat);
+	return n;
+}
+
+/*
+ * What the summary's trace_bound says is what the .pftrace holds: its spans
+ * and off-CPU slices, some left out. The pftrace.py stats of the file.
+ */
+static json_object *bound_matches(const char *dir, json_object **bound)
+{
+	char *path = fmt("%s/leanprofiler-trace.pftrace", dir);
+	json_object *sum = summary_of(dir), *d = decoded(path), *b = get(sum, "trace_bound");
+
+	assert_int_equal(get_i(b, "spans"), count_cat(d, "span"));
+	assert_int_equal(get_i(b, "off_cpu_slices"), count_cat(d, "off-cpu"));
+	assert_true(get_i(b, "spans") > 0);
+	assert_true(get_i(b, "spans_left_out") > 0);
+	assert_int_equal(get_i(b, "spans") + get_i(b, "spans_left_out"), get_i(sum, "events"));
+	*bound = json_object_get(b);
+	json_object_put(sum);
+	return d;
+}
+
+static char *flight(void)
+{
+	return fmt("%s/tests/targets/flight", build);
+}
+
+/*
+ * --format json,perfetto --trace-last 1s over 3 s of two threads with
+ * --off-cpu: both files hold the same slices (times, names, arguments), the
+ * window's; each sequence of the .pftrace starts at its first kept span.
+ */
+static void test_trace_last_same_as_json(void **state)
+{
+	char *out, *dir;
+	json_object *b, *d;
+
+	(void)state;
+	dir = record_out("last", (char *[]){ "--format", "json,perfetto", "--trace-last", "1s",
+					     "--off-cpu", NULL },
+			 (char *[]){ flight(), fmt("%s/last.log", tmpdir), "3", "2", "1000", NULL },
+			 &out);
+	same_as_json(dir);
+	d = bound_matches(dir, &b);
+	assert_true(get_i(b, "off_cpu_slices_left_out") > 0);
+	assert_false(json_object_get_boolean(get(b, "cut")));
+	assert_non_null(strstr(out, fmt("\nTrace kept: the spans that ended in the last 1.00 s "
+					"(from 2.")));
+	print_message("--trace-last 1s of 3 s: %lld spans in both traces, %lld left out; "
+		      "%lld off-CPU slices\n",
+		      (long long)get_i(b, "spans"), (long long)get_i(b, "spans_left_out"),
+		      (long long)get_i(b, "off_cpu_slices"));
+	json_object_put(b);
+	json_object_put(d);
+}
+
+/* The window cut short by its memory bound (the JSON trace's): both files the same. */
+static void test_trace_last_cut_same_as_json(void **state)
+{
+	char *dir;
+	json_object *b, *d;
+
+	(void)state;
+	dir = record("last-cut", (char *[]){ "--format", "json,perfetto", "--trace-last", "2s",
+					     "--trace-max-size", "64K", "--off-cpu", NULL },
+		     (char *[]){ flight(), fmt("%s/last-cut.log", tmpdir), "3", "2", "1000",
+				 NULL });
+	same_as_json(dir);
+	d = bound_matches(dir, &b);
+	assert_true(json_object_get_boolean(get(b, "cut")));
+	json_object_put(b);
+	json_object_put(d);
+}
+
+/* --trace-max-size: the first spans, the same in both files. */
+static void test_trace_max_size_same_as_json(void **state)
+{
+	char *dir;
+	json_object *b, *d;
+
+	(void)state;
+	dir = record("size-both", (char *[]){ "--format", "json,perfetto", "--trace-max-size",
+					      "64K", NULL },
+		     (char *[]){ flight(), fmt("%s/size-both.log", tmpdir), "2", "1", "0", NULL });
+	same_as_json(dir);
+	d = bound_matches(dir, &b);
+	assert_true(json_object_get_boolean(get(b, "full")));
+	json_object_put(b);
+	json_object_put(d);
+}
+
+/* A slice by the key flight logs a span under. */
+struct keyed {
+	char key[300];
+	json_object *s;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	return strcmp(((const struct keyed *)a)->key, ((const struct keyed *)b)->key);
+}
+
+/* A slice's key as flight logs a span: tid SPACE name TAB its string arguments "k=v, k2=v2". */
+static void slice_key(json_object *s, char *key, size_t size)
+{
+	json_object *args = get(s, "args");
+	size_t m = (size_t)snprintf(key, size, "%lld %s\t", (long long)get_i(s, "tid"),
+				    get_s(s, "name"));
+
+	for (size_t i = 0; i < json_object_array_length(args); i++) {
+		json_object *a = json_object_array_get_idx(args, i);
+		json_object *v = json_object_array_get_idx(a, 1);
+
+		if (json_object_is_type(v, json_type_string))
+			m += (size_t)snprintf(key + m, size - m, "%s%s=%s",
+					      key[m - 1] == '\t' ? "" : ", ",
+					      json_object_get_string(json_object_array_get_idx(a, 0)),
+					      json_object_get_string(v));
+	}
+}
+
+/*
+ * --format perfetto --trace-last 1s alone: the .pftrace holds exactly the
+ * spans that ended in the last second (flight's own clock readings around
+ * each exit say which; one whose exit straddles the window's start may be
+ * either), each at the times the target saw.
+ */
+static void test_trace_last_perfetto_only(void **state)
+{
+	char *log = fmt("%s/last-pf.log", tmpdir), *out, *dir, line[512];
+	json_object *b, *d, *slices;
+	size_t nslices, found = 0, want = 0;
+	struct keyed *keys;
+	FILE *f;
+	uint64_t from;
+
+	(void)state;
+	dir = record_out("last-pf", (char *[]){ "--format", "perfetto", "--trace-last", "1s", NULL },
+			 (char *[]){ flight(), log, "3", "2", "0", NULL }, &out);
+	d = bound_matches(dir, &b);
+	from = (uint64_t)get_i(b, "window_start_ns");
+	slices = get(d, "slices");
+	nslices = json_object_array_length(slices);
+	keys = calloc(nslices + 1, sizeof(*keys));
+	assert_non_null(keys);
+	for (size_t i = 0; i < nslices; i++) {
+		keys[i].s = json_object_array_get_idx(slices, i);
+		slice_key(keys[i].s, keys[i].key, sizeof(keys[i].key));
+	}
+	qsort(keys, nslices, sizeof(*keys), cmp_keyed);
+	f = fopen(log, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long t[4];
+		int tid, depth, used = 0;
+		json_object *hit = NULL;
+		struct keyed k, *kh;
+
+		assert_int_equal(sscanf(line, "%d %d %llu %llu %llu %llu %n", &tid, &depth, &t[0],
+					&t[1], &t[2], &t[3], &used), 6);
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(k.key, sizeof(k.key), "%d %s", tid, line + used);
+		kh = bsearch(&k, keys, nslices, sizeof(*keys), cmp_keyed);
+		hit = kh ? kh->s : NULL;
+		if (t[3] < from && hit)
+			fail_msg("%s ended before the window (%llu < %llu) but is in the trace",
+				 line + used, t[3], (unsigned long long)from);
+		if (t[2] >= from && !hit)
+			fail_msg("%s ended in the window but is not in the trace", line + used);
+		want += t[2] >= from;
+		if (!hit)
+			continue;
+		found++;
+		if ((uint64_t)get_i(hit, "start_ns") < t[0] ||
+		    (uint64_t)get_i(hit, "start_ns") > t[1] ||
+		    (uint64_t)(get_i(hit, "start_ns") + get_i(hit, "dur_ns")) < t[2] ||
+		    (uint64_t)(get_i(hit, "start_ns") + get_i(hit, "dur_ns")) > t[3])
+			fail_msg("%s: traced at %lld for %lld ns, the target saw [%llu..%llu, "
+				 "%llu..%llu]", line + used, (long long)get_i(hit, "start_ns"),
+				 (long long)get_i(hit, "dur_ns"), t[0], t[1], t[2], t[3]);
+	}
+	fclose(f);
+	free(keys);
+	/* Every slice is one of the target's spans. */
+	assert_int_equal(found, nslices);
+	assert_true(want > 100);
+	assert_non_null(strstr(out, fmt("\nTrace kept: the spans that ended in the last 1.00 s "
+					"(from 2.")));
+	print_message("--format perfetto --trace-last 1s of 3 s: %zu spans, %lld left out\n",
+		      found, (long long)get_i(b, "spans_left_out"));
+	json_object_put(b);
+	json_object_put(d);
+}
+
+/*
+ * --format perfetto --trace-max-size 64K alone: the packets, before
+ * compression and besides the descriptors and otherData written at the end,
+ * take at most 64 KiB (the file, deflated, much less); the spans are the
+ * first that closed, the table's line says how many.
+ */
+static void test_trace_max_size_perfetto_only(void **state)
+{
+	char *out, *dir, *argv[4];
+	json_object *b, *d, *st;
+	struct run r;
+	int64_t raw, end;
+
+	(void)state;
+	dir = record_out("size-pf", (char *[]){ "--format", "perfetto", "--trace-max-size", "64K",
+						NULL },
+			 (char *[]){ flight(), fmt("%s/size-pf.log", tmpdir), "2", "1", "0", NULL },
+			 &out);
+	d = bound_matches(dir, &b);
+	assert_true(json_object_get_boolean(get(b, "full")));
+	argv[0] = "tests/perfetto/pftrace.py";
+	argv[1] = "stats";
+	argv[2] = fmt("%s/leanprofiler-trace.pftrace", dir);
+	argv[3] = NULL;
+	assert_int_equal(run(&r, argv), 0);
+	assert_int_equal(r.status, 0);
+	st = json_tokener_parse(r.out);
+	assert_non_null(st);
+	raw = get_i(st, "raw_bytes");
+	end = get_i(st, "end_bytes");
+	assert_true(raw - end <= 64 << 10);
+	assert_true(raw - end <= get_i(b, "bytes"));
+	assert_true(get_i(st, "file_bytes") <= raw + 64);
+	assert_non_null(strstr(out, fmt("\nTrace kept: the first %lld spans, until the trace was "
+					"full at --trace-max-size 64K, ",
+					(long long)get_i(b, "spans"))));
+	print_message("--format perfetto --trace-max-size 64K: %lld spans, packets %lld bytes "
+		      "(%lld counted), %lld at the end, the file %lld\n",
+		      (long long)get_i(b, "spans"), (long long)(raw - end),
+		      (long long)get_i(b, "bytes"), (long long)end,
+		      (long long)get_i(st, "file_bytes"));
+	run_free(&r);
+	json_object_put(st);
+	json_object_put(b);
+	json_object_put(d);
+}
+
 static void test_bad_format(void **state)
 {
 	char *argv[] = { lp(), "record", "--format", "protobuf", "--", "true", NULL };
@@ -307,6 +567,11 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_formats_replace_each_other),
 		cmocka_unit_test(test_report_reads_pftrace),
 		cmocka_unit_test(test_report_converts),
+		cmocka_unit_test(test_trace_last_same_as_json),
+		cmocka_unit_test(test_trace_last_cut_same_as_json),
+		cmocka_unit_test(test_trace_max_size_same_as_json),
+		cmocka_unit_test(test_trace_last_perfetto_only),
+		cmocka_unit_test(test_trace_max_size_perfetto_only),
 		cmocka_unit_test(test_bad_format),
 	};
 

@@ -423,8 +423,6 @@ static void test_failures(void **state)
 		{ 125, "invalid --trace-max-size '2048G'" },
 		{ 125, "--trace-last bounds the trace, which --summary-only does not write" },
 		{ 125, "--trace-max-size bounds the trace, which --summary-only does not write" },
-		{ 125, "--trace-last bounds the JSON trace only, not yet --format perfetto" },
-		{ 125, "--trace-max-size bounds the JSON trace only, not yet --format perfetto" },
 	};
 	char *cases[][10] = {
 		{ lp, "record", "-o", out, "--", "/nonexistent/command", NULL },
@@ -453,9 +451,6 @@ static void test_failures(void **state)
 		{ lp, "record", "--trace-max-size", "2048G", "--", "/bin/true", NULL },
 		{ lp, "record", "--summary-only", "--trace-last", "5s", "--", "/bin/true", NULL },
 		{ lp, "record", "--trace-max-size", "1M", "--summary-only", "--", "/bin/true", NULL },
-		{ lp, "record", "--format", "perfetto", "--trace-last", "5s", "--", "/bin/true", NULL },
-		{ lp, "record", "--trace-max-size", "1M", "--format", "json,perfetto", "--",
-		  "/bin/true", NULL },
 	};
 	struct run r;
 

@@ -13,7 +13,10 @@ open one.
   pftrace.py compare FILE.pftrace JSON      every slice, track name and argument the same
                                             as the JSON trace's (same recording); exit 1
                                             with one line per difference
-  pftrace.py stats FILE.pftrace             packets, sequences, bytes (JSON)
+  pftrace.py stats FILE.pftrace             packets, sequences, bytes (JSON): the file's,
+                                            the packets' inflated (raw_bytes), and of
+                                            these the descriptors' and attributes'
+                                            (written at the end: end_bytes)
 """
 import json
 import os
@@ -68,6 +71,31 @@ def inflate_trace(data):
         else:
             out += data[i - n - len(encode_varint(n)) - 1:i]
     return bytes(out), compressed
+
+
+def end_bytes(inner):
+    """Bytes of the packets of track descriptors (60) and trace attributes (126), framed."""
+    total = i = 0
+    while i < len(inner):
+        start = i
+        _, i = varint(inner, i)
+        n, i = varint(inner, i)
+        pkt, i = inner[i:i + n], i + n
+        j, fields = 0, set()
+        while j < len(pkt):
+            key, j = varint(pkt, j)
+            wire = key & 7
+            if wire == 0:
+                _, j = varint(pkt, j)
+            elif wire == 2:
+                m, j = varint(pkt, j)
+                j += m
+            else:
+                j += 8 if wire == 1 else 4
+            fields.add(key >> 3)
+        if fields & {60, 126}:
+            total += i - start
+    return total
 
 
 def encode_varint(v):
@@ -163,7 +191,10 @@ def decode(path):
     if p.returncode:
         fail("protoc --decode failed: " + p.stderr.decode(errors="replace"))
     trace = parse_text(p.stdout.decode("latin-1"))
-    return rebuild(trace.get("packet", []), compressed, len(data))
+    out = rebuild(trace.get("packet", []), compressed, len(data))
+    out["stats"]["raw_bytes"] = len(inner)
+    out["stats"]["end_bytes"] = end_bytes(inner)
+    return out
 
 
 def text(b):

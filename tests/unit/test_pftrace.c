@@ -6,7 +6,10 @@
  * trace processor will see: the events of a thread in the order it ran them
  * whatever order the spans closed in, equal timestamps (a zero-length child, a
  * child ending with its parent) in nesting order, and an absolute time where a
- * span begins before its sequence's last packet.
+ * span begins before its sequence's last packet. Bounded (lp_pftrace_bound):
+ * a window's sequence starts at its first kept span and defines there every
+ * text it uses; a budget counts at least the packets' bytes; following the
+ * JSON trace's ring, the same spans.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -21,6 +24,7 @@
 #include "pbw.h"
 #include "pftrace.h"
 #include "pftrace_read.h"
+#include "tracering.h"
 #include "unit.h"
 
 /* One event as the file has it. */
@@ -31,8 +35,10 @@ struct ev {
 	char name[64]; /* BEGIN: its name (interned or not) */
 };
 
-static struct ev evs[64];
+static struct ev evs[512];
 static size_t nevs;
+static size_t nclears;    /* packets that cleared the sequence's state */
+static size_t desc_bytes; /* of the packets of track descriptors, with their tag and length */
 
 static char path[] = "/tmp/lp-test-pftrace-XXXXXX";
 /* test_read_refuses' own: a file read once is never written again (outfile.h). */
@@ -71,11 +77,11 @@ static void decode(void)
 	size_t n = fread(file, 1, sizeof(file), f);
 	struct pb_cur c = { file, file + n };
 	struct pb_field pkt;
-	char names[64][64] = { { 0 } };
+	char names[256][64] = { { 0 } };
 	uint64_t clock = 0;
 
 	fclose(f);
-	nevs = 0;
+	nevs = nclears = desc_bytes = 0;
 	while (pb_next(&c, &pkt) == 1) {
 		struct pb_field comp = { 0 };
 		uLongf rlen = sizeof(raw);
@@ -90,6 +96,13 @@ static void decode(void)
 			bool has, abs_clock;
 			uint64_t ts = field_u(p.data, p.len, PF_TP_TIMESTAMP, &has);
 
+			if (field_b(p.data, p.len, PF_TP_TRACK_DESCRIPTOR, &te))
+				desc_bytes += 1 + pb_varint_len(p.len) + p.len;
+			/* What was interned before goes: the sequence stands on its own from here. */
+			if (field_u(p.data, p.len, PF_TP_SEQ_FLAGS, &has) & PF_SEQ_CLEARED) {
+				memset(names, 0, sizeof(names));
+				nclears++;
+			}
 			if (field_b(p.data, p.len, PF_TP_CLOCK_SNAPSHOT, &cs)) {
 				struct pb_field clk;
 
@@ -112,13 +125,14 @@ static void decode(void)
 					struct pb_field t;
 					uint64_t iid = field_u(e.data, e.len, PF_IE_IID, &has);
 
-					if (e.num == PF_ID_NAMES && iid < 64 &&
+					if (e.num == PF_ID_NAMES && iid < 256 &&
 					    field_b(e.data, e.len, PF_IE_TEXT, &t))
 						memcpy(names[iid], t.data, t.len < 63 ? t.len : 63);
 				}
 			}
 			if (!field_b(p.data, p.len, PF_TP_TRACK_EVENT, &te))
 				continue;
+			assert_true(nclears > 0);
 			field_u(p.data, p.len, PF_TP_CLOCK_ID, &abs_clock);
 			if (abs_clock) {
 				evs[nevs].ts = ts;
@@ -131,7 +145,7 @@ static void decode(void)
 			if (evs[nevs].type == PF_TYPE_BEGIN) {
 				uint64_t iid = field_u(te.data, te.len, PF_TE_NAME_IID, &has);
 
-				assert_true(has && iid < 64 && names[iid][0]);
+				assert_true(has && iid < 256 && names[iid][0]);
 				strcpy(evs[nevs].name, names[iid]);
 			}
 			assert_true(++nevs < ARRAY_SIZE(evs));
@@ -226,6 +240,162 @@ static void test_hold_limit(void **state)
 	assert_int_equal(lp_pftrace_close(t, NULL, &st), 0);
 	assert_int_equal(st.spans, LP_PFTRACE_HOLD_MAX + 1);
 	assert_int_equal(st.absolute, 1);
+}
+
+/*
+ * --trace-last: three flushes of a thread (a top-level span and what it
+ * encloses), A [100, 200], B [300, 400] with b1 ending at 320 and b2 at 390,
+ * and A again [500, 600], off-CPU waits in b1 and b2; the window [340, 600].
+ * The sequence starts at B (state cleared, its clock at 300) without b1 or its
+ * wait, and names "A" there, though its first A was left out before.
+ */
+static void test_window_restarts_at_first_kept_flush(void **state)
+{
+	struct lp_pftrace *t;
+	struct lp_pftrace_stats st;
+	struct lp_tring_stats b;
+
+	(void)state;
+	assert_int_equal(lp_pftrace_open(&t, path, NULL, 0), 0);
+	assert_int_equal(lp_pftrace_bound(t, 260, 0, NULL), 0);
+	span(t, "a1", 1, 110, 120);
+	span(t, "A", 0, 100, 200);
+	lp_pftrace_off_cpu(t, 10, 11, 2, 312, 314, 316);
+	span(t, "b1", 1, 310, 320);
+	lp_pftrace_off_cpu(t, 10, 11, 2, 360, 370, 380);
+	span(t, "b2", 1, 350, 390);
+	span(t, "B", 0, 300, 400);
+	span(t, "A", 0, 500, 600);
+	lp_pftrace_bound_end(t, 600, &b);
+	assert_int_equal(b.spans, 3);
+	assert_int_equal(b.spans_left_out, 3);
+	assert_int_equal(b.inner, 2);
+	assert_int_equal(b.inner_left_out, 2);
+	assert_int_equal(b.from_ns, 340);
+	assert_false(b.cut);
+	assert_int_equal(lp_pftrace_close(t, NULL, &st), 0);
+	assert_int_equal(st.spans, 3);
+	assert_int_equal(st.off_cpu, 2);
+	decode();
+	assert_int_equal(nclears, 1);
+	assert_int_equal(nevs, 10);
+	expect(0, 1, 300, "B");
+	expect(1, 1, 350, "b2");
+	expect(2, 1, 360, "blocked");
+	expect(3, 2, 369, NULL);
+	expect(4, 1, 370, "runq");
+	expect(5, 2, 380, NULL);
+	expect(6, 2, 390, NULL); /* b2 */
+	expect(7, 2, 400, NULL); /* B */
+	expect(8, 1, 500, "A");
+	expect(9, 2, 600, NULL);
+	assert_int_equal(st.absolute, 0);
+}
+
+/* Top-level spans of n bytes' names (some repeated), each with a child, until t is full. */
+static void fill_spans(struct lp_pftrace *t, int n)
+{
+	for (int i = 0; i < n; i++) {
+		char name[40];
+
+		snprintf(name, sizeof(name), "span-%d-%.*s", i % 7, i % 20, "xxxxxxxxxxxxxxxxxxxx");
+		span(t, "child", 1, 1000 + 100 * (uint64_t)i + 10, 1000 + 100 * (uint64_t)i + 50);
+		span(t, name, 0, 1000 + 100 * (uint64_t)i, 1000 + 100 * (uint64_t)i + 60);
+	}
+}
+
+/*
+ * --trace-max-size: the spans that fit, the first ones in the order they
+ * closed (child_i then span_i); their packets (the file's before compression,
+ * less the tracks' descriptors) take at most what the budget counted, within
+ * the bound.
+ */
+static void test_budget_counts_every_packet_byte(void **state)
+{
+	struct lp_pftrace *t;
+	struct lp_pftrace_stats st;
+	struct lp_tring_stats b;
+
+	(void)state;
+	assert_int_equal(lp_pftrace_open(&t, path, NULL, 0), 0);
+	assert_int_equal(lp_pftrace_bound(t, 0, LP_TRACE_SIZE_MIN, NULL), 0);
+	fill_spans(t, 1000);
+	lp_pftrace_bound_end(t, 200000, &b);
+	assert_true(b.full);
+	assert_true(b.spans > 20 && b.spans < 2000);
+	assert_int_equal(b.spans + b.spans_left_out, 2000);
+	assert_true(b.bytes <= LP_TRACE_SIZE_MIN);
+	assert_int_equal(lp_pftrace_close(t, NULL, &st), 0);
+	assert_int_equal(st.spans, b.spans);
+	decode();
+	assert_int_equal(nevs, 2 * b.spans);
+	for (size_t i = 0, k = 0; i < nevs; i++) {
+		char want[40];
+		size_t pair = k / 2;
+
+		if (evs[i].type != 1)
+			continue;
+		/* Pre-order: span_i, then its child (a lone child last when its parent did not fit). */
+		if (k % 2 == 0 && k + 1 < b.spans)
+			snprintf(want, sizeof(want), "span-%zu-%.*s", pair % 7, (int)(pair % 20),
+				 "xxxxxxxxxxxxxxxxxxxx");
+		else
+			strcpy(want, "child");
+		assert_string_equal(evs[i].name, want);
+		k++;
+	}
+	assert_true(st.raw_bytes - desc_bytes <= b.bytes);
+	print_message("--trace-max-size 4K: %llu spans, %llu bytes of packets, %llu counted\n",
+		      (unsigned long long)b.spans, (unsigned long long)(st.raw_bytes - desc_bytes),
+		      (unsigned long long)b.bytes);
+}
+
+static int leader_emit(void *ctx, const char *a, size_t alen, const char *b, size_t blen)
+{
+	(void)ctx, (void)a, (void)alen, (void)b, (void)blen;
+	return 0;
+}
+
+/*
+ * --format json,perfetto: the Perfetto trace follows the JSON trace's ring
+ * (here one whose events cost 150 bytes, a JSON span's): the same count of
+ * spans kept, budget or window cut short by the leader's bound.
+ */
+static void test_follows_the_json_ring(void **state)
+{
+	for (int window = 0; window < 2; window++) {
+		struct lp_tring_opts o = { .last_ns = window ? 1000000 : 0,
+					   .max_bytes = 16 << 10, .overhead = 2,
+					   .emit = leader_emit };
+		struct lp_tring *json = lp_tring_new(&o);
+		struct lp_tring_stats js, ps;
+		struct lp_pftrace *t;
+		struct lp_pftrace_stats st;
+		char ev[148];
+
+		(void)state;
+		assert_non_null(json);
+		memset(ev, 'j', sizeof(ev));
+		assert_int_equal(lp_pftrace_open(&t, path, NULL, 0), 0);
+		assert_int_equal(lp_pftrace_bound(t, o.last_ns, o.max_bytes, json), 0);
+		for (int i = 0; i < 1000; i++) {
+			uint64_t s = 1000 + 100 * (uint64_t)i;
+
+			assert_int_equal(lp_tring_span(json, 10, 11, s, s + 60, ev, sizeof(ev)), 0);
+			span(t, "x", 0, s, s + 60);
+		}
+		lp_tring_end(json, 200000, &js);
+		lp_pftrace_bound_end(t, 200000, &ps);
+		assert_true(window ? js.cut : js.full);
+		assert_true(js.spans > 50 && js.spans < 1000);
+		assert_int_equal(ps.spans, js.spans);
+		assert_int_equal(ps.spans_left_out, js.spans_left_out);
+		assert_int_equal(ps.from_ns, js.from_ns);
+		assert_int_equal(ps.full_ns, js.full_ns);
+		assert_int_equal(lp_pftrace_close(t, NULL, &st), 0);
+		assert_int_equal(st.spans, js.spans);
+		lp_tring_free(json);
+	}
 }
 
 /* What the reader hands its sink. */
@@ -368,6 +538,9 @@ int main(void)
 		cmocka_unit_test(test_nesting_order_with_equal_times),
 		cmocka_unit_test(test_earlier_begin_is_absolute),
 		cmocka_unit_test(test_hold_limit),
+		cmocka_unit_test(test_window_restarts_at_first_kept_flush),
+		cmocka_unit_test(test_budget_counts_every_packet_byte),
+		cmocka_unit_test(test_follows_the_json_ring),
 		cmocka_unit_test(test_read_back),
 		cmocka_unit_test(test_read_refuses),
 	};

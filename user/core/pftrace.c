@@ -13,6 +13,21 @@
 #include "pbw.h"
 #include "pfzout.h"
 #include "trace.h"
+#include "tracering.h"
+
+/*
+ * A bounded trace's budget (--trace-max-size) counts a span's packets at their
+ * largest, field by field (packets_cost): an absolute time's clock field (3
+ * bytes), an END packet's bytes besides its head (its tag and length, its
+ * TrackEvent's: 6), a sequence's first packet (seq_start: its id, flags,
+ * defaults, a ClockSnapshot of two clocks: 66 bytes at most).
+ */
+#define PF_ABSOLUTE_CLOCK 3
+#define PF_END_BODY 6
+#define PF_SEQ_START_MAX 66
+
+/* What a record in the ring is (its stats). */
+enum { PF_KIND_SPAN, PF_KIND_OFF_CPU };
 
 /* An interned text: the InternedData field it goes in, its bytes in the arena. */
 struct pf_text {
@@ -33,16 +48,23 @@ struct pf_pending {
 	size_t off;
 };
 
+/*
+ * Interned ids: an open-addressing set (0: empty), so that a thread costs what
+ * it used, not the file's count of ids.
+ */
+struct pf_idset {
+	uint32_t *v;
+	size_t n, cap; /* cap: 0 or a power of two */
+};
+
 struct pf_seq {
 	uint32_t pid, tid, id;
 	bool started;     /* its first packet (state cleared, defaults, clock) is out */
 	uint64_t last_ts; /* the incremental clock's value */
-	/*
-	 * The interned ids emitted on this sequence: an open-addressing set (0:
-	 * empty), so that a thread costs what it used, not the file's count of ids.
-	 */
-	uint32_t *seen;
-	size_t nseen, seen_cap; /* seen_cap: 0 or a power of two */
+	struct pf_idset seen; /* the interned ids emitted on this sequence */
+	/* --trace-max-size: the ids and the first packet the budget counted already */
+	struct pf_idset billed;
+	bool billed_start;
 	struct pf_pending *pend;
 	size_t npend, pend_cap;
 	struct pb_buf body;
@@ -118,6 +140,15 @@ struct lp_pftrace {
 	size_t nprocs, procs_cap;
 	uint32_t *order, *stack; /* a flush's events and its stack */
 	size_t order_cap, stack_cap;
+	/*
+	 * --trace-last, --trace-max-size: each span and slice goes through the
+	 * ring as a record (rec: kind, pid, tid, depth, start, end, its ids'
+	 * length, its ids, its TrackEvent) and reaches its sequence when the ring
+	 * emits it (joined: one cut in two by the ring's wraparound).
+	 */
+	struct lp_tring *ring;
+	bool budget; /* no window: the records' cost is their packets' (packets_cost) */
+	struct pb_buf rec, joined;
 	struct lp_pftrace_stats stats;
 	int err; /* the first error: the file is not written */
 };
@@ -524,48 +555,49 @@ static void put_packet(struct lp_pftrace *t, const uint8_t *head, size_t hlen,
 		set_err(t, lp_pfz_flush(&t->pz));
 }
 
-static bool seen(const struct pf_seq *q, uint64_t iid)
+static bool idset_has(const struct pf_idset *set, uint64_t iid)
 {
-	size_t mask = q->seen_cap - 1;
+	size_t mask = set->cap - 1;
 
-	if (!q->seen_cap)
+	if (!set->cap)
 		return false;
 	for (size_t i = lp_hash64(iid) & mask;; i = (i + 1) & mask) {
-		if (q->seen[i] == iid)
+		if (set->v[i] == iid)
 			return true;
-		if (!q->seen[i])
+		if (!set->v[i])
 			return false;
 	}
 }
 
-static void seen_put(uint32_t *set, size_t cap, uint32_t iid)
+static void idset_put(uint32_t *v, size_t cap, uint32_t iid)
 {
 	size_t i = lp_hash64(iid) & (cap - 1);
 
-	while (set[i])
+	while (v[i])
 		i = (i + 1) & (cap - 1);
-	set[i] = iid;
+	v[i] = iid;
 }
 
-static void mark_seen(struct lp_pftrace *t, struct pf_seq *q, uint64_t iid)
+/* Adds iid (not in the set yet). */
+static void idset_add(struct lp_pftrace *t, struct pf_idset *set, uint64_t iid)
 {
-	if (2 * (q->nseen + 1) > q->seen_cap) {
-		size_t cap = q->seen_cap ? 2 * q->seen_cap : 64;
-		uint32_t *set = calloc(cap, sizeof(*set));
+	if (2 * (set->n + 1) > set->cap) {
+		size_t cap = set->cap ? 2 * set->cap : 64;
+		uint32_t *v = calloc(cap, sizeof(*v));
 
-		if (!set) {
+		if (!v) {
 			set_err(t, -ENOMEM);
 			return;
 		}
-		for (size_t i = 0; i < q->seen_cap; i++)
-			if (q->seen[i])
-				seen_put(set, cap, q->seen[i]);
-		free(q->seen);
-		q->seen = set;
-		q->seen_cap = cap;
+		for (size_t i = 0; i < set->cap; i++)
+			if (set->v[i])
+				idset_put(v, cap, set->v[i]);
+		free(set->v);
+		set->v = v;
+		set->cap = cap;
 	}
-	seen_put(q->seen, q->seen_cap, (uint32_t)iid);
-	q->nseen++;
+	idset_put(set->v, set->cap, (uint32_t)iid);
+	set->n++;
 }
 
 /* Whether every id in ids is on the sequence already (the common case: nothing to emit). */
@@ -578,7 +610,7 @@ static bool all_seen(struct pf_seq *q, struct pb_cur ids)
 			iid = *ids.p++;
 		else if (pb_read_varint(&ids, &iid))
 			return true;
-		if (!seen(q, iid))
+		if (!idset_has(&q->seen, iid))
 			return false;
 	}
 	return true;
@@ -595,14 +627,14 @@ static void interned_data(struct lp_pftrace *t, struct pf_seq *q, struct pb_cur 
 		const struct pf_text *tx;
 		size_t e;
 
-		if (!iid || iid > t->ntexts || seen(q, iid))
+		if (!iid || iid > t->ntexts || idset_has(&q->seen, iid))
 			continue;
 		tx = &t->texts[iid - 1];
 		e = pb_open(b, tx->field);
 		pb_uint(b, PF_IE_IID, iid);
 		pb_bytes(b, PF_IE_TEXT, t->arena.p + tx->off, tx->len);
 		pb_close(b, e);
-		mark_seen(t, q, iid);
+		idset_add(t, &q->seen, iid);
 	}
 	pb_close(b, m);
 }
@@ -682,18 +714,31 @@ static void flush_seq(struct lp_pftrace *t, struct pf_seq *q)
 	q->body.len = 0;
 }
 
-/* Queues the TrackEvent in t->te (its ids in t->ids) on the thread's sequence. */
-static void queue(struct lp_pftrace *t, uint32_t pid, uint32_t tid, uint32_t depth,
-		  uint64_t start, uint64_t end)
+/* --trace-max-size: the budget has counted ids and the first packet on q (packets_cost). */
+static void bill(struct lp_pftrace *t, struct pf_seq *q, struct pb_cur ids)
+{
+	uint64_t iid;
+
+	while (ids.p < ids.end && !pb_read_varint(&ids, &iid))
+		if (iid && !idset_has(&q->billed, iid))
+			idset_add(t, &q->billed, iid);
+	q->billed_start = true;
+}
+
+/*
+ * Queues a TrackEvent (te, the interned ids it refers to: ids) on the
+ * thread's sequence, a span's or an off-CPU slice's (kind).
+ */
+static void enqueue(struct lp_pftrace *t, unsigned kind, uint32_t pid, uint32_t tid,
+		    uint32_t depth, uint64_t start, uint64_t end, const uint8_t *ids, size_t ilen,
+		    const uint8_t *te, size_t tlen)
 {
 	struct pf_seq *q = seq_of(t, pid, tid);
 	struct pf_pending *e;
 	size_t off;
 
-	if (!q || t->te.err || t->ids.err) {
-		set_err(t, t->te.err ? t->te.err : t->ids.err ? t->ids.err : t->err);
+	if (!q)
 		return;
-	}
 	e = lp_grow(q->pend, &q->pend_cap, q->npend + 1, sizeof(*e));
 	if (!e) {
 		set_err(t, -ENOMEM);
@@ -701,19 +746,150 @@ static void queue(struct lp_pftrace *t, uint32_t pid, uint32_t tid, uint32_t dep
 	}
 	q->pend = e;
 	off = q->body.len;
-	pb_uvarint(&q->body, t->ids.len);
-	pb_bytes_raw(&q->body, t->ids.p, t->ids.len);
-	pb_bytes_raw(&q->body, t->te.p, t->te.len);
+	pb_uvarint(&q->body, ilen);
+	pb_bytes_raw(&q->body, ids, ilen);
+	pb_bytes_raw(&q->body, te, tlen);
 	if (q->body.err || q->body.len - off > UINT32_MAX) {
 		set_err(t, -ENOMEM);
 		q->body.len = off;
 		return;
 	}
+	if (t->budget)
+		bill(t, q, (struct pb_cur){ ids, ids + ilen });
+	if (kind == PF_KIND_SPAN)
+		t->stats.spans++;
+	else
+		t->stats.off_cpu++;
 	q->pend[q->npend++] = (struct pf_pending){ start, end, depth, (uint32_t)(q->body.len - off),
 						   off };
 	/* Its top-level span closed: the thread's spans so far are all whole. */
 	if (depth == 0 || q->npend >= LP_PFTRACE_HOLD_MAX)
 		flush_seq(t, q);
+}
+
+/* The sequence of (pid, tid), if it has one yet. */
+static struct pf_seq *seq_find(struct lp_pftrace *t, uint32_t pid, uint32_t tid)
+{
+	struct lp_map_ent *e = lp_map_find(&t->seq_of, (uint64_t)pid << 32 | tid, 0, false);
+
+	return e && e->v1 ? &t->seqs[e->v1 - 1] : NULL;
+}
+
+/* The bytes interned_data() writes for iid. */
+static uint64_t entry_len(const struct lp_pftrace *t, uint64_t iid)
+{
+	const struct pf_text *tx = &t->texts[iid - 1];
+	uint64_t body = 1 + pb_varint_len(iid) + 1 + pb_varint_len(tx->len) + tx->len;
+
+	return pb_varint_len(pb_tag(tx->field, PB_LEN)) + pb_varint_len(body) + body;
+}
+
+/*
+ * --trace-max-size: the most bytes the BEGIN and END packets of a TrackEvent
+ * (tlen bytes, referring to ids) of sequence (pid, tid) will take, with the
+ * texts the sequence has not been charged for yet and, on its first, the
+ * sequence's first packet. Which packet defines a text depends on the order
+ * they are written in: a packet's length and its InternedData's header count
+ * at their largest (every text of its own), the texts' bytes once.
+ */
+static uint64_t packets_cost(struct lp_pftrace *t, uint32_t pid, uint32_t tid, uint64_t end,
+			     struct pb_cur ids, size_t tlen)
+{
+	const struct pf_seq *q = seq_find(t, pid, tid);
+	/*
+	 * A packet's head: its sequence's id (one made later: 5 bytes at most),
+	 * its time, a delta or absolute, at most end.
+	 */
+	uint64_t head = 1 + (q ? pb_varint_len(q->id) : 5) + 1 + pb_varint_len(end) +
+			PF_ABSOLUTE_CLOCK;
+	uint64_t iid, all = 0, fresh = 0, wrap, body;
+
+	while (ids.p < ids.end && !pb_read_varint(&ids, &iid)) {
+		uint64_t n;
+
+		if (!iid || iid > t->ntexts)
+			continue;
+		n = entry_len(t, iid);
+		all += n;
+		if (!q || !idset_has(&q->billed, iid))
+			fresh += n;
+	}
+	wrap = all ? 1 + pb_varint_len(all) : 0;
+	body = head + wrap + all + 1 + pb_varint_len(tlen) + tlen;
+	return 1 + pb_varint_len(body) + body - all + fresh + head + PF_END_BODY +
+	       (q && q->billed_start ? 0 : PF_SEQ_START_MAX);
+}
+
+/* A record the ring emits (rec's layout) onto its sequence. */
+static int from_ring(void *ctx, const char *a, size_t alen, const char *b, size_t blen)
+{
+	struct lp_pftrace *t = ctx;
+	const uint8_t *p = (const uint8_t *)a;
+	struct pb_cur c;
+	uint64_t v[6]; /* pid, tid, depth, start, end, the ids' length */
+
+	if (blen) {
+		t->joined.len = 0;
+		pb_bytes_raw(&t->joined, a, alen);
+		pb_bytes_raw(&t->joined, b, blen);
+		if (t->joined.err) {
+			set_err(t, t->joined.err);
+			return t->err;
+		}
+		p = t->joined.p;
+	}
+	c = (struct pb_cur){ p + 1, p + alen + blen };
+	for (int i = 0; i < 6; i++)
+		if (pb_read_varint(&c, &v[i]))
+			return -EINVAL; /* never: the ring holds what rec was */
+	if (v[5] > (uint64_t)(c.end - c.p))
+		return -EINVAL;
+	enqueue(t, p[0], (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], v[3], v[4], c.p,
+		(size_t)v[5], c.p + v[5], (size_t)(c.end - c.p) - (size_t)v[5]);
+	return t->err;
+}
+
+/* The TrackEvent in t->te (its ids in t->ids): onto its sequence, or through the ring. */
+static void take(struct lp_pftrace *t, unsigned kind, uint32_t pid, uint32_t tid,
+		 uint32_t depth, uint64_t start, uint64_t end)
+{
+	struct pb_buf *b = &t->rec;
+	uint64_t cost;
+	uint8_t k = (uint8_t)kind;
+	int err;
+
+	if (t->te.err || t->ids.err) {
+		set_err(t, t->te.err ? t->te.err : t->ids.err);
+		return;
+	}
+	if (!t->ring) {
+		enqueue(t, kind, pid, tid, depth, start, end, t->ids.p, t->ids.len, t->te.p,
+			t->te.len);
+		return;
+	}
+	b->len = 0;
+	pb_bytes_raw(b, &k, 1);
+	pb_uvarint(b, pid);
+	pb_uvarint(b, tid);
+	pb_uvarint(b, depth);
+	pb_uvarint(b, start);
+	pb_uvarint(b, end);
+	pb_uvarint(b, t->ids.len);
+	pb_bytes_raw(b, t->ids.p, t->ids.len);
+	pb_bytes_raw(b, t->te.p, t->te.len);
+	if (b->err) {
+		set_err(t, b->err);
+		return;
+	}
+	/* The window bounds memory: a record costs its bytes. */
+	cost = t->budget ? packets_cost(t, pid, tid, end,
+					(struct pb_cur){ t->ids.p, t->ids.p + t->ids.len }, t->te.len)
+			 : b->len;
+	if (kind == PF_KIND_SPAN)
+		err = lp_tring_span_cost(t->ring, pid, tid, start, end, b->p, b->len, cost);
+	else
+		err = lp_tring_inner_cost(t->ring, pid, tid, start, b->p, b->len, cost);
+	set_err(t, err);
 }
 
 static void te_begin(struct lp_pftrace *t)
@@ -733,8 +909,7 @@ void lp_pftrace_span(struct lp_pftrace *t, const struct lp_span *s)
 	if (s->meta)
 		meta_ref(t, &t->te, s->meta);
 	own_args(t, &t->te, s);
-	t->stats.spans++;
-	queue(t, s->pid, s->tid, s->depth, s->start_ns, s->start_ns + s->total_ns);
+	take(t, PF_KIND_SPAN, s->pid, s->tid, s->depth, s->start_ns, s->end_ns);
 }
 
 void lp_pftrace_span_part(struct lp_pftrace *t, const struct lp_pftrace_part *p)
@@ -773,8 +948,7 @@ void lp_pftrace_span_part(struct lp_pftrace *t, const struct lp_pftrace_part *p)
 		flag_arg(t, &t->te, K_STARTED_BEFORE);
 	if (p->flags & LP_SPAN_UNCERTAIN)
 		flag_arg(t, &t->te, K_UNCERTAIN);
-	t->stats.spans++;
-	queue(t, p->pid, p->tid, p->depth, p->start_ns, p->end_ns);
+	take(t, PF_KIND_SPAN, p->pid, p->tid, p->depth, p->start_ns, p->end_ns);
 }
 
 static void off_cpu_slice(struct lp_pftrace *t, unsigned name, uint32_t pid, uint32_t tid,
@@ -785,8 +959,7 @@ static void off_cpu_slice(struct lp_pftrace *t, unsigned name, uint32_t pid, uin
 	te_begin(t);
 	own_ref(t, &t->te, PF_TE_NAME_IID, name);
 	own_ref(t, &t->te, PF_TE_CATEGORY_IIDS, K_OFF_CPU);
-	t->stats.off_cpu++;
-	queue(t, pid, tid, depth, from, to);
+	take(t, PF_KIND_OFF_CPU, pid, tid, depth, from, to);
 }
 
 void lp_pftrace_off_cpu(struct lp_pftrace *t, uint32_t pid, uint32_t tid, uint32_t depth,
@@ -956,7 +1129,8 @@ static void release(struct lp_pftrace *t)
 		free(t->cache[i].meta);
 	free(t->cache);
 	for (size_t i = 0; i < t->nseqs; i++) {
-		free(t->seqs[i].seen);
+		free(t->seqs[i].seen.v);
+		free(t->seqs[i].billed.v);
 		free(t->seqs[i].pend);
 		pb_buf_free(&t->seqs[i].body);
 		free(t->seqs[i].name);
@@ -968,6 +1142,9 @@ static void release(struct lp_pftrace *t)
 	free(t->procs);
 	free(t->order);
 	free(t->stack);
+	lp_tring_free(t->ring);
+	pb_buf_free(&t->rec);
+	pb_buf_free(&t->joined);
 	free(t);
 }
 
@@ -1020,11 +1197,38 @@ void lp_pftrace_compact(struct lp_pftrace *t)
 	(void)t;
 }
 
+int lp_pftrace_bound(struct lp_pftrace *t, uint64_t last_ns, uint64_t max_bytes,
+		     struct lp_tring *leader)
+{
+	/* Nothing is in the file before the first span: the budget is all the packets'. */
+	struct lp_tring_opts o = { .last_ns = last_ns, .max_bytes = max_bytes,
+				   .emit = from_ring, .ctx = t, .leader = leader };
+
+	t->ring = lp_tring_new(&o);
+	if (!t->ring)
+		return -ENOMEM;
+	t->budget = !last_ns;
+	return 0;
+}
+
+void lp_pftrace_bound_end(struct lp_pftrace *t, uint64_t end_ns, struct lp_tring_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (t->ring)
+		lp_tring_end(t->ring, end_ns, st);
+}
+
 int lp_pftrace_close(struct lp_pftrace *t, const char *other_data_json,
 		     struct lp_pftrace_stats *stats)
 {
 	int err;
 
+	if (t->ring) {
+		/* The window's spans, as they closed; the budget's are all out already. */
+		set_err(t, lp_tring_flush(t->ring));
+		lp_tring_free(t->ring);
+		t->ring = NULL;
+	}
 	for (size_t i = 0; i < t->nseqs; i++)
 		flush_seq(t, &t->seqs[i]);
 	descriptors(t);

@@ -25,15 +25,20 @@
  * sequence's previous one (a span rebuilt at attach, or a parent after a
  * partial flush) carries its absolute CLOCK_MONOTONIC time instead.
  *
- * For a ring that keeps only the last spans (--trace-last): a thread's spans go
- * out a flush at a time (a top-level span with all it encloses), and what a
- * flush's packets need from before is two things: the sequence's clock value
- * (the first packet's time is a delta) and the interned ids the sequence was
- * given. Ids never change meaning in a file (texts[] keeps them all), so a
- * ring that drops the oldest flushes restarts each kept sequence at its first
- * kept flush: seq_start() again (SEQ_INCREMENTAL_STATE_CLEARED, defaults, a
- * ClockSnapshot at that flush's first time) with the seen bitmap cleared, so
- * that interned_data() writes every id again, as at the file's start; the
+ * A bounded trace (--trace-last, --trace-max-size: lp_pftrace_bound) puts
+ * each span and slice, as it closes, through the JSON trace's ring
+ * (tracering.h) as a record: its thread, depth, times, the interned ids it
+ * refers to and its TrackEvent's bytes, not yet packets. What a packet needs
+ * from before (its sequence's clock, the ids given on it) depends on what was
+ * written before, which a ring that drops its oldest spans does not know; the
+ * records it emits go onto their sequences as spans do without a bound. The
+ * window's are emitted at the end: every sequence then starts at its first
+ * kept flush (SEQ_INCREMENTAL_STATE_CLEARED, a ClockSnapshot at its time) and
+ * defines each id it uses there, whatever the ring left out; ids never change
+ * meaning in a file (texts[] keeps them all). The kept spans of a flush are a
+ * whole top-level span and those of its spans that ended in the window: a
+ * span's parent ends after it, so it is kept with it. The budget's are
+ * emitted as they come, costed at their packets' largest (packets_cost). The
  * descriptors and otherData are written at close in any case.
  */
 #ifndef LP_PFTRACE_H
@@ -144,6 +149,8 @@ enum {
 };
 
 struct lp_pftrace;
+struct lp_tring;
+struct lp_tring_stats;
 
 /* What the writer did, for tests and the bench. */
 struct lp_pftrace_stats {
@@ -193,6 +200,19 @@ void lp_pftrace_name(struct lp_pftrace *t, bool process, uint32_t pid, uint32_t 
 /* The same from its text (report --format perfetto). */
 void lp_pftrace_name_text(struct lp_pftrace *t, bool process, uint32_t pid, uint32_t tid,
 			  const char *name, size_t len);
+/*
+ * --trace-last (last_ns) and --trace-max-size (max_bytes; 0: none), as
+ * lp_trace_bound, from now on (before the first span). max_bytes bounds, with
+ * a window, the records held (about 40 bytes a span, with its texts' ids, not
+ * the texts); without one, the packets before compression, each counted at
+ * its largest: the file, deflated, is smaller. leader: the JSON trace's ring
+ * of the same recording (lp_trace.ring), or NULL: both traces keep the same
+ * spans (tracering.h). 0 or -ENOMEM.
+ */
+int lp_pftrace_bound(struct lp_pftrace *t, uint64_t last_ns, uint64_t max_bytes,
+		     struct lp_tring *leader);
+/* As lp_trace_bound_end: every span is closed; what the bound kept (zeros: no bound). */
+void lp_pftrace_bound_end(struct lp_pftrace *t, uint64_t end_ns, struct lp_tring_stats *st);
 /* Text id was freed: what the writer cached for it goes. */
 void lp_pftrace_forget(struct lp_pftrace *t, uint32_t id);
 /* Between collections: nothing to move (each cached text is its own allocation). */

@@ -14,13 +14,13 @@
 
 struct tr_ent {
 	uint64_t key; /* the end of the span it is, or lies in */
-	uint32_t len;
-	bool inner;
+	uint32_t len : 31, inner : 1;
+	uint32_t cost;
 };
 
 struct tr_held {
 	uint64_t start_ns;
-	uint32_t len;
+	uint32_t len, cost;
 };
 
 /* A thread's held events, a stack: those of its innermost open span on top. */
@@ -56,6 +56,7 @@ struct lp_tring {
 	size_t nkeep, keep_cap;
 	bool ended;
 	struct lp_tring_stats st;
+	struct lp_tring *leader, *follower; /* lp_tring_opts.leader, both ways */
 };
 
 static bool window(const struct lp_tring *r)
@@ -68,6 +69,12 @@ static uint64_t cost(const struct lp_tring *r, size_t len)
 	return (uint64_t)len + r->o.overhead;
 }
 
+/* An event the ring cannot hold: its length or cost past their fields. */
+static bool too_long(size_t len, uint64_t cost)
+{
+	return len > LP_TRING_EVENT_MAX || cost > UINT32_MAX;
+}
+
 struct lp_tring *lp_tring_new(const struct lp_tring_opts *o)
 {
 	struct lp_tring *r = calloc(1, sizeof(*r));
@@ -75,6 +82,10 @@ struct lp_tring *lp_tring_new(const struct lp_tring_opts *o)
 	if (!r)
 		return NULL;
 	r->o = *o;
+	if (o->leader) {
+		r->leader = o->leader;
+		o->leader->follower = r;
+	}
 	if (o->last_ns)
 		r->max = o->max_bytes ? o->max_bytes : LP_TRACE_LAST_MEMORY;
 	else
@@ -94,6 +105,10 @@ void lp_tring_free(struct lp_tring *r)
 {
 	if (!r)
 		return;
+	if (r->leader)
+		r->leader->follower = NULL;
+	if (r->follower)
+		r->follower->leader = NULL;
 	for (size_t i = 0; i < r->nthreads; i++)
 		free_thread(&r->threads[i]);
 	free(r->threads);
@@ -131,7 +146,7 @@ static void evict(struct lp_tring *r, bool for_room)
 	if (r->head >= r->cap)
 		r->head -= r->cap;
 	r->used -= e->len;
-	r->ring_bytes -= cost(r, e->len);
+	r->ring_bytes -= e->cost;
 	if (++r->ehead == r->ecap)
 		r->ehead = 0;
 	r->en--;
@@ -203,7 +218,8 @@ static int grow(struct lp_tring *r, size_t len)
 	return 0;
 }
 
-static int ring_add(struct lp_tring *r, uint64_t key, bool inner, const char *p, size_t len)
+static int ring_add(struct lp_tring *r, uint64_t key, bool inner, const char *p, size_t len,
+		    uint32_t cost)
 {
 	size_t at, first, i;
 
@@ -219,9 +235,9 @@ static int ring_add(struct lp_tring *r, uint64_t key, bool inner, const char *p,
 	i = r->ehead + r->en;
 	if (i >= r->ecap)
 		i -= r->ecap;
-	r->ents[i] = (struct tr_ent){ .key = key, .len = (uint32_t)len, .inner = inner };
+	r->ents[i] = (struct tr_ent){ .key = key, .len = (uint32_t)len, .inner = inner, .cost = cost };
 	r->en++;
-	r->ring_bytes += cost(r, len);
+	r->ring_bytes += cost;
 	note_peak(r);
 	return 0;
 }
@@ -267,20 +283,30 @@ static void fill(struct lp_tring *r)
 	drop_all_held(r);
 }
 
-int lp_tring_inner(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
-		   const void *ev, size_t len)
+/* Budget, following a leader: the leader is full (it left this event out). */
+static bool leader_full(const struct lp_tring *r)
 {
-	uint64_t need = cost(r, len);
+	return r->leader && r->leader->st.full;
+}
+
+int lp_tring_inner_cost(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
+			const void *ev, size_t len, uint64_t need)
+{
 	struct tr_thread *t;
 	struct tr_held *h;
 
-	if (!window(r) && (r->st.full || r->written + r->held_bytes + need > r->max)) {
+	if (too_long(len, need)) {
+		r->st.inner_left_out++;
+		return 0;
+	}
+	if (!window(r) && (r->st.full || leader_full(r) ||
+			   r->written + r->held_bytes + need > r->max)) {
 		fill(r);
 		r->st.inner_left_out++;
 		return 0;
 	}
 	/* No room even with the ring emptied: the newest go (the older ones are in spans already). */
-	if (window(r) && (len > UINT32_MAX || !make_room(r, need))) {
+	if (window(r) && !make_room(r, need)) {
 		r->st.inner_left_out++;
 		return 0;
 	}
@@ -293,10 +319,17 @@ int lp_tring_inner(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t star
 		return -ENOMEM;
 	}
 	t->items = h;
-	t->items[t->n++] = (struct tr_held){ .start_ns = start_ns, .len = (uint32_t)len };
+	t->items[t->n++] = (struct tr_held){ .start_ns = start_ns, .len = (uint32_t)len,
+					     .cost = (uint32_t)need };
 	r->held_bytes += need;
 	note_peak(r);
 	return 0;
+}
+
+int lp_tring_inner(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
+		   const void *ev, size_t len)
+{
+	return lp_tring_inner_cost(r, pid, tid, start_ns, ev, len, cost(r, len));
 }
 
 /* The top k held events of t, from byte from on, with their overhead own. */
@@ -318,7 +351,7 @@ static void unit_of(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t sta
 	/* Spans inside this one closed before it: what is left from its start on lies in it. */
 	while (u->k < u->t->n && u->t->items[u->t->n - 1 - u->k].start_ns >= start_ns) {
 		bytes += u->t->items[u->t->n - 1 - u->k].len;
-		u->own += cost(r, u->t->items[u->t->n - 1 - u->k].len);
+		u->own += u->t->items[u->t->n - 1 - u->k].cost;
 		u->k++;
 	}
 	u->from = u->t->bytes.len - bytes;
@@ -342,16 +375,15 @@ static void cut_after(struct lp_tring *r, uint64_t end_ns)
 }
 
 static int window_span(struct lp_tring *r, struct unit *u, uint64_t end_ns, const char *ev,
-		       size_t len)
+		       size_t len, uint64_t need)
 {
-	uint64_t need = cost(r, len);
 	size_t off = u->from, i = u->t ? u->t->n - u->k : 0;
 	int err = 0;
 
 	if (end_ns > r->latest)
 		r->latest = end_ns;
 	expire(r);
-	if (len > UINT32_MAX || u->own + need > r->max || !make_room(r, need)) {
+	if (too_long(len, need) || u->own + need > r->max || !make_room(r, need)) {
 		cut_after(r, end_ns);
 		r->st.spans_left_out++;
 		r->st.inner_left_out += u->k;
@@ -359,12 +391,13 @@ static int window_span(struct lp_tring *r, struct unit *u, uint64_t end_ns, cons
 		return 0;
 	}
 	while (!err && u->t && i < u->t->n) {
-		err = ring_add(r, end_ns, true, u->t->bytes.p + off, u->t->items[i].len);
+		err = ring_add(r, end_ns, true, u->t->bytes.p + off, u->t->items[i].len,
+			       u->t->items[i].cost);
 		if (!err)
 			off += u->t->items[i++].len;
 	}
 	if (!err)
-		err = ring_add(r, end_ns, false, ev, len);
+		err = ring_add(r, end_ns, false, ev, len, (uint32_t)need);
 	if (err) {
 		/* Those added are cut with it (no slice without its span). */
 		cut_after(r, end_ns);
@@ -384,12 +417,14 @@ static int emit(struct lp_tring *r, const char *p, size_t len)
 }
 
 static int budget_span(struct lp_tring *r, struct unit *u, uint64_t end_ns, const char *ev,
-		       size_t len)
+		       size_t len, uint64_t need)
 {
-	uint64_t need = cost(r, len);
 	int err = 0, e;
+	/* The leader kept as many spans as this ring so far: it left this one out. */
+	bool led_out = r->leader && r->leader->st.spans <= r->st.spans;
 
-	if (r->st.full || r->written + r->held_bytes + need > r->max) {
+	if (r->st.full || led_out || too_long(len, need) ||
+	    r->written + r->held_bytes + need > r->max) {
 		if (!r->st.spans_left_out)
 			r->st.full_ns = end_ns;
 		r->st.inner_left_out += u->k;
@@ -413,13 +448,20 @@ static int budget_span(struct lp_tring *r, struct unit *u, uint64_t end_ns, cons
 	return err;
 }
 
-int lp_tring_span(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
-		  uint64_t end_ns, const void *ev, size_t len)
+int lp_tring_span_cost(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
+		       uint64_t end_ns, const void *ev, size_t len, uint64_t cost)
 {
 	struct unit u;
 
 	unit_of(r, pid, tid, start_ns, &u);
-	return window(r) ? window_span(r, &u, end_ns, ev, len) : budget_span(r, &u, end_ns, ev, len);
+	return window(r) ? window_span(r, &u, end_ns, ev, len, cost)
+			 : budget_span(r, &u, end_ns, ev, len, cost);
+}
+
+int lp_tring_span(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
+		  uint64_t end_ns, const void *ev, size_t len)
+{
+	return lp_tring_span_cost(r, pid, tid, start_ns, end_ns, ev, len, cost(r, len));
 }
 
 int lp_tring_keep(struct lp_tring *r, const void *ev, size_t len)
@@ -435,38 +477,63 @@ int lp_tring_keep(struct lp_tring *r, const void *ev, size_t len)
 	return 0;
 }
 
+/* The window's start as --trace-last asks for it. */
+static uint64_t window_asked(const struct lp_tring *r, uint64_t end_ns)
+{
+	return end_ns > r->o.last_ns ? end_ns - r->o.last_ns : 0;
+}
+
+/* Where the window begins: as asked, or past what its bound made the ring leave. */
+static uint64_t window_from(const struct lp_tring *r, uint64_t end_ns)
+{
+	uint64_t from = window_asked(r, end_ns);
+
+	return r->cut_any && r->cut_ns >= from ? r->cut_ns + 1 : from;
+}
+
+/* The end, the window beginning at from (window_from, or a linked ring's later one). */
+static void end_at(struct lp_tring *r, uint64_t end_ns, uint64_t from)
+{
+	size_t j = r->ehead;
+
+	r->ended = true;
+	/* Held past every span's end (none: the recording's end closes them all). */
+	drop_all_held(r);
+	if (!window(r)) {
+		if (r->st.full && !r->st.spans_left_out)
+			r->st.full_ns = end_ns;
+		return;
+	}
+	r->st.cut = from > window_asked(r, end_ns);
+	r->st.from_ns = from;
+	/* Entries are in the order spans closed, not of their ends: each is looked at. */
+	for (size_t i = 0; i < r->en; i++) {
+		const struct tr_ent *e = &r->ents[j];
+		bool kept = e->key >= from;
+		uint64_t *n = e->inner ? (kept ? &r->st.inner : &r->st.inner_left_out)
+				       : (kept ? &r->st.spans : &r->st.spans_left_out);
+
+		(*n)++;
+		if (kept)
+			r->st.bytes += e->cost;
+		if (++j == r->ecap)
+			j = 0;
+	}
+}
+
 void lp_tring_end(struct lp_tring *r, uint64_t end_ns, struct lp_tring_stats *st)
 {
 	if (!r->ended) {
-		uint64_t from = end_ns > r->o.last_ns ? end_ns - r->o.last_ns : 0;
-		size_t j = r->ehead;
+		struct lp_tring *peer = r->leader ? r->leader : r->follower;
+		uint64_t from = window_from(r, end_ns);
 
-		r->ended = true;
-		/* Held past every span's end (none: the recording's end closes them all). */
-		drop_all_held(r);
-		if (!window(r)) {
-			if (r->st.full && !r->st.spans_left_out)
-				r->st.full_ns = end_ns;
-		} else {
-			r->st.cut = r->cut_any && r->cut_ns >= from;
-			if (r->st.cut)
-				from = r->cut_ns + 1;
-			r->st.from_ns = from;
-			/* Entries are in the order spans closed, not of their ends: each is looked at. */
-			for (size_t i = 0; i < r->en; i++) {
-				const struct tr_ent *e = &r->ents[j];
-				bool kept = e->key >= from;
+		if (peer && !peer->ended) {
+			uint64_t f = window_from(peer, end_ns);
 
-				uint64_t *n = e->inner ? (kept ? &r->st.inner : &r->st.inner_left_out)
-						       : (kept ? &r->st.spans : &r->st.spans_left_out);
-
-				(*n)++;
-				if (kept)
-					r->st.bytes += cost(r, e->len);
-				if (++j == r->ecap)
-					j = 0;
-			}
+			from = f > from ? f : from;
+			end_at(peer, end_ns, from);
 		}
+		end_at(r, end_ns, from);
 	}
 	if (st)
 		*st = r->st;

@@ -21,6 +21,12 @@
  * before it. Events kept whatever happens (process and thread names,
  * lp_tring_keep) come after all the others. Every event stands on its own:
  * what several events refer to (a format's interned strings) goes around it.
+ *
+ * An event's cost is what the policies count: its bytes and the writer's
+ * overhead, or what the writer says it costs (lp_tring_span_cost: Perfetto's
+ * packets, built only as they are written). Two formats of one recording
+ * (--format json,perfetto) keep the same spans: the second one's ring follows
+ * the first's (lp_tring_opts.leader), given every event right after it.
  */
 #ifndef LP_TRACERING_H
 #define LP_TRACERING_H
@@ -34,6 +40,8 @@
 /* --trace-max-size from 4 KiB (a trace's opening and a few spans) to 1 TiB. */
 #define LP_TRACE_SIZE_MIN (4ull << 10)
 #define LP_TRACE_SIZE_MAX (1ull << 40)
+/* The longest event the ring takes (its length has 31 bits); a longer one is left out. */
+#define LP_TRING_EVENT_MAX 0x7fffffffu
 
 struct lp_tring_opts {
 	uint64_t last_ns;   /* the window; 0: none (the budget policy) */
@@ -43,6 +51,14 @@ struct lp_tring_opts {
 	/* Writes one event, given in one or two pieces (b: its part past the ring's wraparound). */
 	int (*emit)(void *ctx, const char *a, size_t alen, const char *b, size_t blen);
 	void *ctx;
+	/*
+	 * NULL, or the ring of the same recording's other format, given the same
+	 * events each just before this one: this one keeps what it keeps. Budget:
+	 * a span the leader left out, and every one after, is left out here too
+	 * (and here first, past this ring's own max_bytes). Window: both rings
+	 * end at the later of their windows' starts (each cut by its own bound).
+	 */
+	struct lp_tring *leader;
 };
 
 struct lp_tring_stats {
@@ -71,6 +87,9 @@ void lp_tring_free(struct lp_tring *r);
  */
 int lp_tring_span(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
 		  uint64_t end_ns, const void *ev, size_t len);
+/* The same at the writer's cost, instead of len and the overhead (at most UINT32_MAX). */
+int lp_tring_span_cost(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
+		       uint64_t end_ns, const void *ev, size_t len, uint64_t cost);
 /*
  * An event of thread (pid, tid) from start_ns on, inside its innermost open
  * span: held for the first span of the thread to close that began at or
@@ -78,11 +97,14 @@ int lp_tring_span(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start
  */
 int lp_tring_inner(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
 		   const void *ev, size_t len);
+int lp_tring_inner_cost(struct lp_tring *r, uint32_t pid, uint32_t tid, uint64_t start_ns,
+			const void *ev, size_t len, uint64_t cost);
 /* An event kept whatever happens. 0 or -ENOMEM. */
 int lp_tring_keep(struct lp_tring *r, const void *ev, size_t len);
 /*
  * The recording ended at end_ns (no span comes after this): the window's
- * last cut, and what was kept and left out.
+ * last cut, and what was kept and left out. Ends a linked ring (leader or
+ * follower) too, at the same window.
  */
 void lp_tring_end(struct lp_tring *r, uint64_t end_ns, struct lp_tring_stats *st);
 /* Emits the events kept, then those kept whatever happens. 0 or the first error. */

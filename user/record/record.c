@@ -314,6 +314,16 @@ static int start_recording(struct recorder *r)
 			return err;
 		}
 	}
+	/* After the JSON trace's: with both, the Perfetto trace keeps what the JSON one keeps. */
+	if (r->pftrace && (r->o->trace_last_ns || r->o->trace_max_bytes)) {
+		err = lp_pftrace_bound(r->pftrace, r->o->trace_last_ns, r->o->trace_max_bytes,
+				       r->trace_open ? r->trace.ring : NULL);
+		if (err) {
+			lp_err("cannot bound the Perfetto trace (--trace-last, --trace-max-size): out "
+			       "of memory");
+			return err;
+		}
+	}
 	/* Everything that needed more is done: keep only what recording still uses. */
 	err = lp_creds_drop_capabilities();
 	if (err)
@@ -562,12 +572,15 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 	rep->steal_clock = o->off_cpu && r->s && lp_session_steal_clock(r->s);
 	rep->binary = o->binary;
 		rep->trace_path = r->trace_open || r->pftrace ? r->trace_path : NULL;
-	if (r->trace_open && (o->trace_last_ns || o->trace_max_bytes)) {
+	if ((r->trace_open || r->pftrace) && (o->trace_last_ns || o->trace_max_bytes)) {
 		rep->bound.on = true;
 		rep->bound.last_ns = o->trace_last_ns;
 		rep->bound.max_bytes = o->trace_max_bytes ? o->trace_max_bytes : LP_TRACE_LAST_MEMORY;
-		/* Every span is closed (lp_pipeline_finish): the window is final. */
-		lp_trace_bound_end(&r->trace, r->end_ns, &rep->bound.st);
+		/* Every span is closed (lp_pipeline_finish): the window is final, both traces'. */
+		if (r->trace_open)
+			lp_trace_bound_end(&r->trace, r->end_ns, &rep->bound.st);
+		else
+			lp_pftrace_bound_end(r->pftrace, r->end_ns, &rep->bound.st);
 		lp_info("trace: %llu spans kept, %llu left out; the window took %llu KiB at most",
 			(unsigned long long)rep->bound.st.spans,
 			(unsigned long long)rep->bound.st.spans_left_out,
