@@ -237,6 +237,7 @@ static void close_top(struct lp_nest *n, struct thread *th, uint64_t end_ns, uin
 
 	/* The split's parts are set only with has_sched (nest.h). */
 	memset(&s, 0, offsetof(struct lp_span, sched));
+	s.unmeasured_ns = 0;
 	s.pid = th->info.pid;
 	s.tid = th->info.tid;
 	s.name = f->name;

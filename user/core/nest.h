@@ -94,9 +94,9 @@ struct lp_span {
 	 * sched, which began before its thread was tracked (a span open at
 	 * attach: LP_SPAN_STARTED_BEFORE); 0 for every other span. Without
 	 * has_sched, nothing of it was measured: it did not end at an event of
-	 * its thread (closed at the thread's exit or the recording's end), and
-	 * sched, self_sched and unmeasured_ns are not set: read them only with
-	 * has_sched (nest.c leaves them, three quarters of the span's bytes).
+	 * its thread (closed at the thread's exit or the recording's end),
+	 * unmeasured_ns is 0, and sched and self_sched are not set: read them
+	 * only with has_sched (nest.c leaves them, half of the span's bytes).
 	 */
 	bool has_sched;
 	struct lp_sched sched, self_sched;
