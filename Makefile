@@ -129,6 +129,7 @@ bench:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/run.sh $(OUT)
 
+include bindings/rust/rust.mk
 include tests/tests.mk
 include install.mk
 

@@ -317,5 +317,11 @@ bench/postgres.sh "$build"
 echo
 bench/pftrace.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 19. The Rust crate's markers beside the C header's, not attached and recorded (bench/rust.sh;
+# needs cargo: make rust).
+echo
+bench/rust.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

@@ -55,6 +55,7 @@ suite "integration: --off-cpu split against the kernel's own accounting" "$build
 suite "integration: the core under users' loads (threads, reused ids, exits, --duration)" "$build/tests/integration/test_core" "$build"
 suite "integration: the same loads through the profiler built with ASan+UBSan" "$build/tests/integration/test_core" "$build" "$build/san/leanprofiler"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
+suite "integration: the Rust crate (bindings/rust), span by span and its probes' flags" "$build/tests/integration/test_rust" "$build"
 suite "integration: record --format perfetto, decoded by protoc against the JSON trace" "$build/tests/integration/test_pftrace" "$build"
 suite "integration: report and diff read recordings back" "$build/tests/integration/test_report" "$build"
 suite "integration: report --svg and --html, drawn by rsvg-convert and headless Chromium" "$build/tests/integration/test_pictures" "$build"
