@@ -131,6 +131,7 @@ bench:
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/run.sh $(OUT)
 
+include bindings/rust/rust.mk
 include tests/tests.mk
 include install.mk
 # The Python module: make python, and make install's part (python/python.mk).

@@ -323,5 +323,11 @@ bench/pftrace.sh "$build"
 echo
 bench/python.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 20. The Rust crate's markers beside the C header's, not attached and recorded (bench/rust.sh;
+# needs cargo: make rust).
+echo
+bench/rust.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

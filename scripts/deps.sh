@@ -17,6 +17,8 @@ test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.
 	protobuf-compiler
 	# test_top drives top in a real terminal.
 	tmux)
+# The Rust crate (make rust, test_rust) needs cargo, which is no Debian package here (Debian 12's
+# rustc 1.63 is older than the crate's 1.66): rustup's, found on PATH or in ~/.cargo/bin.
 # dpkg-shlibdeps (the Depends) and dpkg-deb.
 deb=(dpkg-dev)
 # tests/install: bash-completion's helpers, man -w, lintian on the package, jq on recordings.

@@ -56,6 +56,7 @@ suite "integration: the core under users' loads (threads, reused ids, exits, --d
 suite "integration: the same loads through the profiler built with ASan+UBSan" "$build/tests/integration/test_core" "$build" "$build/san/leanprofiler"
 suite "integration: Python programs marked with the leanprofiler module" "$build/tests/integration/test_python" "$build"
 suite "integration: hostile names, metadata and nesting" "$build/tests/integration/test_hostile" "$build"
+suite "integration: the Rust crate (bindings/rust), span by span and its probes' flags" "$build/tests/integration/test_rust" "$build"
 suite "integration: record --format perfetto, decoded by protoc against the JSON trace" "$build/tests/integration/test_pftrace" "$build"
 suite "integration: top in a real terminal (tmux), and its batch mode" "$build/tests/integration/test_top" "$build"
 suite "integration: report and diff read recordings back" "$build/tests/integration/test_report" "$build"

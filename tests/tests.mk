@@ -76,7 +76,7 @@ include tests/fuzz/fuzz.mk
 .PHONY: check check-build
 check-build: all $(UNIT_TESTS) $(SAN_UNIT_TESTS) $(OUT)/san/leanprofiler $(TARGETS) $(INTEGRATION) \
 	$(ATTACH_BUILD) \
-	$(FUZZERS)
+	$(FUZZERS) $(RUST_CHECK_BUILD)
 
 check:
 	$(Q)scripts/deps.sh test
