@@ -58,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static int fd = -1;
 	static char path[64];
 	struct seen n = { 0 };
-	struct lp_tr_sink sink = { NULL, on_span, on_name, &n };
+	struct lp_tr_sink sink = { .span = on_span, .thread_name = on_name, .ctx = &n };
 	struct lp_tr_stats st;
 	int err;
 

@@ -543,6 +543,113 @@ static void test_trace_max_size_perfetto_only(void **state)
 	json_object_put(d);
 }
 
+/*
+ * report --format perfetto of a recording made with --format json,perfetto:
+ * the JSON trace alone, converted, gives record's own Perfetto trace. Byte
+ * for byte, but where record drew an --off-cpu wait inside a span that began
+ * after it (its record reached the pipeline after that span's enter): the
+ * JSON trace does not say when a wait was drawn, so the converted file
+ * places it by its times; the slices the trace processor rebuilds (names,
+ * times, depths, args) are the same all the same. The converted trace
+ * decoded; dies unless pftrace.py same says so.
+ */
+static json_object *converted_is_recorded(const char *name, char *const opts[],
+					  char *const cmd[])
+{
+	char *dir = record(name, opts, cmd), *conv = fmt("%s/%s-conv", tmpdir, name);
+	char *argv[] = { "tests/perfetto/pftrace.py", "same",
+			 fmt("%s/leanprofiler-trace.pftrace", dir),
+			 fmt("%s/leanprofiler-trace.pftrace", conv), NULL };
+	unsigned long late_rec = 0, late_conv = 0;
+	const char *p;
+	struct run r;
+
+	assert_int_equal(mkdir(conv, 0700), 0);
+	assert_int_equal(link(fmt("%s/leanprofiler-trace.json", dir),
+			      fmt("%s/leanprofiler-trace.json", conv)), 0);
+	lp_out((char *[]){ "report", "--format", "perfetto", conv, NULL });
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("%s converted is not what record wrote (exit %d):\n%s%s", name, r.status,
+			 r.out, r.err);
+	if (strncmp(r.out, "identical", 9)) {
+		p = strstr(r.out, "; same; bytes differ: ");
+		if (!p || sscanf(p, "; same; bytes differ: %lu and %lu", &late_rec, &late_conv) != 2 ||
+		    late_rec == 0 || late_conv != 0)
+			fail_msg("%s converted differs from record's, not by late waits only:\n%s",
+				 name, r.out);
+	}
+	run_free(&r);
+	return decoded(argv[3]);
+}
+
+/* How many slices of d have category cat, and how many of them an argument named arg. */
+static size_t count_slices(json_object *d, const char *cat, const char *arg, size_t *with_arg)
+{
+	json_object *slices = get(d, "slices");
+	size_t n = 0;
+
+	*with_arg = 0;
+	for (size_t i = 0; i < json_object_array_length(slices); i++) {
+		json_object *s = json_object_array_get_idx(slices, i), *args = get(s, "args");
+
+		if (strcmp(get_s(s, "cat"), cat))
+			continue;
+		n++;
+		for (size_t j = 0; j < json_object_array_length(args); j++)
+			if (!strcmp(json_object_get_string(json_object_array_get_idx(
+					    json_object_array_get_idx(args, j), 0)), arg)) {
+				(*with_arg)++;
+				break;
+			}
+	}
+	return n;
+}
+
+/* --off-cpu: the waits ("blocked", "runq") and every span's split survive the conversion. */
+static void test_convert_off_cpu(void **state)
+{
+	json_object *d;
+	size_t split;
+
+	(void)state;
+	d = converted_is_recorded("conv-offcpu",
+				  (char *[]){ "--off-cpu", "--format", "json,perfetto", NULL },
+				  (char *[]){ fmt("%s/examples/nested", build), NULL });
+	/* nested sleeps inside its spans: there are waits, and spans split. */
+	assert_true(count_slices(d, "off-cpu", "", &split) > 0);
+	assert_true(count_slices(d, "span", "cpu_us", &split) > 0);
+	assert_true(split > 0);
+	json_object_put(d);
+}
+
+/* Span pairs: keyed tracks and their names, args= as each span's detail, byte for byte. */
+static void test_convert_span_pairs(void **state)
+{
+	json_object *d;
+	size_t detail;
+
+	(void)state;
+	d = converted_is_recorded("conv-pairs",
+				  (char *[]){ "--format", "json,perfetto", "--span",
+					      "t:req_start,req_done,name=req,key=arg0,"
+					      "args=op={arg1:str}", NULL },
+				  (char *[]){ fmt("%s/tests/targets/spanpairs", build), "texts",
+					      "60", NULL });
+	assert_true(count_slices(d, "span", "detail", &detail) > 0);
+	assert_true(detail > 0);
+	json_object_put(d);
+}
+
+/* Hostile names and metadata (repeated, reserved, long keys; invalid UTF-8): byte for byte. */
+static void test_convert_hostile(void **state)
+{
+	(void)state;
+	json_object_put(converted_is_recorded(
+		"conv-hostile", (char *[]){ "--format", "json,perfetto", NULL },
+		(char *[]){ fmt("%s/tests/targets/hostile", build), NULL }));
+}
+
 static void test_bad_format(void **state)
 {
 	char *argv[] = { lp(), "record", "--format", "protobuf", "--", "true", NULL };
@@ -572,6 +679,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_trace_max_size_same_as_json),
 		cmocka_unit_test(test_trace_last_perfetto_only),
 		cmocka_unit_test(test_trace_max_size_perfetto_only),
+		cmocka_unit_test(test_convert_off_cpu),
+		cmocka_unit_test(test_convert_span_pairs),
+		cmocka_unit_test(test_convert_hostile),
 		cmocka_unit_test(test_bad_format),
 	};
 

@@ -17,6 +17,13 @@ open one.
                                             the packets' inflated (raw_bytes), and of
                                             these the descriptors' and attributes'
                                             (written at the end: end_bytes)
+  pftrace.py same RECORDED.pftrace CONVERTED.pftrace
+                                            report --format perfetto's file against record's
+                                            for the same recording: "identical" (byte for
+                                            byte), else every slice (depth included), name
+                                            and otherData compared, and the waits each file
+                                            places out of time order counted; exit 1 with
+                                            one line per difference
 """
 import json
 import os
@@ -207,6 +214,9 @@ def text(b):
 def rebuild(packets, compressed, file_bytes):
     seqs = {}
     tracks = {}     # uuid -> [(ts, order, kind, event)]
+    # --off-cpu waits whose BEGIN has an absolute time: drawn inside a span that began after
+    # them (record gives a wait the spans open when its record came, which can be later)
+    late_waits = 0
     descriptors = {}
     other = None
     order = 0
@@ -257,7 +267,8 @@ def rebuild(packets, compressed, file_bytes):
         ts = one(pkt, "timestamp")
         if ts is None:
             fail("a track event without a timestamp")
-        if clock == CLOCK_MONOTONIC:
+        absolute = clock == CLOCK_MONOTONIC
+        if absolute:
             pass
         elif st["clock"] and clock == st["clock"][0]:
             st["clock"][1] += ts
@@ -297,6 +308,7 @@ def rebuild(packets, compressed, file_bytes):
                     fail("an annotation without a value")
                 args.append([key, v])
             event["args"] = args
+            late_waits += absolute and event["cat"] == "off-cpu"
         elif event["type"] != 2:
             fail("a track event of type %s" % event["type"])
         tracks.setdefault(uuid, []).append((ts, order, event))
@@ -331,7 +343,8 @@ def rebuild(packets, compressed, file_bytes):
             names.append(["thread_name", uuid >> 32, uuid & 0xFFFFFFFF, text(one(td, "name", b""))])
     return {"slices": slices, "names": names, "other_data": other,
             "stats": {"packets": len(packets), "compressed_packets": compressed,
-                      "sequences": len(seqs), "file_bytes": file_bytes}}
+                      "sequences": len(seqs), "file_bytes": file_bytes,
+                      "late_waits": late_waits}}
 
 
 def json_trace(path):
@@ -382,6 +395,36 @@ def compare(pf_path, json_path):
     return 1 if bad else 0
 
 
+def same(recorded, converted):
+    with open(recorded, "rb") as f:
+        a = f.read()
+    with open(converted, "rb") as f:
+        b = f.read()
+    if a == b:
+        print("identical, %d bytes" % len(a))
+        return 0
+    pa, pb = decode(recorded), decode(converted)
+    bad = []
+    if pa["other_data"] != pb["other_data"]:
+        bad.append("otherData differs")
+    sa = sorted(json.dumps(s, sort_keys=True) for s in pa["slices"])
+    sb = sorted(json.dumps(s, sort_keys=True) for s in pb["slices"])
+    for k in sorted(set(sa) - set(sb))[:20]:
+        bad.append("only in the recorded trace: " + k)
+    for k in sorted(set(sb) - set(sa))[:20]:
+        bad.append("only in the converted trace: " + k)
+    if len(sa) != len(sb):
+        bad.append("%d slices recorded, %d converted" % (len(sa), len(sb)))
+    if sorted(map(json.dumps, pa["names"])) != sorted(map(json.dumps, pb["names"])):
+        bad.append("names differ:\n  %s\n  %s" % (pa["names"], pb["names"]))
+    for line in bad:
+        print(line)
+    print("%d slices compared; %s; bytes differ: %d and %d waits out of time order" %
+          (len(sa), "differences" if bad else "same", pa["stats"]["late_waits"],
+           pb["stats"]["late_waits"]))
+    return 1 if bad else 0
+
+
 def main():
     if len(sys.argv) == 3 and sys.argv[1] == "decode":
         json.dump(decode(sys.argv[2]), sys.stdout)
@@ -391,6 +434,8 @@ def main():
         return 0
     if len(sys.argv) == 4 and sys.argv[1] == "compare":
         return compare(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 4 and sys.argv[1] == "same":
+        return same(sys.argv[2], sys.argv[3])
     print(__doc__, file=sys.stderr)
     return 2
 

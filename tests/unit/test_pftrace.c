@@ -453,7 +453,8 @@ static void test_read_back(void **state)
 				     .has_counter = true, .counter = 7, .has_self_counter = true,
 				     .self_counter = 3, .flags = LP_SPAN_UNCERTAIN };
 	struct got g = { 0 };
-	struct lp_tr_sink sink = { got_other, got_span, got_name, &g };
+	struct lp_tr_sink sink = { .other_data = got_other, .span = got_span,
+				   .thread_name = got_name, .ctx = &g };
 	struct lp_tr_stats st;
 
 	(void)state;

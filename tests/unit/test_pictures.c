@@ -162,8 +162,11 @@ static void test_other_lines(void **state)
 			 LP_TR_PROCESS_NAME);
 	assert_int_equal(parse("{\"ph\":\"B\",\"pid\":3,\"tid\":3,\"ts\":1,\"x\":[1,{\"y\":[]}]}", &s),
 			 LP_TR_OTHER);
-	/* --off-cpu's slices are not spans; a span says its category or none. */
+	/* --off-cpu's slices are not spans (waits); a span says its category or none. */
 	assert_int_equal(parse("{\"ph\":\"X\",\"name\":\"blocked\",\"cat\":\"off-cpu\",\"pid\":3,"
+			       "\"tid\":3,\"ts\":1.000,\"dur\":2.000,\"args\":{}}", &s),
+			 LP_TR_OFF_CPU);
+	assert_int_equal(parse("{\"ph\":\"X\",\"name\":\"x\",\"cat\":\"other\",\"pid\":3,"
 			       "\"tid\":3,\"ts\":1.000,\"dur\":2.000,\"args\":{}}", &s),
 			 LP_TR_OTHER);
 	assert_int_equal(parse("{\"ph\":\"X\",\"name\":\"a\",\"cat\":\"span\",\"pid\":3,"
@@ -246,7 +249,8 @@ static void test_read_backwards(void **state)
 {
 	char path[] = "/tmp/lp-test-pictures.XXXXXX";
 	struct seen s = { 0 };
-	struct lp_tr_sink sink = { seen_other, seen_span, seen_name, &s };
+	struct lp_tr_sink sink = { .other_data = seen_other, .span = seen_span,
+				   .thread_name = seen_name, .ctx = &s };
 	struct lp_tr_stats st;
 	int fd = mkstemp(path);
 

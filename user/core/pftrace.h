@@ -53,8 +53,25 @@
 /* Uncompressed bytes of packets per compressed_packets packet (Perfetto: under 512 KiB). */
 #define LP_PFTRACE_CHUNK (256u << 10)
 /*
- * zlib's level: 2 is as fast as 1 on these packets (its longer matches skip
- * more bytes) and smaller; higher levels cost twice the time for 10% less.
+ * zlib's level. Deflate is half the writer's CPU. Measured on bench/pipeline's
+ * packets (1M spans, 58.9 MB) and a recording's of bench/producer (2M spans,
+ * 78 MB): bytes a span, CPU ms (least of 5, shared machine), and callgrind's
+ * instructions on their first 16 MB:
+ *                                  pipeline              recording
+ *   level 1                        13.6   323  868M      5.74  306  708M
+ *   level 2                        12.9   375  898M      5.23  319  704M
+ *   level 2, deflateTune 16,16,64,1 15.2  379  1123M     6.39  372
+ *   level 3                        12.2   512  1015M     4.92  477  774M
+ *   level 6                        10.8  1138            4.23  961
+ *   level 1, Z_RLE or HUFFMAN_ONLY 37.0   481  1726M     24.0  526
+ *   level 1, memLevel 9            14.4   370            5.89  355
+ *   level 1, windowBits 13         13.8   426            5.81  399
+ *   level 2, 448 KiB chunks        12.9   412            5.21  322
+ * Z_FILTERED is the default at levels 1-3. No setting costs less than 2 by
+ * more than the noise (level 1: the same instructions, 6-10% more bytes).
+ * What would: libdeflate (Debian's libdeflate-dev), level 1, 12.75 and 5.07
+ * bytes a span in 154 and 127 ms where zlib's 2 took 557 and 614 in the same
+ * rounds; zlib's format, as Perfetto takes only (a link dependency more).
  */
 #define LP_PFTRACE_ZLEVEL 2
 /* Closed spans a thread keeps waiting for its top-level span; then they go out as they are. */

@@ -347,7 +347,8 @@ static int on_name(void *ctx, bool process, uint32_t pid, uint32_t tid, const ch
 
 static int read_trace(struct lp_recording *r, struct reading *rd)
 {
-	struct lp_tr_sink sink = { on_other, on_span, on_name, rd };
+	struct lp_tr_sink sink = { .other_data = on_other, .span = on_span, .thread_name = on_name,
+				   .ctx = rd };
 	int err = lp_read_any_trace(r->trace_path, &sink, &r->trace_stats);
 
 	if (err == -ECANCELED)

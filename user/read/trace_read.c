@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -311,21 +312,83 @@ bool lp_tr_meta_next(const char *meta, size_t len, size_t *pos, const char **key
 	return true;
 }
 
-/* Keys of args the profiler writes itself (trace.c reserved_keys): not metadata. */
+/* Keys of args the profiler writes itself (trace.c lp_trace_write_args): not metadata. */
+enum own_kind { OWN_U64, OWN_USEC, OWN_FLAG };
+
 static const struct {
 	const char *key;
-	unsigned flag; /* the span flag of a true value; 0 for the counters */
+	enum own_kind kind;
+	unsigned flag; /* OWN_FLAG: the span flag of a true value */
+	size_t off;    /* OWN_U64, OWN_USEC: where the value goes in struct lp_tr_span */
 } own_args[] = {
-	{ "counter", 0 },
-	{ "self_counter", 0 },
-	{ "unterminated", LP_SPAN_UNTERMINATED },
-	{ "uncertain", LP_SPAN_UNCERTAIN },
-	{ "started_before_recording", LP_SPAN_STARTED_BEFORE },
+	{ "counter", OWN_U64, 0, offsetof(struct lp_tr_span, counter) },
+	{ "self_counter", OWN_U64, 0, offsetof(struct lp_tr_span, self_counter) },
+	{ "unterminated", OWN_FLAG, LP_SPAN_UNTERMINATED, 0 },
+	{ "uncertain", OWN_FLAG, LP_SPAN_UNCERTAIN, 0 },
+	{ "started_before_recording", OWN_FLAG, LP_SPAN_STARTED_BEFORE, 0 },
+	{ "cpu_us", OWN_USEC, 0, offsetof(struct lp_tr_span, sched.cpu_ns) },
+	{ "steal_us", OWN_USEC, 0, offsetof(struct lp_tr_span, sched.steal_ns) },
+	{ "runq_us", OWN_USEC, 0, offsetof(struct lp_tr_span, sched.runq_ns) },
+	{ "blocked_us", OWN_USEC, 0, offsetof(struct lp_tr_span, sched.blocked_ns) },
+	{ "voluntary_switches", OWN_U64, 0, offsetof(struct lp_tr_span, sched.vcsw) },
+	{ "involuntary_switches", OWN_U64, 0, offsetof(struct lp_tr_span, sched.ivcsw) },
+	{ "off_cpu_unmeasured_us", OWN_USEC, 0, offsetof(struct lp_tr_span, unmeasured_ns) },
 };
+
+/* The number of an own arg into s; a value of another form is skipped, as before it was. */
+static int own_number(struct cur *c, struct lp_tr_span *s, size_t i)
+{
+	const char *at = c->p;
+	uint64_t *v = (uint64_t *)((char *)s + own_args[i].off);
+	int err = own_args[i].kind == OWN_USEC ? usec_value(c, v) : uint_value(c, v);
+
+	if (err) {
+		c->p = at;
+		return skip_value(c, 0);
+	}
+	if (own_args[i].off == offsetof(struct lp_tr_span, counter))
+		s->has_counter = true;
+	else if (own_args[i].off == offsetof(struct lp_tr_span, self_counter))
+		s->has_self_counter = true;
+	else if (own_args[i].off == offsetof(struct lp_tr_span, sched.cpu_ns))
+		s->has_sched = true;
+	return 0;
+}
+
+/* A JSON object's string members into blob as a meta blob; members of other values skipped. */
+static int string_members(struct cur *c, struct lp_buf *b, struct lp_buf *blob)
+{
+	if (!eat(c, '{'))
+		return -EINVAL;
+	if (eat(c, '}'))
+		return 0;
+	do {
+		size_t key_off = b->len, voff;
+		int err = string(c, b);
+
+		if (err || !eat(c, ':'))
+			return -EINVAL;
+		ws(c);
+		if (c->p < c->end && *c->p == '"') {
+			voff = b->len;
+			err = string(c, b);
+			if (!err)
+				err = lp_tr_meta_put(blob, b->p + key_off, voff - key_off);
+			if (!err)
+				err = lp_tr_meta_put(blob, b->p + voff, b->len - voff);
+		} else {
+			err = skip_value(c, 0);
+		}
+		if (err)
+			return err;
+		b->len = key_off;
+	} while (eat(c, ','));
+	return eat(c, '}') ? 0 : -EINVAL;
+}
 
 /* One member of args whose key is in key (scratch from key_off on). */
 static int arg_member(struct cur *c, struct lp_buf *b, size_t key_off, struct lp_tr_span *s,
-		      struct lp_buf *blob)
+		      struct lp_tr_scratch *sc)
 {
 	const char *key = b->p + key_off;
 	size_t klen = b->len - key_off;
@@ -337,20 +400,20 @@ static int arg_member(struct cur *c, struct lp_buf *b, size_t key_off, struct lp
 
 		if (err)
 			return err;
-		err = lp_tr_meta_put(blob, b->p + key_off, voff - key_off);
-		return err ? err : lp_tr_meta_put(blob, b->p + voff, b->len - voff);
+		err = lp_tr_meta_put(&sc->blob, b->p + key_off, voff - key_off);
+		return err ? err : lp_tr_meta_put(&sc->blob, b->p + voff, b->len - voff);
+	}
+	if (c->p < c->end && *c->p == '{' && klen == 6 && !memcmp(key, "detail", 6)) {
+		s->has_detail = true;
+		return string_members(c, b, &sc->detail);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(own_args); i++) {
 		bool v;
 
 		if (klen != strlen(own_args[i].key) || memcmp(key, own_args[i].key, klen))
 			continue;
-		if (!own_args[i].flag) {
-			bool *has = i == 0 ? &s->has_counter : &s->has_self_counter;
-
-			*has = !uint_value(c, i == 0 ? &s->counter : &s->self_counter);
-			return *has ? 0 : skip_value(c, 0);
-		}
+		if (own_args[i].kind != OWN_FLAG)
+			return own_number(c, s, i);
 		if (bool_value(c, &v))
 			return -EINVAL;
 		if (v)
@@ -361,7 +424,8 @@ static int arg_member(struct cur *c, struct lp_buf *b, size_t key_off, struct lp
 }
 
 /* The args object: its string items into the meta blob, the profiler's own into s. */
-static int args_object(struct cur *c, struct lp_buf *b, struct lp_tr_span *s, struct lp_buf *blob)
+static int args_object(struct cur *c, struct lp_buf *b, struct lp_tr_span *s,
+		       struct lp_tr_scratch *sc)
 {
 	if (!eat(c, '{'))
 		return skip_value(c, 0);
@@ -373,7 +437,7 @@ static int args_object(struct cur *c, struct lp_buf *b, struct lp_tr_span *s, st
 
 		if (err || !eat(c, ':'))
 			return -EINVAL;
-		err = arg_member(c, b, key_off, s, blob);
+		err = arg_member(c, b, key_off, s, sc);
 		if (err)
 			return err;
 		b->len = key_off; /* the key and value are in the blob now */
@@ -392,12 +456,13 @@ struct event_fields {
 	char ph;
 	size_t name_off, name_len;
 	bool have_ph, have_name, have_pid, have_tid, have_times;
-	bool not_span; /* a category other than "span": --off-cpu's slices */
+	bool not_span; /* a category other than "span" */
+	bool off_cpu;  /* the category "off-cpu": --off-cpu's slices */
 };
 
 /* One member of the event object. */
 static int event_member(struct cur *c, struct lp_buf *b, size_t key_off, struct lp_tr_span *s,
-			struct event_fields *f, struct lp_buf *blob)
+			struct event_fields *f, struct lp_tr_scratch *sc)
 {
 	uint64_t v;
 	int err = 0;
@@ -414,6 +479,7 @@ static int event_member(struct cur *c, struct lp_buf *b, size_t key_off, struct 
 
 		err = string(c, b);
 		f->not_span = !err && !key_is(b, off, "span");
+		f->off_cpu = !err && key_is(b, off, "off-cpu");
 		b->len = off;
 	} else if (key_is(b, key_off, "name")) {
 		b->len = key_off; /* the name replaces its key */
@@ -437,7 +503,7 @@ static int event_member(struct cur *c, struct lp_buf *b, size_t key_off, struct 
 	} else if (key_is(b, key_off, "dur")) {
 		err = usec_value(c, &s->dur_ns);
 	} else if (key_is(b, key_off, "args")) {
-		err = args_object(c, b, s, blob);
+		err = args_object(c, b, s, sc);
 	} else {
 		err = skip_value(c, 0);
 	}
@@ -477,6 +543,7 @@ int lp_tr_parse_event(const char *line, size_t len, struct lp_tr_span *s,
 	memset(s, 0, sizeof(*s));
 	b->len = 0;
 	sc->blob.len = 0;
+	sc->detail.len = 0;
 	if (!b->p && lp_buf_put(b, "", 0))
 		return -ENOMEM; /* s->name points into it, even when empty */
 	eat(&c, ',');
@@ -489,7 +556,7 @@ int lp_tr_parse_event(const char *line, size_t len, struct lp_tr_span *s,
 			err = string(&c, b);
 			if (err || !eat(&c, ':'))
 				return err ? err : -EINVAL;
-			err = event_member(&c, b, key_off, s, &f, &sc->blob);
+			err = event_member(&c, b, key_off, s, &f, sc);
 			if (err)
 				return err;
 		} while (eat(&c, ','));
@@ -503,6 +570,10 @@ int lp_tr_parse_event(const char *line, size_t len, struct lp_tr_span *s,
 	s->name_len = f.have_name ? f.name_len : 0;
 	s->meta = sc->blob.p ? sc->blob.p : "";
 	s->meta_len = sc->blob.len;
+	s->detail = sc->detail.p ? sc->detail.p : "";
+	s->detail_len = sc->detail.len;
+	if (f.ph == 'X' && f.off_cpu && f.have_times)
+		return LP_TR_OFF_CPU;
 	if (f.ph == 'X' && f.not_span)
 		return LP_TR_OTHER;
 	if (f.ph == 'X')
@@ -524,6 +595,7 @@ void lp_tr_scratch_free(struct lp_tr_scratch *sc)
 {
 	lp_buf_free(&sc->text);
 	lp_buf_free(&sc->blob);
+	lp_buf_free(&sc->detail);
 }
 
 /* ---- the file, line by line from its end ---- */
@@ -633,6 +705,7 @@ static int other_data(const char *line, size_t len, const struct lp_tr_sink *sin
 	const char *p = memmem(line, len, key, sizeof(key) - 1);
 	struct json_tokener *tok;
 	json_object *o = NULL;
+	size_t text_len = 0;
 	int err = 0;
 
 	if (p) {
@@ -641,11 +714,17 @@ static int other_data(const char *line, size_t len, const struct lp_tr_sink *sin
 		if (!tok)
 			return -ENOMEM;
 		o = json_tokener_parse_ex(tok, p, (int)(len - (size_t)(p - line)));
+		text_len = json_tokener_get_parse_end(tok);
 		json_tokener_free(tok);
 	}
+	if (o && !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		o = NULL;
+	}
 	if (sink->other_data)
-		err = sink->other_data(sink->ctx, o && json_object_is_type(o, json_type_object) ? o
-											   : NULL);
+		err = sink->other_data(sink->ctx, o);
+	if (!err && sink->other_data_text)
+		err = sink->other_data_text(sink->ctx, o ? p : NULL, o ? text_len : 0);
 	json_object_put(o);
 	return err;
 }
@@ -671,6 +750,8 @@ static int event_line(const char *line, size_t len, const struct lp_tr_sink *sin
 		st->spans++;
 		return sink->span ? sink->span(sink->ctx, &s) : 0;
 	}
+	if (kind == LP_TR_OFF_CPU)
+		return sink->off_cpu ? sink->off_cpu(sink->ctx, &s) : 0;
 	if ((kind == LP_TR_THREAD_NAME || kind == LP_TR_PROCESS_NAME) && sink->thread_name)
 		return sink->thread_name(sink->ctx, kind == LP_TR_PROCESS_NAME, s.pid, s.tid, s.name,
 					 s.name_len);

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "nest.h"
 #include "text.h"
 
 /* A trace line longer than this is refused (names and metadata are cut far below). */
@@ -40,12 +41,30 @@ struct lp_tr_span {
 	uint64_t self_counter; /* args.self_counter */
 	bool has_self_counter;
 	unsigned flags; /* LP_SPAN_UNTERMINATED, _UNCERTAIN, _STARTED_BEFORE (nest.h) */
+	/*
+	 * args.detail, a span pair's args= (an object): its string items as a blob
+	 * like meta's; has_detail even when the object is empty.
+	 */
+	const char *detail;
+	size_t detail_len;
+	bool has_detail;
+	/*
+	 * --off-cpu's split, args.cpu_us...involuntary_switches (has_sched: cpu_us
+	 * is there), and args.off_cpu_unmeasured_us (0 when absent).
+	 */
+	bool has_sched;
+	struct lp_sched sched;
+	uint64_t unmeasured_ns;
 };
 
 struct lp_tr_sink {
 	/* The otherData object (NULL when the trace has none), before any event. */
 	int (*other_data)(void *ctx, json_object *other);
+	/* Optional: otherData as the file has it, byte for byte (NULL, 0: none), just after. */
+	int (*other_data_text)(void *ctx, const char *json, size_t len);
 	int (*span)(void *ctx, const struct lp_tr_span *s);
+	/* Optional: --off-cpu's "blocked" and "runq" slices (category off-cpu, empty args). */
+	int (*off_cpu)(void *ctx, const struct lp_tr_span *s);
 	/* A process_name or thread_name event. */
 	int (*thread_name)(void *ctx, bool process, uint32_t pid, uint32_t tid, const char *name,
 			   size_t len);
@@ -69,12 +88,14 @@ enum lp_tr_kind {
 	LP_TR_SPAN = 1,         /* "ph":"X" */
 	LP_TR_THREAD_NAME = 2,  /* "ph":"M", thread_name: s->name is the name given */
 	LP_TR_PROCESS_NAME = 3, /* "ph":"M", process_name */
+	LP_TR_OFF_CPU = 4,      /* "ph":"X" of category "off-cpu": a wait, not a span */
 };
 
 /* Where a parsed line's texts are kept, reused from line to line. */
 struct lp_tr_scratch {
 	struct lp_buf text; /* the name, then keys and values while they are parsed */
 	struct lp_buf blob; /* the meta blob */
+	struct lp_buf detail; /* the detail blob */
 };
 
 /*
