@@ -63,13 +63,18 @@ static int nothing_yet(struct recorder *r, pid_t pid, const char *what)
 		return nothing_to_record(r, what);
 	lp_info("no leanprofiler markers in %s yet: recording those of the libraries it loads",
 		what);
+	r->markers_later = true;
 	return 0;
 }
 
-/* At the end: a recording that never found a marker says so (nothing_yet() let it begin). */
+/*
+ * At the end: a recording that nothing_yet() let begin for the markers of
+ * libraries to come, and that never found one, says so. Span specs waiting
+ * for their probes (late=yes) say it themselves.
+ */
 static void warn_if_nothing(struct recorder *r, const char *what)
 {
-	if (lp_session_probes(r->s) == 0)
+	if (r->markers_later && lp_session_probes(r->s) == 0)
 		lp_warn("no leanprofiler markers in %s or in any library it loaded: nothing was "
 			"recorded",
 			what);

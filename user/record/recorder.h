@@ -138,6 +138,8 @@ struct recorder {
 	enum lp_end_reason end_reason;
 	int err; /* the first error while recording outside the pipeline (lp_pipeline_error) */
 	size_t attach_failures; /* files whose markers could not be attached (said) */
+	/* The target had no markers yet, only the means to load some (modes.c nothing_yet()). */
+	bool markers_later;
 };
 
 uint64_t lp_now_ns(void);
