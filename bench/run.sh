@@ -323,5 +323,11 @@ bench/pftrace.sh "$build"
 echo
 bench/python.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 20. Continuous recording (record --window 1s --summary-only): the profiler's RSS stays flat
+# (bench/window.sh; WINDOW_SECONDS, WINDOW_RATE).
+echo
+bench/window.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"
