@@ -329,5 +329,11 @@ bench/python.sh "$build"
 echo
 bench/rust.sh "$build"
 
+# ---------------------------------------------------------------------------------------
+# 21. Continuous recording (record --window 1s --summary-only): the profiler's RSS stays flat
+# (bench/window.sh; WINDOW_SECONDS, WINDOW_RATE).
+echo
+bench/window.sh "$build"
+
 echo
 echo "bench: $(($(date +%s) - bench_start)) s"

@@ -206,7 +206,7 @@ _leanprofiler()
             -o | --output | --svg) _filedir -d ;;
             --all-processes | --html) _filedir ;;
         esac
-        # Other values (sizes, counts, durations) have nothing to complete.
+        # Other values (sizes, counts, durations: --window, --keep...) have nothing to complete.
         return
     fi
     $split && return

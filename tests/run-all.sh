@@ -59,6 +59,7 @@ suite "integration: hostile names, metadata and nesting" "$build/tests/integrati
 suite "integration: the Rust crate (bindings/rust), span by span and its probes' flags" "$build/tests/integration/test_rust" "$build"
 suite "integration: record --format perfetto, decoded by protoc against the JSON trace" "$build/tests/integration/test_pftrace" "$build"
 suite "integration: top in a real terminal (tmux), and its batch mode" "$build/tests/integration/test_top" "$build"
+suite "integration: record --window: windows add up, --keep" "$build/tests/integration/test_window" "$build"
 suite "integration: report and diff read recordings back" "$build/tests/integration/test_report" "$build"
 suite "integration: report --svg and --html, drawn by rsvg-convert and headless Chromium" "$build/tests/integration/test_pictures" "$build"
 suite "install: make install/uninstall, pkg-config, bash completion, make deb and dpkg" tests/install/run.sh "$build"

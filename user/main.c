@@ -28,6 +28,7 @@
 #include "session.h"
 #include "stats.h"
 #include "top.h"
+#include "window.h"
 
 /* record --export: the recording succeeded (its files are written), its export failed. */
 #define LP_EXIT_EXPORT 124
@@ -81,7 +82,7 @@ static const char record_doc[] =
 enum { OPT_BUFFER = 1000, OPT_COUNTER_NAME, OPT_ALL, OPT_DURATION, OPT_RUN_AS_ROOT,
        OPT_SUMMARY_ONLY, OPT_SPAN, OPT_PRESET, OPT_MAX_GROUPS, OPT_ROWS, OPT_OFF_CPU,
        OPT_EXPORT, OPT_TRACE_LAST, OPT_TRACE_MAX_SIZE,
-       OPT_FORMAT };
+       OPT_FORMAT, OPT_WINDOW, OPT_KEEP };
 
 static const struct argp_option record_options[] = {
 	{ "output", 'o', "DIR", 0,
@@ -130,9 +131,18 @@ static const struct argp_option record_options[] = {
 	  "Ready span-pair specs for a runtime: postgresql, jvm, libstdcxx, cpython "
 	  "('leanprofiler list --presets'); repeatable", 0 },
 	{ "verbose", 'v', NULL, 0, "Say what is attached; show libbpf's messages", 0 },
+	{ "window", OPT_WINDOW, "SECONDS", 0,
+	  "Continuous recording: every SECONDS (from 0.1 s, e.g. 60, 1m) close a summary "
+	  "leanprofiler-summary.<UTC start>.json of the spans that ended in it (and its trace "
+	  "leanprofiler-trace.<UTC start>.json, unless --summary-only) and start the next; "
+	  "the whole recording's summary is written at the end as usual", 0 },
+	{ "keep", OPT_KEEP, "N", 0,
+	  "With --window, keep the newest N windows' files, removing older ones as new ones "
+	  "are written (default: all)", 0 },
 	{ "export", OPT_EXPORT, "URL", 0,
 	  "At the end, send the recording to the ClickHouse server at URL, as "
-	  "'leanprofiler export --clickhouse URL DIR' does", 0 },
+	  "'leanprofiler export --clickhouse URL DIR' does; with --window, each window as it "
+	  "closes instead", 0 },
 	{ 0 },
 };
 
@@ -185,6 +195,10 @@ static void print_recording(const struct lp_record_opts *o, const struct lp_repo
 	fputc('\n', stdout);
 	if (rep->trace_path)
 		printf("Trace: %s\n", rep->trace_path);
+	else if (o->window_ns)
+		printf("Windows: leanprofiler-summary.<UTC start>.json%s in %s, one every %.3f s%s\n",
+		       o->summary_only ? "" : " and leanprofiler-trace.<UTC start>.json", o->out_dir,
+		       (double)o->window_ns / 1e9, o->keep ? " (the newest --keep kept)" : "");
 	else if (o->summary_only && !o->no_outputs)
 		printf("Trace: not written (--summary-only)\n");
 	if (rep->summary_path)
@@ -339,6 +353,17 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (lp_parse_seconds(arg, &o->duration_ns))
 			return lp_usage_error(state, "invalid --duration '%s': " LP_DURATION_WORDS, arg);
 		break;
+	case OPT_WINDOW:
+		if (lp_parse_seconds(arg, &o->window_ns) || o->window_ns < LP_WINDOW_MIN_NS)
+			return lp_usage_error(state, "invalid --window '%s': " LP_DURATION_WORDS
+						  ", and at least 0.1 s", arg);
+		break;
+	case OPT_KEEP:
+		if (lp_parse_count(arg, 1, LP_WINDOW_KEEP_MAX, &count))
+			return lp_usage_error(state, "invalid --keep '%s': a number from 1 to %d",
+					      arg, LP_WINDOW_KEEP_MAX);
+		o->keep = count;
+		break;
 	case OPT_TRACE_LAST:
 		if (lp_parse_seconds(arg, &o->trace_last_ns))
 			return lp_usage_error(state, "invalid --trace-last '%s': " LP_DURATION_WORDS, arg);
@@ -363,6 +388,13 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			return lp_usage_error(state, "no COMMAND to record (or -p PID, or --all-processes BINARY)");
 		if (o->mode == LP_MODE_LAUNCH && o->duration_ns)
 			return lp_usage_error(state, "--duration goes with -p or --all-processes");
+		if (o->keep && !o->window_ns)
+			return lp_usage_error(state, "--keep goes with --window");
+		if (o->window_ns && (o->trace_last_ns || o->trace_max_bytes || o->perfetto))
+			return lp_usage_error(state, "--window writes a JSON trace per window: it does "
+						     "not go with %s",
+					      o->perfetto ? "--format perfetto"
+					      : o->trace_last_ns ? "--trace-last" : "--trace-max-size");
 		if (o->summary_only && (o->trace_last_ns || o->trace_max_bytes))
 			return lp_usage_error(state, "%s bounds the trace, which --summary-only does "
 						     "not write: give one or the other",
@@ -413,11 +445,15 @@ static int cmd_record(int argc, char **argv)
 	if (o.mode == LP_MODE_ATTACH)
 		o.pid = process_of(o.pid);
 	o.print = print_recording;
+	if (o.window_ns)
+		o.window_export_url = record_export_url; /* each window, as it closes */
 	err = lp_record(&o, &res);
 	if (res.report && !res.printed)
 		print_recording(&o, res.report);
 	code = record_exit_code(&o, &res, err);
-	if (record_export_url && res.report && res.report->summary_path) {
+	if (res.export_failed)
+		code = LP_EXIT_EXPORT;
+	if (record_export_url && !o.window_ns && res.report && res.report->summary_path) {
 		char kept[80];
 
 		snprintf(kept, sizeof(kept), " (the recording is kept; the command exited %d)", code);

@@ -920,6 +920,119 @@ static void test_record_export(void **state)
 	run_free(&r);
 }
 
+/* This host's name, as record --export stores its runs under. */
+static const char *host_name(void)
+{
+	static char host[256];
+
+	if (!host[0] && (gethostname(host, sizeof(host) - 1) || !host[0]))
+		snprintf(host, sizeof(host), "unknown");
+	return host;
+}
+
+/*
+ * record --window --export: one runs row per window as each closes, with its
+ * start and length; docs/fleet.md's P95 per window answers what each window's
+ * summary says. Then a runs table of the first schema (no window columns)
+ * gets them when a window is exported into it.
+ */
+static void test_record_window_export(void **state)
+{
+	char *dir = fmt("%s/rec-window", tmpdir);
+	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", dir, "--window", "0.5",
+			 "--export", srv[1].url, "--", fmt("%s/tests/targets/windowed", build),
+			 fmt("%s/windowed.log", tmpdir), "25", NULL };
+	char *files = NULL, *want = strdup(""), *sql, *p, *ans, *first = NULL;
+	uint64_t before = query_u64(&srv[1], "SELECT count() FROM leanprofiler.runs "
+					     "WHERE window_length_ns > 0");
+	size_t nwin = 0;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(run(&r, argv), 0);
+	if (r.status != 0)
+		fail_msg("record --window --export exited %d:\n%s", r.status, r.err);
+	run_free(&r);
+	{
+		char *ls[] = { "/bin/sh", "-c", fmt("cd %s && ls leanprofiler-summary.2*.json", dir),
+			       NULL };
+
+		assert_int_equal(run(&r, ls), 0);
+		files = r.out;
+	}
+	/* The expected answer, window by window from the summaries: host, start, P95, calls. */
+	for (char *f = strtok(files, "\n"); f; f = strtok(NULL, "\n")) {
+		json_object *sum = json_object_from_file(fmt("%s/%s", dir, f)), *w = get(sum, "window");
+		json_object *rows = get(sum, "rows");
+		const char *host = host_name();
+
+		if (!first)
+			first = strdup(f);
+		nwin++;
+		assert_int_equal(query_u64(&srv[1], fmt("SELECT count() FROM leanprofiler.runs WHERE "
+							"window_start_unix_ns = %lld AND "
+							"window_length_ns = %lld",
+							(long long)get_i(w, "start_unix_ns"),
+							(long long)get_i(w, "length_ns"))),
+				 1);
+		for (size_t i = 0; i < json_object_array_length(rows); i++) {
+			json_object *row = json_object_array_get_idx(rows, i);
+
+			if (strcmp(json_object_get_string(get(row, "name")), "win.inner"))
+				continue;
+			want = fmt("%s%s\t%lld\t%lld\t%lld\n", want, host,
+				   (long long)get_i(w, "start_unix_ns"), (long long)get_i(row, "p95_ns"),
+				   (long long)get_i(row, "calls"));
+		}
+		json_object_put(sum);
+	}
+	assert_true(nwin >= 5);
+	assert_int_equal(query_u64(&srv[1], "SELECT count() FROM leanprofiler.runs "
+					    "WHERE window_length_ns > 0"),
+			 before + nwin);
+	sql = example("p95-per-window", NULL);
+	while ((p = strstr(sql, "'model.forward'")))
+		memcpy(p, "'win.inner'    ", 15);
+	ans = query(&srv[1], sql);
+	assert_string_equal(ans, want);
+
+	/* A runs table an older leanprofiler made: the window columns are added, the row goes in. */
+	query(&srv[0], "CREATE DATABASE IF NOT EXISTS oldschema");
+	/* The runs table of schema leanprofiler-clickhouse/1 as it was first made. */
+	query(&srv[0], "CREATE TABLE oldschema.runs (run_id String, schema_version UInt16, "
+		       "host String, label_keys Array(String), label_values Array(String), "
+		       "command Array(String), mode String, binary String, pid Int64, "
+		       "start_time DateTime, start_unix_ns UInt64, start_ns UInt64, end_ns UInt64, "
+		       "window_ns UInt64, end_reason String, exit_status Int32, "
+		       "events UInt64, threads UInt64, lost_events UInt64, unterminated_spans UInt64, "
+		       "uncertain_spans UInt64, started_before_recording UInt64, "
+		       "resources_available UInt8, user_cpu_ns UInt64, system_cpu_ns UInt64, "
+		       "peak_rss_kib Nullable(UInt64), voluntary_context_switches UInt64, "
+		       "involuntary_context_switches UInt64, counter_name String, summary_only UInt8, "
+		       "groups_rows UInt64, spans_rows UInt64, exported_at DateTime) "
+		       "ENGINE = ReplacingMergeTree(exported_at) PARTITION BY toYYYYMM(start_time) "
+		       "ORDER BY run_id");
+	query(&srv[0], "INSERT INTO oldschema.runs (run_id, host) VALUES ('older', 'old')");
+	{
+		char *ex[] = { fmt("%s/leanprofiler", build), "export", "--clickhouse", srv[0].url,
+			       "--database", "oldschema", "-q", fmt("%s/%s", dir, first), NULL };
+
+		assert_int_equal(run(&r, ex), 0);
+		if (r.status != 0)
+			fail_msg("export of a window into an older runs table exited %d:\n%s",
+				 r.status, r.err);
+		run_free(&r);
+	}
+	assert_int_equal(query_u64(&srv[0], "SELECT count() FROM system.columns WHERE database = "
+					    "'oldschema' AND table = 'runs' AND name IN "
+					    "('window_start_unix_ns', 'window_length_ns')"),
+			 2);
+	/* The older row reads 0 there: not a window. */
+	ans = query(&srv[0], "SELECT host, window_length_ns > 0 FROM oldschema.runs "
+			     "ORDER BY window_length_ns");
+	assert_string_equal(ans, fmt("old\t0\n%s\t1\n", host_name()));
+}
+
 
 /* ---- compressed rows (--compress), through a proxy that counts the bytes ---- */
 
@@ -1577,6 +1690,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_gzip_forced_and_none),
 		cmocka_unit_test(test_small_batches_in_order),
 		cmocka_unit_test(test_server_fails_mid_export),
+		cmocka_unit_test(test_record_window_export),
 	};
 
 	if (argc > 1)

@@ -711,6 +711,22 @@ static void write_recording(struct jw *w, const struct lp_report *r)
 		put_u64(w, "start_unix_ns", r->start_unix_ns);
 	put_str(w, "end_reason", lp_end_reason_name(r->end_reason));
 	jw_obj_end(w);
+	if (!r->window)
+		return;
+	member(w, "window");
+	jw_obj_begin(w);
+	put_u64(w, "index", r->window->index);
+	put_u64(w, "start_ns", r->window->start_ns);
+	put_u64(w, "end_ns", r->window->end_ns);
+	put_u64(w, "length_ns", r->window->end_ns - r->window->start_ns);
+	if (r->window->start_unix_ns)
+		put_u64(w, "start_unix_ns", r->window->start_unix_ns);
+	put_u64(w, "spans_began_before", r->window->began_before);
+	put_bool(w, "last", r->window->last);
+	/* What the figures outside the rows and totals cover (docs/recording.md). */
+	put_str(w, "resources", "cumulative");
+	put_str(w, "input", "window");
+	jw_obj_end(w);
 }
 
 static void write_processes(struct jw *w, const struct lp_report *r)

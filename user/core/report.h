@@ -102,8 +102,21 @@ struct lp_report_bound {
 	struct lp_tring_stats st;
 };
 
+/*
+ * record --window: the summary is one window's (docs/recording.md): its rows
+ * and totals are the spans that ended from start_ns until before end_ns.
+ */
+struct lp_report_window {
+	uint64_t index;         /* 0 for the recording's first window */
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	uint64_t start_unix_ns; /* start_ns by the wall clock; 0: not known */
+	uint64_t began_before;  /* its spans that began before it: open across its start */
+	bool last;              /* cut short by the recording's end */
+};
+
 struct lp_report {
 	const struct strtab *st;
+	const struct lp_report_window *window; /* NULL: the summary is the whole recording's */
 	const struct lp_nest_totals *totals;
 	struct lp_group **groups;
 	size_t ngroups;

@@ -30,7 +30,8 @@ static const char *const table_sql[LP_EX_NTABLES] = {
 	"resources_available UInt8, user_cpu_ns UInt64, system_cpu_ns UInt64, "
 	"peak_rss_kib Nullable(UInt64), voluntary_context_switches UInt64, "
 	"involuntary_context_switches UInt64, counter_name String, summary_only UInt8, "
-	"groups_rows UInt64, spans_rows UInt64, exported_at DateTime) "
+	"groups_rows UInt64, spans_rows UInt64, exported_at DateTime, "
+	"window_start_unix_ns UInt64, window_length_ns UInt64) "
 	"ENGINE = ReplacingMergeTree(exported_at) PARTITION BY toYYYYMM(start_time) "
 	"ORDER BY run_id",
 
@@ -52,6 +53,18 @@ static const char *const table_sql[LP_EX_NTABLES] = {
 	"started_before_recording UInt8) "
 	"ENGINE = ReplacingMergeTree() PARTITION BY toYYYYMM(time) "
 	"ORDER BY (name, run_id, span)",
+};
+
+/*
+ * Columns added to runs after its first version, last in its CREATE too: a
+ * table an older leanprofiler made gets them by ALTER TABLE ... ADD COLUMN
+ * (ClickHouse 18.16 has no ADD COLUMN IF NOT EXISTS: system.columns says
+ * whether one is there). An older row reads 0 in them.
+ */
+const struct lp_ex_column lp_ex_runs_added[] = {
+	{ "window_start_unix_ns", "UInt64" },
+	{ "window_length_ns", "UInt64" },
+	{ NULL, NULL },
 };
 
 const char *lp_ex_table_name(enum lp_ex_table t)
@@ -227,6 +240,9 @@ int lp_ex_run_row(struct lp_buf *out, json_object *s, const struct lp_ex_run *ru
 	k_u64(&w, "groups_rows", run->groups_rows);
 	k_u64(&w, "spans_rows", run->spans_rows);
 	k_u64(&w, "exported_at", run->exported_unix);
+	/* record --window: the window's start by the wall clock and its length; 0: a whole recording. */
+	k_u64(&w, "window_start_unix_ns", u64_at(field(s, "window"), "start_unix_ns"));
+	k_u64(&w, "window_length_ns", u64_at(field(s, "window"), "length_ns"));
 	jw_obj_end(&w);
 	return end_row(&w, out);
 }

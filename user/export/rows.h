@@ -30,6 +30,12 @@ enum lp_ex_table { LP_EX_RUNS = 0, LP_EX_GROUPS, LP_EX_SPANS, LP_EX_NTABLES };
 const char *lp_ex_table_name(enum lp_ex_table t);
 /* true: name is a database name the exporter uses (no quoting needed anywhere). */
 bool lp_ex_database_valid(const char *name);
+/* A column added to a table after its first version (NULL name: the list's end). */
+struct lp_ex_column {
+	const char *name, *type;
+};
+extern const struct lp_ex_column lp_ex_runs_added[];
+
 /* "CREATE TABLE IF NOT EXISTS db.table (...) ENGINE = ..." into sql (appended); 0 or -ENOMEM. */
 int lp_ex_create_sql(struct lp_buf *sql, const char *db, enum lp_ex_table t);
 

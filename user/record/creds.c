@@ -122,19 +122,22 @@ void lp_creds_fs_leave(struct lp_fs_saved *s)
 	 (1ULL << CAP_SYS_ADMIN) | (1ULL << CAP_DAC_OVERRIDE) | (1ULL << CAP_DAC_READ_SEARCH) | \
 	 (1ULL << CAP_KILL))
 
-int lp_creds_drop_capabilities(void)
+#define CAPS_OUTPUTS                                                                      \
+	((1ULL << CAP_CHOWN) | (1ULL << CAP_FOWNER) | (1ULL << CAP_SETUID) | (1ULL << CAP_SETGID))
+
+int lp_creds_drop_capabilities(bool outputs_later)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2];
-	uint64_t eff, perm;
+	uint64_t kept = CAPS_KEPT | (outputs_later ? CAPS_OUTPUTS : 0), eff, perm;
 
 	if (syscall(SYS_capget, &h, d))
 		return -errno;
-	eff = ((uint64_t)d[1].effective << 32 | d[0].effective) & CAPS_KEPT;
-	perm = ((uint64_t)d[1].permitted << 32 | d[0].permitted) & CAPS_KEPT;
+	eff = ((uint64_t)d[1].effective << 32 | d[0].effective) & kept;
+	perm = ((uint64_t)d[1].permitted << 32 | d[0].permitted) & kept;
 	/* The bounding set first: it needs CAP_SETPCAP, which goes below. */
 	for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-		if (!(CAPS_KEPT & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
+		if (!(kept & (1ULL << cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
 		    errno != EINVAL)
 			return -errno;
 	d[0].effective = (uint32_t)eff;

@@ -50,6 +50,11 @@ void lp_creds_fs_leave(struct lp_fs_saved *s);
  * outputs, KILL); drops the rest from the effective, permitted, inheritable
  * and bounding sets. 0 or -errno.
  */
-int lp_creds_drop_capabilities(void);
+/*
+ * outputs_later: files are still created and given to their user while
+ * recording (record --window): CHOWN, FOWNER, SETUID and SETGID stay (for
+ * fchown, and lp_creds_fs_enter's setfsuid, setfsgid and setgroups).
+ */
+int lp_creds_drop_capabilities(bool outputs_later);
 
 #endif

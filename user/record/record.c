@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "recorder.h"
+#include "window.h"
 
 /* How often the ring buffer is drained when the kernel does not wake us. */
 #define LP_POLL_MS 10
@@ -79,14 +80,20 @@ static void watch_span(void *ctx, const struct lp_span *s)
 {
 	struct recorder *r = ctx;
 
-	r->o->watch->span(r->o->watch->ctx, s);
+	if (r->win)
+		lp_windows_span(r->win, s);
+	if (r->o->watch)
+		r->o->watch->span(r->o->watch->ctx, s);
 }
 
 static void watch_mark(void *ctx, struct strtab *st)
 {
 	struct recorder *r = ctx;
 
-	r->o->watch->mark(r->o->watch->ctx, st);
+	if (r->win)
+		lp_windows_mark(r->win, st);
+	if (r->o->watch)
+		r->o->watch->mark(r->o->watch->ctx, st);
 }
 
 static char *path_join(const char *dir, const char *name)
@@ -113,8 +120,8 @@ static int recorder_init(struct recorder *r, const struct lp_record_opts *o,
 	struct lp_pipeline_hooks h = { .file_text = file_text, .site_text = site_text,
 				       .rescan = lp_queue_rescan, .self_stop = lp_self_stopped,
 				       .thread_lost = thread_lost, .task = task_seen,
-				       .span = o->watch ? watch_span : NULL,
-				       .mark = o->watch ? watch_mark : NULL, .ctx = r };
+				       .span = o->watch || o->window_ns ? watch_span : NULL,
+				       .mark = o->watch || o->window_ns ? watch_mark : NULL, .ctx = r };
 
 	*r = (struct recorder){ .o = o, .ops = mode_ops[o->mode], .res = res,
 				.outdir = { .fd = -1 }, .child = { .pid = -1, .pidfd = -1 },
@@ -136,8 +143,8 @@ static int recorder_init(struct recorder *r, const struct lp_record_opts *o,
  * Opens an output file (the trace when t is set, else o) in the output
  * directory, as the user it is for (lp_outdir_enter), and gives it to them.
  */
-static int open_output(struct recorder *r, struct lp_outfile *o, struct lp_trace *t,
-		       const char *name, const char *path)
+int lp_open_output(struct recorder *r, struct lp_outfile *o, struct lp_trace *t,
+		   const char *name, const char *path)
 {
 	struct lp_fs_saved saved;
 	int err = lp_outdir_enter(&r->outdir, &r->user, &saved);
@@ -214,7 +221,7 @@ static int setup_outputs(struct recorder *r)
 	if (!err)
 		clean_stale(r);
 	if (!err)
-		err = open_output(r, &r->summary, NULL, "leanprofiler-summary.json",
+		err = lp_open_output(r, &r->summary, NULL, "leanprofiler-summary.json",
 				  r->summary_path);
 	return err;
 }
@@ -245,7 +252,8 @@ static int setup_session(struct recorder *r)
 	struct lp_session_opts so = { .buffer_bytes = r->o->buffer_bytes, .on_record = on_record,
 				      .ctx = r, .specs = r->o->specs, .nspecs = r->o->nspecs,
 				      .off_cpu = r->o->off_cpu,
-				      .off_cpu_intervals = !r->o->summary_only,
+				      /* Window traces have no off-CPU slices (docs/recording.md). */
+				      .off_cpu_intervals = !r->o->summary_only && !r->o->window_ns,
 				      .per_process = r->o->mode != LP_MODE_ALL };
 	int err = r->ops->prepare(r, &so);
 
@@ -301,8 +309,12 @@ static int start_recording(struct recorder *r)
 			return err;
 		lp_pipeline_set_pftrace(r->pl, r->pftrace);
 	}
-	if (!r->o->summary_only && !r->o->no_json) {
-		err = open_output(r, NULL, &r->trace, "leanprofiler-trace.json", r->trace_path);
+	if (r->o->window_ns) {
+		err = lp_windows_start(r);
+		if (err)
+			return err;
+	} else if (!r->o->summary_only && !r->o->no_json) {
+		err = lp_open_output(r, NULL, &r->trace, "leanprofiler-trace.json", r->trace_path);
 		if (err)
 			return err;
 		r->trace_open = true;
@@ -325,7 +337,7 @@ static int start_recording(struct recorder *r)
 		}
 	}
 	/* Everything that needed more is done: keep only what recording still uses. */
-	err = lp_creds_drop_capabilities();
+	err = lp_creds_drop_capabilities(r->o->window_ns != 0);
 	if (err)
 		lp_warn("could not drop capabilities: %s", strerror(-err));
 	err = interrupted_before_start(r);
@@ -435,11 +447,13 @@ static int run_loop(struct recorder *r)
 		}
 	}
 	while (!err && wait_events(r, ep, fds[2], &err)) {
-		if (r->o->watch)
+		if (r->o->watch || r->win)
 			drained = lp_now_ns();
 		err = lp_session_consume(r->s);
 		if (!err && r->o->watch)
 			err = watch_round(r, drained);
+		if (!err && r->win)
+			err = lp_windows_round(r, drained);
 		if (err)
 			break;
 		if (r->nrescan)
@@ -594,7 +608,7 @@ static int fill_report(struct recorder *r, struct lp_report *rep)
 }
 
 /* What recording cost leanprofiler itself (the BPF programs' time is the targets'). */
-static void self_usage(struct lp_resources *res)
+void lp_record_self_usage(struct lp_resources *res)
 {
 	struct rusage ru;
 
@@ -631,7 +645,7 @@ static int write_outputs(struct recorder *r, struct lp_report *rep)
 	int err = 0, serr;
 
 	if (r->o->no_outputs) {
-		self_usage(&rep->self);
+		lp_record_self_usage(&rep->self);
 		rep->finish_ns = lp_now_ns() - rep->end_ns;
 		return 0;
 	}
@@ -668,7 +682,7 @@ static int write_outputs(struct recorder *r, struct lp_report *rep)
 	 * Our own figures as late as they can be: after the probes are gone,
 	 * the ring drained and the trace written; only the summary is left.
 	 */
-	self_usage(&rep->self);
+	lp_record_self_usage(&rep->self);
 	rep->finish_ns = lp_now_ns() - rep->end_ns;
 	/* Written as it goes: a summary of many rows is never whole in memory. */
 	serr = lp_report_summary_json(r->summary.f, rep);
@@ -704,6 +718,11 @@ static int finish_recording(struct recorder *r, int err)
 		       strerror(-perr));
 	/* (r->err: probes of files mapped while recording could not start, said then.) */
 	err = err ? err : perr ? perr : r->err;
+	if (r->win) {
+		/* The windows first: the last one is cut at the end, and exported. */
+		perr = lp_windows_end(r, &r->res->export_failed);
+		err = err ? err : perr;
+	}
 	perr = write_outputs(r, rep);
 	r->phase_at.written = lp_now_ns();
 	return err ? err : perr;
@@ -720,6 +739,8 @@ static void recorder_cleanup(struct recorder *r)
 	}
 	if (r->trace_open)
 		lp_trace_abort(&r->trace);
+	lp_windows_free(r->win);
+	r->win = NULL;
 	lp_pftrace_abort(r->pftrace);
 	if (r->pl) {
 		lp_pipeline_set_trace(r->pl, NULL); /* the trace lives on our stack */

@@ -64,6 +64,14 @@ struct lp_record_opts {
 	bool no_outputs; /* no output directory, no files (top without -o); with summary_only */
 	const struct lp_record_watch *watch; /* NULL: none (record) */
 	/*
+	 * --window: a summary (and trace) per window of this length, written as
+	 * it closes (window.h); 0: none. keep: the newest windows kept (0: all).
+	 * window_export_url: each window exported as it closes (NULL: none).
+	 */
+	uint64_t window_ns;
+	uint64_t keep;
+	const char *window_export_url;
+	/*
 	 * Prints what was recorded, once the files are written and before the
 	 * probes are detached (slow: an RCU grace period per probe); NULL: the
 	 * caller prints res->report after lp_record().
@@ -92,6 +100,7 @@ struct lp_record_result {
 	struct lp_report *report;
 	struct lp_pipeline *pipeline; /* what report points into */
 	bool printed; /* o->print was called with report */
+	bool export_failed; /* --window --export: a window's export failed (said) */
 };
 
 /*

@@ -98,6 +98,7 @@ struct recorder {
 	struct lp_session *s;
 	struct lp_trace trace;
 	bool trace_open;
+	struct lp_windows *win; /* --window; NULL: none */
 	struct lp_pftrace *pftrace; /* --format perfetto, open: instead of trace */
 	struct lp_outdir outdir;
 	struct lp_outfile summary;
@@ -143,6 +144,15 @@ struct recorder {
 };
 
 uint64_t lp_now_ns(void);
+/*
+ * Opens an output file (the trace when t is set, else o) named name in the
+ * output directory, as the user it is for, and gives it to them; path is for
+ * the messages. 0 or -errno (said).
+ */
+int lp_open_output(struct recorder *r, struct lp_outfile *o, struct lp_trace *t,
+		   const char *name, const char *path);
+/* What recording cost leanprofiler itself, so far. */
+void lp_record_self_usage(struct lp_resources *res);
 /* Reads the signals waiting: whether recording should end now (a signal, --duration). */
 bool lp_end_requested(struct recorder *r);
 

@@ -51,12 +51,18 @@ void lp_top_interval_free(struct lp_top_interval *iv)
 
 /* The totals of the table's header and its % column, as the nesting counts them. */
 static void window_add(struct lp_top_interval *iv, struct lp_top_window *w,
-		       const struct lp_span *s)
+		       const struct lp_span *s, uint64_t start_ns)
 {
 	struct lp_nest_totals *t = &w->totals;
 	int err = lp_stats_add(w->stats, s);
 
 	t->spans++;
+	if (s->start_ns < start_ns)
+		w->began_before++;
+	/* The anomalies a span's flags tell (their causes are the whole recording's). */
+	t->unterminated += (s->flags & LP_SPAN_UNTERMINATED) != 0;
+	t->uncertain += (s->flags & LP_SPAN_UNCERTAIN) != 0;
+	t->started_before += (s->flags & LP_SPAN_STARTED_BEFORE) != 0;
 	t->counter_total += s->counter_self;
 	if (!t->first_ns || s->start_ns < t->first_ns)
 		t->first_ns = s->start_ns;
@@ -68,20 +74,27 @@ static void window_add(struct lp_top_interval *iv, struct lp_top_window *w,
 
 		if (s->depth == 0)
 			t->recorded_ns += s->total_ns;
-		if (!e)
+		if (!e) {
 			err = err ? err : -ENOMEM;
-		else if (!e->v1++)
-			t->threads++;
+		} else {
+			if (!e->v1++)
+				t->threads++;
+			if (s->depth == 0)
+				e->v2 += s->total_ns;
+		}
 	}
 	if (err && !iv->err)
 		iv->err = err;
 }
 
-void lp_top_interval_span(struct lp_top_interval *iv, const struct lp_span *s)
+bool lp_top_interval_span(struct lp_top_interval *iv, const struct lp_span *s)
 {
 	bool later = iv->started && s->end_ns >= iv->cur.end_ns;
 
-	window_add(iv, later ? &iv->next : &iv->cur, s);
+	/* Before the first advance, cur began with the recording: no span began before it. */
+	window_add(iv, later ? &iv->next : &iv->cur, s,
+		   later ? iv->cur.end_ns : iv->started ? iv->cur.start_ns : 0);
+	return later;
 }
 
 void lp_top_interval_mark(struct lp_top_interval *iv, struct strtab *st)

@@ -19,8 +19,14 @@ struct lp_top_window {
 	struct lp_stats *stats;
 	/* Of its spans: spans, recorded_ns (top-level, not tracks), counter_total, threads, last_ns. */
 	struct lp_nest_totals totals;
-	struct lp_map threads; /* (pid << 32 | tid): the threads seen */
+	/* (pid << 32 | tid): the threads seen; v1 their spans, v2 their top-level spans' time */
+	struct lp_map threads;
 	uint64_t start_ns, end_ns;
+	/*
+	 * Its spans that began before it did: open across its start (and the
+	 * ends of the intervals before it), counted here, where they ended.
+	 */
+	uint64_t began_before;
 };
 
 struct lp_top_interval {
@@ -40,7 +46,8 @@ struct lp_top_interval {
 int lp_top_interval_init(struct lp_top_interval *iv, uint64_t interval_ns, size_t max_groups,
 			 bool bounded);
 void lp_top_interval_free(struct lp_top_interval *iv);
-void lp_top_interval_span(struct lp_top_interval *iv, const struct lp_span *s);
+/* true: s went to next (it ended at or after cur's end), else to cur. */
+bool lp_top_interval_span(struct lp_top_interval *iv, const struct lp_span *s);
 /* Marks the texts the windows' rows name (a collection of the recording's texts). */
 void lp_top_interval_mark(struct lp_top_interval *iv, struct strtab *st);
 /*

@@ -433,6 +433,27 @@ static int sha256_hex(const char *data, size_t len, char out[65])
 	return 0;
 }
 
+/*
+ * A window's trace (record --window): its name, leanprofiler-trace.<UTC
+ * start>.json, when the summary's trace path ends in one (letters, digits, '.'
+ * and '-' only: never a path out of the summary's directory); NULL otherwise.
+ */
+static const char *window_trace(const char *path)
+{
+	static const char prefix[] = "leanprofiler-trace.2";
+	const char *base = path ? strrchr(path, '/') : NULL;
+	size_t n;
+
+	base = base ? base + 1 : path;
+	if (!base || strncmp(base, prefix, sizeof(prefix) - 1))
+		return NULL;
+	n = strlen(base);
+	if (n > 64 || n < sizeof(prefix) + 5 || strcmp(base + n - 5, ".json") ||
+	    strspn(base, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") != n)
+		return NULL;
+	return base;
+}
+
 /* The trace next to the summary, when the summary says one was written. NULL: none. */
 static char *trace_of(json_object *summary, const char *summary_path, int *err)
 {
@@ -449,7 +470,9 @@ static char *trace_of(json_object *summary, const char *summary_path, int *err)
 	 * moved), under the name the summary gives: the JSON or the Perfetto trace.
 	 */
 	if (asprintf(&p, "%.*s%s", slash ? (int)(slash - summary_path + 1) : 0, summary_path,
-		     json_object_get_string(trace) &&
+		     window_trace(json_object_get_string(trace))
+			     ? window_trace(json_object_get_string(trace))
+		     : json_object_get_string(trace) &&
 				     strstr(json_object_get_string(trace), LP_PFTRACE_FILE)
 			     ? LP_PFTRACE_FILE
 			     : LP_TRACE_FILE) < 0) {
@@ -464,6 +487,31 @@ static char *trace_of(json_object *summary, const char *summary_path, int *err)
 		return NULL;
 	}
 	return p;
+}
+
+/* A runs table an older leanprofiler made gets the columns added since (rows.h). */
+static int add_columns(struct exporter *ex)
+{
+	int err = 0;
+
+	for (const struct lp_ex_column *c = lp_ex_runs_added; !err && c->name; c++) {
+		char *sql = NULL;
+		uint64_t n = 0;
+
+		if (asprintf(&sql, "SELECT count() FROM system.columns WHERE database = '%s' AND "
+			     "table = 'runs' AND name = '%s'", ex->o->database, c->name) < 0)
+			return -ENOMEM;
+		err = count(ex, sql, &n);
+		free(sql);
+		if (err || n)
+			continue;
+		if (asprintf(&sql, "ALTER TABLE %s.runs ADD COLUMN %s %s", ex->o->database, c->name,
+			     c->type) < 0)
+			return -ENOMEM;
+		err = exec(ex, sql, NULL, 0, NULL);
+		free(sql);
+	}
+	return err;
 }
 
 static int create_tables(struct exporter *ex)
@@ -485,7 +533,7 @@ static int create_tables(struct exporter *ex)
 			err = exec(ex, b.p, NULL, 0, NULL);
 		lp_buf_free(&b);
 	}
-	return err;
+	return err ? err : add_columns(ex);
 }
 
 /* The rows of run id already in table t. */
