@@ -487,7 +487,11 @@ static struct PyModuleDef module = {
 	.m_methods = module_methods,
 };
 
-PyMODINIT_FUNC PyInit__native(void)
+/*
+ * Built with -fvisibility=hidden: before 3.9, PyMODINIT_FUNC did not mark the
+ * init function visible, and a 3.8 interpreter could not find it.
+ */
+__attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__native(void)
 {
 	PyObject *m;
 
