@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -41,7 +42,17 @@ struct term {
 };
 
 static int nterms;
-static struct term *term_now; /* ended by the teardown when a test failed */
+/*
+ * The terminal up now, ended by the teardown when a test failed (its struct
+ * term was on the failed test's stack): its socket, and pidfds of its tmux
+ * server and of the pane's process, killed by them if kill-server leaves
+ * them (a pane whose SIGHUP is ignored outlives its server's end).
+ */
+static struct {
+	char sock[64];
+	int server, pane;
+	bool up;
+} live = { .server = -1, .pane = -1 };
 
 /* tmux on the test's own server; its stdout (NULL when it failed). */
 static char *tmux(struct term *t, const char *const args[])
@@ -95,24 +106,51 @@ static void term_start(struct term *t, int cols, const char *name, const char *a
 		free(out);
 	}
 	t->up = true;
-	term_now = t;
+	snprintf(live.sock, sizeof(live.sock), "%s", t->sock);
+	live.up = true;
+	{
+		const char *a[] = { "display-message", "-p", "-t", "top", "#{pid} #{pane_pid}", NULL };
+		char *out = tmux(t, a);
+		int server = 0, pane = 0;
+
+		assert_non_null(out);
+		assert_int_equal(sscanf(out, "%d %d", &server, &pane), 2);
+		free(out);
+		live.server = (int)syscall(SYS_pidfd_open, server, 0);
+		live.pane = (int)syscall(SYS_pidfd_open, pane, 0);
+	}
 }
 
+static void kill_by_fd(int *fd)
+{
+	if (*fd >= 0) {
+		syscall(SYS_pidfd_send_signal, *fd, SIGKILL, NULL, 0);
+		close(*fd);
+	}
+	*fd = -1;
+}
+
+/* Ends the terminal up now (t: the test's, NULL from the teardown). */
 static void term_end(struct term *t)
 {
 	const char *a[] = { "kill-server", NULL };
+	struct term now = { 0 };
 
-	if (t && t->up)
-		free(tmux(t, a));
+	if (live.up) {
+		snprintf(now.sock, sizeof(now.sock), "%s", live.sock);
+		free(tmux(&now, a));
+	}
+	kill_by_fd(&live.pane);
+	kill_by_fd(&live.server);
+	live.up = false;
 	if (t)
 		t->up = false;
-	term_now = NULL;
 }
 
 /* After each test: its terminal (and what runs in it) and its processes gone. */
 static int end_test(void **state)
 {
-	term_end(term_now);
+	term_end(NULL);
 	return stop_started(state);
 }
 
