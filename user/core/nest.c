@@ -22,8 +22,9 @@ struct frame {
 	/*
 	 * --off-cpu: the thread's snapshot at the enter, and the sums of the
 	 * children split. From here on (FRAME_SCHED) a frame is zeroed only on a
-	 * tracked thread's stack (sched_frames()): two thirds of its bytes, which
-	 * a recording without --off-cpu never reads.
+	 * tracked thread's stack (lp_nest_event() zeroes the open frames' when
+	 * their thread becomes tracked): 144 of its 232 bytes, which a recording
+	 * without --off-cpu never reads.
 	 */
 	struct lp_sched at_start, child_sched, child_sched_at_gate;
 	uint64_t unmeasured_ns; /* a span rebuilt at attach: before its thread was tracked */
@@ -434,7 +435,8 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 	if (ev->has_sched && !th->tracked) {
 		/* Its open frames' split parts were never zeroed: they sum from now on. */
 		for (size_t i = 0; i < th->depth; i++)
-			memset((char *)&th->stack[i] + FRAME_SCHED, 0, sizeof(struct frame) - FRAME_SCHED);
+			memset((char *)&th->stack[i] + FRAME_SCHED, 0,
+			       sizeof(struct frame) - FRAME_SCHED);
 		th->tracked = true;
 		th->tracked_ns = minus(ev->ts_ns, lp_sched_sum(&ev->sched));
 		th->tracked_from = (struct lp_sched){ .vcsw = ev->sched.vcsw, .ivcsw = ev->sched.ivcsw };
