@@ -217,7 +217,8 @@ static size_t meta_items(const struct strtab *st, uint32_t meta)
 /* The keys of a span's trace args: one per metadata item plus the profiler's own. */
 static size_t args_keys(struct fuzz *f, const struct lp_span *s)
 {
-	return meta_items(f->st, s->meta) + (s->has_counter ? 2 : 0) +
+	/* A span pair's args= is one key, "detail" (an object). */
+	return meta_items(f->st, s->meta) + !!s->detail + (s->has_counter ? 2 : 0) +
 	       !!(s->flags & LP_SPAN_UNTERMINATED) + !!(s->flags & LP_SPAN_STARTED_BEFORE) +
 	       !!(s->flags & LP_SPAN_UNCERTAIN) + (s->has_sched ? 6 + !!s->unmeasured_ns : 0);
 }
