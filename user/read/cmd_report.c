@@ -86,7 +86,7 @@ struct row_order {
 	enum lp_sort key;
 };
 
-static uint64_t row_key(const struct lp_group *g, enum lp_sort key)
+uint64_t lp_sort_key(const struct lp_group *g, enum lp_sort key)
 {
 	switch (key) {
 	case LP_SORT_TOTAL:
@@ -116,8 +116,8 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 			c = cmp_text(o->s->st, gx->meta, gy->meta);
 		else if (!c)
 			c = (gx->meta == LP_META_UNKNOWN) - (gy->meta == LP_META_UNKNOWN);
-	} else if (row_key(gx, o->key) != row_key(gy, o->key)) {
-		c = row_key(gx, o->key) > row_key(gy, o->key) ? -1 : 1;
+	} else if (lp_sort_key(gx, o->key) != lp_sort_key(gy, o->key)) {
+		c = lp_sort_key(gx, o->key) > lp_sort_key(gy, o->key) ? -1 : 1;
 	}
 	return c ? c : x < y ? -1 : x > y;
 }

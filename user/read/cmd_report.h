@@ -17,6 +17,10 @@ enum lp_view { LP_VIEW_TABLE, LP_VIEW_THREADS, LP_VIEW_TREE, LP_VIEW_FOLDED };
 enum lp_sort { LP_SORT_RECORDED, LP_SORT_SELF, LP_SORT_TOTAL, LP_SORT_CALLS, LP_SORT_MEAN,
 	       LP_SORT_P95, LP_SORT_NAME };
 
+struct lp_group;
+/* A row's figure for key (self time for LP_SORT_RECORDED and LP_SORT_NAME): report's and top's. */
+uint64_t lp_sort_key(const struct lp_group *g, enum lp_sort key);
+
 struct lp_view_opts {
 	enum lp_view view;
 	enum lp_sort sort;

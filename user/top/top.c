@@ -74,22 +74,6 @@ struct order {
 	enum lp_sort key;
 };
 
-static uint64_t row_key(struct lp_group *g, enum lp_sort key)
-{
-	switch (key) {
-	case LP_SORT_TOTAL:
-		return g->total_ns;
-	case LP_SORT_CALLS:
-		return g->calls;
-	case LP_SORT_MEAN:
-		return g->calls ? g->total_ns / g->calls : 0;
-	case LP_SORT_P95:
-		return lp_group_p95(g);
-	default:
-		return g->self_ns;
-	}
-}
-
 static int cmp_row(const void *a, const void *b, void *ctx)
 {
 	const struct order *o = ctx;
@@ -104,7 +88,7 @@ static int cmp_row(const void *a, const void *b, void *ctx)
 		c = memcmp(sx, sy, lx < ly ? lx : ly);
 		c = c ? c : (lx > ly) - (lx < ly);
 	} else {
-		uint64_t kx = row_key(x->g, o->key), ky = row_key(y->g, o->key);
+		uint64_t kx = lp_sort_key(x->g, o->key), ky = lp_sort_key(y->g, o->key);
 
 		c = kx > ky ? -1 : kx < ky;
 	}
