@@ -352,57 +352,58 @@ static void read_sched(const void *at, struct lp_sched *out)
 	out->ivcsw = snap.nivcsw;
 }
 
-static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size_t size)
+/* A marker's event into *ev: 1, or -ENOMEM. */
+static int decode_event(struct lp_decoder *d, const struct lp_rec_event *r, size_t size,
+			struct lp_event *ev)
 {
 	const char *text = (const char *)(r + 1);
 	size_t avail = size - sizeof(*r);
-	struct lp_event ev;
 	size_t name_bytes = 0;
 
 	/* Not sched: set below when the record has it, read by no one otherwise (nest.h). */
-	memset(&ev, 0, offsetof(struct lp_event, sched));
-	ev.type = r->h.type == LP_REC_ENTER ? LP_EVENT_ENTER : LP_EVENT_EXIT;
-	ev.pid = r->h.pid;
-	ev.tid = r->h.tid;
-	ev.ts_ns = r->ts_ns;
-	ev.counter = r->counter;
-	ev.has_counter = r->h.flags & LP_EV_HAS_COUNTER;
+	memset(ev, 0, offsetof(struct lp_event, sched));
+	ev->type = r->h.type == LP_REC_ENTER ? LP_EVENT_ENTER : LP_EVENT_EXIT;
+	ev->pid = r->h.pid;
+	ev->tid = r->h.tid;
+	ev->ts_ns = r->ts_ns;
+	ev->counter = r->counter;
+	ev->has_counter = r->h.flags & LP_EV_HAS_COUNTER;
 
 	if (r->h.flags & LP_EV_SCHED) {
-		ev.has_sched = true;
-		read_sched(text, &ev.sched);
+		ev->has_sched = true;
+		read_sched(text, &ev->sched);
 		text += sizeof(struct lp_sched_snap);
 		avail -= sizeof(struct lp_sched_snap);
 	}
-	if (ev.type == LP_EVENT_ENTER)
+	if (ev->type == LP_EVENT_ENTER)
 		d->stats.enters++;
 	else
 		d->stats.exits++;
 	if (LP_EV_ABI(r->h.flags) != LP_MARKER_ABI_VERSION)
 		d->stats.abi_mismatch++;
 	if (r->file < LP_MAX_FILES)
-		ev.file_since_ns = d->file_since[r->file];
+		ev->file_since_ns = d->file_since[r->file];
 	if (r->h.flags & LP_EV_NAME_INLINE) {
 		name_bytes = r->name_len > 0 ? (size_t)r->name_len : 0;
 		if (name_bytes > avail)
 			name_bytes = avail;
-		ev.name = text_id(d, text, r->name_len, avail, LP_NAME_MAX, r->name == 0);
+		ev->name = text_id(d, text, r->name_len, avail, LP_NAME_MAX, r->name == 0);
 	} else {
-		ev.name = literal_id(d, LP_LIT_KEY(r->name, false), r->h.pid);
+		ev->name = literal_id(d, LP_LIT_KEY(r->name, false), r->h.pid);
 	}
 	if (r->h.flags & LP_EV_NO_META)
-		ev.meta = 0;
+		ev->meta = 0;
 	else if (r->h.flags & LP_EV_META_INLINE)
-		ev.meta = text_id(d, text + name_bytes, r->meta_len, avail - name_bytes, LP_META_MAX,
+		ev->meta = text_id(d, text + name_bytes, r->meta_len, avail - name_bytes, LP_META_MAX,
 				  false);
 	else
-		ev.meta = literal_id(d, LP_LIT_KEY(r->meta, true), r->h.pid);
-	if (ev.name == UINT32_MAX || ev.meta == UINT32_MAX)
+		ev->meta = literal_id(d, LP_LIT_KEY(r->meta, true), r->h.pid);
+	if (ev->name == UINT32_MAX || ev->meta == UINT32_MAX)
 		return -ENOMEM;
 
-	if (seq_lost(d, &r->h, &ev.lost_before))
+	if (seq_lost(d, &r->h, &ev->lost_before))
 		return -ENOMEM;
-	return d->sink.event ? d->sink.event(d->sink.ctx, &ev) : 0;
+	return 1;
 }
 
 static int decode_usdt(struct lp_decoder *d, const struct lp_rec_usdt *r, size_t size)
@@ -518,6 +519,16 @@ static int decode_task(struct lp_decoder *d, const struct lp_rec_task *r)
 
 int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 {
+	struct lp_event ev;
+	int err = lp_decode_record(d, data, size, &ev);
+
+	if (err != 1)
+		return err;
+	return d->sink.event ? d->sink.event(d->sink.ctx, &ev) : 0;
+}
+
+int lp_decode_record(struct lp_decoder *d, const void *data, size_t size, struct lp_event *ev)
+{
 	struct lp_rec_hdr h;
 
 	d->stats.records++;
@@ -530,7 +541,7 @@ int lp_decode(struct lp_decoder *d, const void *data, size_t size)
 		if (size < sizeof(struct lp_rec_event) +
 				   ((h.flags & LP_EV_SCHED) ? sizeof(struct lp_sched_snap) : 0))
 			goto malformed;
-		return decode_event(d, data, size);
+		return decode_event(d, data, size, ev);
 	case LP_REC_STRING:
 		if (size < sizeof(struct lp_rec_string))
 			goto malformed;

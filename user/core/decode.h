@@ -99,6 +99,12 @@ struct lp_decoder *lp_decoder_new(struct strtab *st, const struct lp_decode_sink
 void lp_decoder_free(struct lp_decoder *d);
 /* 0, or the sink's / allocation's -errno. Malformed records are counted, not errors. */
 int lp_decode(struct lp_decoder *d, const void *data, size_t size);
+/*
+ * lp_decode() that hands a marker's event back instead of to sink.event: 1
+ * with *ev set, else as lp_decode() (every other record goes to the sink).
+ * The consumer's path per event, without a call through a pointer.
+ */
+int lp_decode_record(struct lp_decoder *d, const void *data, size_t size, struct lp_event *ev);
 const struct lp_decode_stats *lp_decoder_stats(const struct lp_decoder *d);
 /* Marks every string id the decoder keeps (strtab.h: a collection under way). */
 void lp_decoder_mark(const struct lp_decoder *d, struct strtab *st);

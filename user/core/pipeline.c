@@ -473,8 +473,11 @@ void lp_pipeline_gate(struct lp_pipeline *p, uint32_t file, uint64_t since_ns)
 
 int lp_pipeline_record(struct lp_pipeline *p, const void *data, size_t size)
 {
-	int err = lp_decode(p->dec, data, size);
+	struct lp_event ev;
+	int err = lp_decode_record(p->dec, data, size, &ev);
 
+	if (err == 1)
+		err = on_marker(p, &ev);
 	set_err(p, err);
 	/*
 	 * Between two records every id in use is in a holder. Here, not only
