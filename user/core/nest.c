@@ -423,7 +423,36 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 	return 0;
 }
 
-int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
+/* An enter's frame on th's stack, which has room for it. */
+static inline __attribute__((always_inline)) void push_frame(struct lp_nest *n, struct thread *th, const struct lp_event *ev)
+{
+	struct frame *f = &th->stack[th->depth++];
+
+	if (th->tracked)
+		memset(f, 0, sizeof(*f));
+	else
+		memset(f, 0, FRAME_SCHED); /* a constant: a few stores, no call */
+	if (LP_TRACK_IS(ev->tid) && th->depth == 1)
+		f->cover_start = covered(n, ev->pid, ev->tid, ev->ts_ns);
+	f->name = ev->name;
+	f->path = open_path(n, th, th->depth - 1, ev->name);
+	f->meta = ev->meta;
+	f->detail = ev->detail;
+	f->start_ns = ev->ts_ns;
+	f->counter_start = ev->counter;
+	f->has_counter = ev->has_counter;
+	f->has_sched = ev->has_sched;
+	if (ev->has_sched)
+		f->at_start = ev->sched;
+	/* A gap just before the enter may have been this span's own children. */
+	if (ev->lost_before)
+		f->flags |= LP_SPAN_UNCERTAIN;
+	if (th->depth > th->info.max_depth)
+		th->info.max_depth = (uint32_t)th->depth;
+}
+
+/* lp_nest_event(), every case. */
+static __attribute__((noinline)) int nest_event(struct lp_nest *n, const struct lp_event *ev)
 {
 	struct thread *th = get_thread(n, ev->pid, ev->tid);
 	struct frame *f;
@@ -459,28 +488,7 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 				return -ENOMEM;
 			th->stack = f;
 		}
-		f = &th->stack[th->depth++];
-		if (th->tracked)
-			memset(f, 0, sizeof(*f));
-		else
-			memset(f, 0, FRAME_SCHED); /* a constant: a few stores, no call */
-		if (LP_TRACK_IS(ev->tid) && th->depth == 1)
-			f->cover_start = covered(n, ev->pid, ev->tid, ev->ts_ns);
-		f->name = ev->name;
-		f->path = open_path(n, th, th->depth - 1, ev->name);
-		f->meta = ev->meta;
-		f->detail = ev->detail;
-		f->start_ns = ev->ts_ns;
-		f->counter_start = ev->counter;
-		f->has_counter = ev->has_counter;
-		f->has_sched = ev->has_sched;
-		if (ev->has_sched)
-			f->at_start = ev->sched;
-		/* A gap just before the enter may have been this span's own children. */
-		if (ev->lost_before)
-			f->flags |= LP_SPAN_UNCERTAIN;
-		if (th->depth > th->info.max_depth)
-			th->info.max_depth = (uint32_t)th->depth;
+		push_frame(n, th, ev);
 		return 0;
 	}
 
@@ -515,6 +523,37 @@ int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
 			return rebuild_open_span(n, th, ev, from);
 	}
 	n->t.unmatched_exits++;
+	return 0;
+}
+
+/*
+ * The common cases on their own: an enter on a known thread's stack with room,
+ * and the exit of its top span, with nothing lost, split or tracked. They
+ * reach nest_event()'s code, minus its tests for the rest; there, the rare
+ * cases' code made every event save six registers and a stack frame (bench
+ * row 6: 40 instructions per span).
+ */
+int lp_nest_event(struct lp_nest *n, const struct lp_event *ev)
+{
+	uint32_t r = n->recent[ev->tid % RECENT_THREADS];
+	struct thread *th;
+
+	if (!r || ev->has_sched || ev->lost_before || LP_TRACK_IS(ev->tid))
+		return nest_event(n, ev);
+	th = &n->threads[r - 1];
+	if (th->info.tid != ev->tid || th->info.pid != ev->pid || th->ended || !th->born_ns ||
+	    th->tracked || th->skipped)
+		return nest_event(n, ev);
+	if (ev->type == LP_EVENT_ENTER) {
+		if (th->depth >= th->cap || th->depth >= LP_NEST_MAX_DEPTH)
+			return nest_event(n, ev);
+		push_frame(n, th, ev);
+		return 0;
+	}
+	if (!th->depth || th->stack[th->depth - 1].name != ev->name || ev->set_meta ||
+	    ev->unterminated)
+		return nest_event(n, ev);
+	close_top(n, th, ev->ts_ns, ev->counter, ev->has_counter, 0, NULL);
 	return 0;
 }
 

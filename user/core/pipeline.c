@@ -168,6 +168,13 @@ static int on_marker(void *ctx, const struct lp_event *ev)
 
 	if (outside(p, ev->ts_ns, ev->file_since_ns))
 		return 0;
+	/*
+	 * With no hook and no wait pending, straight to the nesting: the calls
+	 * that may happen otherwise made every event save and restore registers
+	 * (16 instructions per event, bench row 6).
+	 */
+	if (!p->h.marker && !p->h.event && !p->npending)
+		return lp_nest_event(p->nest, ev);
 	if (p->h.marker)
 		p->h.marker(p->h.ctx, ev);
 	return to_nest(ctx, ev);
