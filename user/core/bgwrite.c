@@ -30,6 +30,12 @@ struct lp_bgw {
 	bool no_sync; /* not a file sync_file_range() works on: the commit's fsync does it all */
 	bool ending;
 	int err;
+	/* The committer's thread (LP_BGW_DATASYNC_EVERY); stop: the end came. */
+	pthread_t committer;
+	bool committer_started, has_committer, stop;
+	pthread_cond_t ask;
+	uint64_t asked, committed; /* bytes written when the last commit was asked, made */
+	uint64_t commits;
 };
 
 /* Starts the writeback of what was written since the last time, waits for the time before. */
@@ -72,6 +78,10 @@ static void *run(void *arg)
 		}
 		pthread_mutex_lock(&b->mu);
 		b->bytes += bytes;
+		if (b->has_committer && b->bytes - b->asked >= LP_BGW_DATASYNC_EVERY) {
+			b->asked = b->bytes;
+			pthread_cond_signal(&b->ask);
+		}
 		if (!err) {
 			uint64_t total = b->bytes;
 
@@ -89,6 +99,54 @@ static void *run(void *arg)
 	return NULL;
 }
 
+/*
+ * Commits what was written so far whenever asked, beside the writer. Its
+ * error is the file's: a later fsync may not report it again.
+ */
+static void *commit_run(void *arg)
+{
+	struct lp_bgw *b = arg;
+
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		while (b->asked == b->committed && !b->stop)
+			pthread_cond_wait(&b->ask, &b->mu);
+		if (b->stop)
+			break;
+		uint64_t at = b->asked;
+
+		pthread_mutex_unlock(&b->mu);
+		int err = fdatasync(b->fd) ? -errno : 0;
+
+		pthread_mutex_lock(&b->mu);
+		b->committed = at;
+		b->commits += !err;
+		if (err == -EINVAL || err == -EROFS) {
+			b->has_committer = false; /* fd cannot be committed: the caller's fsync says so */
+			break;
+		}
+		if (err && !b->err)
+			b->err = err;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/*
+ * The committer ends without a last commit (the caller's fsync makes it),
+ * after the one under way, if any: joined, so that its error is in b->err.
+ */
+static void stop_committer(struct lp_bgw *b)
+{
+	if (!b->committer_started)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->stop = true;
+	pthread_cond_signal(&b->ask);
+	pthread_mutex_unlock(&b->mu);
+	pthread_join(b->committer, NULL);
+}
+
 static void free_bgw(struct lp_bgw *b)
 {
 	for (unsigned i = 0; i < LP_BGW_BUFFERS; i++)
@@ -96,6 +154,7 @@ static void free_bgw(struct lp_bgw *b)
 	pthread_mutex_destroy(&b->mu);
 	pthread_cond_destroy(&b->more);
 	pthread_cond_destroy(&b->freed);
+	pthread_cond_destroy(&b->ask);
 	free(b);
 }
 
@@ -114,6 +173,7 @@ struct lp_bgw *lp_bgw_start(int fd)
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->more, NULL);
 	pthread_cond_init(&b->freed, NULL);
+	pthread_cond_init(&b->ask, NULL);
 	for (unsigned i = 0; i < LP_BGW_BUFFERS; i++) {
 		b->buf[i] = malloc(LP_BGW_BUFFER);
 		if (!b->buf[i]) {
@@ -124,9 +184,14 @@ struct lp_bgw *lp_bgw_start(int fd)
 	/* Signals (SIGINT, the children's SIGCHLD) stay with the threads that wait for them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	/* Without the committer, the commit's fsync does it all, as it would anyway. */
+	if (!b->no_sync)
+		b->committer_started = b->has_committer =
+			!pthread_create(&b->committer, NULL, commit_run, b);
 	err = pthread_create(&b->thread, NULL, run, b);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
+		stop_committer(b);
 		free_bgw(b);
 		return NULL;
 	}
@@ -163,7 +228,7 @@ int lp_bgw_queue(struct lp_bgw *b, char *buf, size_t len)
 	return err;
 }
 
-int lp_bgw_finish(struct lp_bgw *b, uint64_t *written)
+int lp_bgw_finish(struct lp_bgw *b, uint64_t *written, uint64_t *commits)
 {
 	int err;
 
@@ -172,9 +237,12 @@ int lp_bgw_finish(struct lp_bgw *b, uint64_t *written)
 	pthread_cond_signal(&b->more);
 	pthread_mutex_unlock(&b->mu);
 	pthread_join(b->thread, NULL);
+	stop_committer(b);
 	err = b->err;
 	if (written)
 		*written = b->bytes;
+	if (commits)
+		*commits = b->commits;
 	free_bgw(b);
 	return err;
 }

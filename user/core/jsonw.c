@@ -53,7 +53,7 @@ void jw_init_fd(struct jw *w, int fd)
 static void end_thread(struct jw *w)
 {
 	uint64_t written;
-	int err = lp_bgw_finish(w->bg, &written);
+	int err = lp_bgw_finish(w->bg, &written, NULL);
 
 	w->bg = NULL;
 	w->bytes += written;

@@ -50,12 +50,21 @@ struct count {
 };
 
 /*
- * (parent, name) -> node: a named child in O(1) however wide the tree.
- * Key 0 is an empty slot (key_of is never 0).
+ * Nodes: the root, at most LP_PATHS_MAX indexed ones and one "(other paths)"
+ * per node with children (open_new): an id fits 16 bits.
+ */
+#define NODES_MAX (2 * LP_PATHS_MAX + 2)
+_Static_assert(NODES_MAX <= 0xffff, "a node id fits a slot's 16 bits");
+
+/*
+ * (parent, name) -> node: a named child in O(1) however wide the tree. A
+ * slot is one word, parent << 48 | name << 16 | node, so that a cap's worth
+ * of paths is indexed in half a megabyte (a slot of a key and a node took
+ * 16 bytes: the index alone was larger than the core's cache, and missed at
+ * most opens). 0 is an empty slot: no node is 0 (the root, no child).
  */
 struct slot {
-	uint64_t key;
-	uint32_t node;
+	uint64_t v;
 };
 
 struct lp_paths {
@@ -69,9 +78,10 @@ struct lp_paths {
 	unsigned shift; /* 64 - log2(slots) */
 };
 
+/* A slot's value less its node: (parent, name), parent < NODES_MAX. */
 static uint64_t key_of(uint32_t parent, uint32_t name)
 {
-	return (uint64_t)(parent + 1) << 32 | name;
+	return (uint64_t)parent << 32 | name;
 }
 
 /* Where key's probe begins. Fibonacci hashing: its top bits mixed by one multiplication. */
@@ -85,7 +95,7 @@ static struct slot *slot_of(const struct lp_paths *p, uint64_t key)
 {
 	size_t i = home(p, key);
 
-	while (p->slots[i].key != key && p->slots[i].key)
+	while (p->slots[i].v && p->slots[i].v >> 16 != key)
 		i = (i + 1) & p->mask;
 	return &p->slots[i];
 }
@@ -102,8 +112,8 @@ static int reindex(struct lp_paths *p, size_t nslots)
 	p->mask = nslots - 1;
 	p->shift = 64 - (unsigned)__builtin_ctzll(nslots);
 	for (size_t i = 0; i < oldn; i++)
-		if (old[i].key)
-			*slot_of(p, old[i].key) = old[i];
+		if (old[i].v)
+			*slot_of(p, old[i].v >> 16) = old[i];
 	free(old);
 	return 0;
 }
@@ -117,6 +127,8 @@ static uint32_t node_new(struct lp_paths *p, uint32_t parent, uint32_t name, str
 {
 	uint32_t x = (uint32_t)p->n;
 
+	if (p->n >= NODES_MAX)
+		return 0; /* not reached: the cap folds first */
 	if (p->n == p->cap) {
 		size_t cap = p->cap;
 		struct node *nodes = lp_grow(p->nodes, &cap, p->n + 1, sizeof(*nodes));
@@ -137,7 +149,7 @@ static uint32_t node_new(struct lp_paths *p, uint32_t parent, uint32_t name, str
 			slot = NULL;
 		}
 		slot = slot ? slot : slot_of(p, key_of(parent, name));
-		*slot = (struct slot){ key_of(parent, name), x };
+		*slot = (struct slot){ key_of(parent, name) << 16 | x };
 		p->kept++;
 	}
 	p->nodes[x] = (struct node){ .name = name, .child = NONE, .next = p->nodes[parent].child,
@@ -215,12 +227,12 @@ uint32_t lp_paths_open(struct lp_paths *p, uint32_t parent, uint32_t name)
 	/* slot_of's loop, where a match needs no second look at the key. */
 	for (size_t i = home(p, key);; i = (i + 1) & p->mask) {
 		s = &p->slots[i];
-		if (s->key == key) {
-			o->last = s->node;
+		if (s->v >> 16 == key) {
+			o->last = (uint32_t)(s->v & 0xffff);
 			o->last_name = name;
-			return s->node;
+			return o->last;
 		}
-		if (!s->key)
+		if (!s->v)
 			break;
 	}
 	/* Past the cap, folded (the parent's "(other paths)" made by open_new). */
