@@ -3,8 +3,9 @@
  * Helpers the integration tests share: formatting, the clock, reading files,
  * starting processes (with their output captured, or through pipes read line
  * by line with a deadline) and ending those a test leaves behind, waiting for
- * them, reading JSON, listing a directory. Include after cmocka.h and after
- * defining `tmpdir`, the directory where captured output goes.
+ * them, reading JSON, reading a trace's spans, listing a directory. Include
+ * after cmocka.h and after defining `tmpdir`, the directory where captured
+ * output goes.
  */
 #ifndef LP_ITEST_H
 #define LP_ITEST_H
@@ -13,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -424,6 +426,106 @@ static ITEST_UNUSED json_object *summary_of(const char *dir)
 	return load_json(fmt("%s/leanprofiler-summary.json", dir));
 }
 
+/* ---- a trace's spans, against those its target logged ---- */
+
+/* One span as its target logged it (t), or as the trace shows it (pid, start, end). */
+struct itest_span {
+	int pid, tid, depth;
+	uint64_t t[4];       /* logged: before/after the enter, before/after the exit */
+	uint64_t start, end; /* recorded: CLOCK_MONOTONIC ns */
+	long long counter;   /* the counter delta; -1: no counter */
+	char *name, *meta;   /* meta: "key=value, ..." */
+};
+
+/* A trace's "ts" or "dur" (µs with 3 decimals) in ns. */
+static ITEST_UNUSED uint64_t trace_us_ns(json_object *v)
+{
+	return (uint64_t)llround(json_object_get_double(v) * 1000.0);
+}
+
+/* By thread, then start; of two that start together the parent (the longer) first. */
+static ITEST_UNUSED int span_trace_order(const void *a, const void *b)
+{
+	const struct itest_span *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+/* The args the profiler adds to a span's (docs/formats.md), not the target's metadata. */
+static ITEST_UNUSED bool profiler_arg(const char *k)
+{
+	return !strcmp(k, "counter") || !strcmp(k, "self_counter") ||
+	       !strcmp(k, "unterminated") || !strcmp(k, "uncertain");
+}
+
+/*
+ * The spans ("X" events) of the trace at path in span_trace_order, each with
+ * its depth from the nesting of its thread's intervals and its args but the
+ * profiler's as meta; their count.
+ */
+static ITEST_UNUSED size_t read_trace_spans(const char *path, struct itest_span **out)
+{
+	json_object *trace = load_json(path), *events = get(trace, "traceEvents");
+	uint64_t base = (uint64_t)get_i(get(trace, "otherData"), "base_ns");
+	size_t n = 0, len = json_object_array_length(events);
+	struct itest_span *s = calloc(len + 1, sizeof(*s));
+	uint64_t ends[64];
+
+	assert_non_null(s);
+	for (size_t i = 0; i < len; i++) {
+		json_object *e = json_object_array_get_idx(events, i), *c;
+		struct itest_span *sp = &s[n];
+
+		if (strcmp(get_s(e, "ph"), "X"))
+			continue;
+		sp->pid = (int)get_i(e, "pid");
+		sp->tid = (int)get_i(e, "tid");
+		sp->start = base + trace_us_ns(get(e, "ts"));
+		sp->end = sp->start + trace_us_ns(get(e, "dur"));
+		sp->name = strdup(get_s(e, "name"));
+		sp->meta = fmt("");
+		sp->counter = json_object_object_get_ex(get(e, "args"), "counter", &c)
+				      ? json_object_get_int64(c)
+				      : -1;
+		json_object_object_foreach(get(e, "args"), k, v) {
+			if (!profiler_arg(k))
+				sp->meta = fmt("%s%s%s=%s", sp->meta, *sp->meta ? ", " : "", k,
+					       json_object_get_string(v));
+		}
+		n++;
+	}
+	json_object_put(trace);
+	qsort(s, n, sizeof(*s), span_trace_order);
+	for (size_t i = 0, d = 0; i < n; i++) {
+		if (i == 0 || s[i].tid != s[i - 1].tid)
+			d = 0;
+		while (d > 0 && ends[d - 1] <= s[i].start)
+			d--;
+		assert_true(d < 64);
+		s[i].depth = (int)d;
+		ends[d++] = s[i].end;
+	}
+	*out = s;
+	return n;
+}
+
+/* Each thread's spans together, in their order (a target's log has them in pre-order). */
+static ITEST_UNUSED void spans_by_tid(struct itest_span *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct itest_span x = s[i];
+		size_t j = i;
+
+		for (; j > 0 && s[j - 1].tid > x.tid; j--)
+			s[j] = s[j - 1];
+		s[j] = x;
+	}
+}
+
 /* ---- a suite's start, and what every suite checks ---- */
 
 /*
@@ -452,6 +554,18 @@ static ITEST_UNUSED bool itest_as_root(const char *suite)
 		return false;
 	}
 	return true;
+}
+
+/* A suite's group teardown: ends what its tests started and removes tmpdir. */
+static ITEST_UNUSED int stop_started_remove_tmpdir(void **state)
+{
+	char *argv[] = { "/bin/rm", "-rf", tmpdir, NULL };
+	struct run r;
+
+	stop_started(state);
+	if (run(&r, argv) == 0)
+		run_free(&r);
+	return 0;
 }
 
 /* The independent consumer: speedscope's Trace Event importer (tests/consumer). */

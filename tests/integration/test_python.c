@@ -10,7 +10,6 @@
  */
 #define _GNU_SOURCE
 #include <json-c/json.h>
-#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,15 +29,6 @@ static char tmpdir[] = "/tmp/lp-python-XXXXXX";
 #include "itest.h"
 #include "itest_record.h"
 
-/* One span: as the program logged it (t, counter), or as the trace shows it (start, end). */
-struct pspan {
-	int tid, depth;
-	uint64_t t[4];
-	uint64_t start, end;
-	long long counter; /* -1: none */
-	char name[1100], meta[1400];
-};
-
 /* Hex (or "-" for empty) into text. */
 static void unhex(const char *hex, char *out, size_t size)
 {
@@ -50,17 +40,17 @@ static void unhex(const char *hex, char *out, size_t size)
 	out[n] = '\0';
 }
 
-static size_t read_logged(const char *p, struct pspan **out)
+static size_t read_logged(const char *p, struct itest_span **out)
 {
 	FILE *f = fopen(p, "r");
 	size_t n = 0, cap = 512;
-	struct pspan *s = calloc(cap, sizeof(*s));
-	static char line[8192], counter[32], name[4096], meta[4096];
+	struct itest_span *s = calloc(cap, sizeof(*s));
+	static char line[8192], counter[32], name[4096], meta[4096], text[4096];
 
 	if (!f)
 		fail_msg("the program wrote no log %s", p);
 	while (fgets(line, sizeof(line), f)) {
-		struct pspan *sp;
+		struct itest_span *sp;
 
 		if (n == cap)
 			s = realloc(s, (cap *= 2) * sizeof(*s));
@@ -71,76 +61,13 @@ static size_t read_logged(const char *p, struct pspan **out)
 					name, meta),
 				 9);
 		sp->counter = strcmp(counter, "-") ? atoll(counter) : -1;
-		unhex(name, sp->name, sizeof(sp->name));
-		unhex(meta, sp->meta, sizeof(sp->meta));
+		unhex(name, text, sizeof(text));
+		sp->name = strdup(text);
+		unhex(meta, text, sizeof(text));
+		sp->meta = strdup(text);
 	}
 	fclose(f);
-	/* Stable by tid: each thread's spans stay in pre-order. */
-	for (size_t i = 1; i < n; i++) {
-		struct pspan x = s[i];
-		size_t j = i;
-
-		for (; j > 0 && s[j - 1].tid > x.tid; j--)
-			s[j] = s[j - 1];
-		s[j] = x;
-	}
-	*out = s;
-	return n;
-}
-
-static int by_tid_start(const void *a, const void *b)
-{
-	const struct pspan *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end > y->end ? -1 : x->end < y->end; /* the parent first */
-}
-
-/* The trace's spans in pre-order per thread, depth from the nesting of their intervals. */
-static size_t read_recorded(const char *p, struct pspan **out)
-{
-	json_object *trace = load_json(p), *events = get(trace, "traceEvents");
-	uint64_t base = (uint64_t)get_i(get(trace, "otherData"), "base_ns");
-	size_t n = 0, len = json_object_array_length(events);
-	struct pspan *s = calloc(len + 1, sizeof(*s));
-	uint64_t ends[64];
-
-	for (size_t i = 0; i < len; i++) {
-		json_object *e = json_object_array_get_idx(events, i), *c;
-		struct pspan *sp = &s[n];
-		size_t m = 0;
-
-		if (strcmp(get_s(e, "ph"), "X"))
-			continue;
-		sp->tid = (int)get_i(e, "tid");
-		sp->start = base + (uint64_t)llround(json_object_get_double(get(e, "ts")) * 1000.0);
-		sp->end = sp->start + (uint64_t)llround(json_object_get_double(get(e, "dur")) * 1000.0);
-		snprintf(sp->name, sizeof(sp->name), "%s", get_s(e, "name"));
-		sp->counter = json_object_object_get_ex(get(e, "args"), "counter", &c) ?
-				      json_object_get_int64(c) :
-				      -1;
-		json_object_object_foreach(get(e, "args"), k, v) {
-			if (!strcmp(k, "counter") || !strcmp(k, "self_counter"))
-				continue;
-			m += (size_t)snprintf(sp->meta + m, sizeof(sp->meta) - m, "%s%s=%s",
-					      m ? ", " : "", k, json_object_get_string(v));
-		}
-		n++;
-	}
-	json_object_put(trace);
-	qsort(s, n, sizeof(*s), by_tid_start);
-	for (size_t i = 0, d = 0; i < n; i++) {
-		if (i == 0 || s[i].tid != s[i - 1].tid)
-			d = 0;
-		while (d > 0 && ends[d - 1] <= s[i].start)
-			d--;
-		assert_true(d < 64);
-		s[i].depth = (int)d;
-		ends[d++] = s[i].end;
-	}
+	spans_by_tid(s, n);
 	*out = s;
 	return n;
 }
@@ -151,15 +78,15 @@ static size_t read_recorded(const char *p, struct pspan **out)
  */
 static void compare(const char *dir, const char *logged, const char *what)
 {
-	struct pspan *got, *want;
-	size_t ngot = read_recorded(fmt("%s/leanprofiler-trace.json", dir), &got);
+	struct itest_span *got, *want;
+	size_t ngot = read_trace_spans(fmt("%s/leanprofiler-trace.json", dir), &got);
 	size_t nwant = read_logged(logged, &want), groups = 0;
 	json_object *sum = summary_of(dir), *rows = get(sum, "rows");
 
 	if (ngot != nwant)
 		fail_msg("%s: %zu spans recorded, the program logged %zu", what, ngot, nwant);
 	for (size_t i = 0; i < nwant; i++) {
-		struct pspan *g = &got[i], *w = &want[i];
+		struct itest_span *g = &got[i], *w = &want[i];
 
 		if (g->tid != w->tid || g->depth != w->depth || strcmp(g->name, w->name) ||
 		    strcmp(g->meta, w->meta) || g->counter != w->counter)

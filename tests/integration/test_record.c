@@ -123,91 +123,17 @@ static void test_nested_example(void **state)
 	run_free(&r);
 }
 
-/* One span as the target saw it, or as the trace shows it. */
-struct span {
-	int tid, depth;
-	uint64_t t[4]; /* target: before/after enter, before/after exit */
-	uint64_t start, end; /* trace */
-	char name[80], meta[200];
-};
-
-static int cmp_trace_order(const void *a, const void *b)
-{
-	const struct span *x = a, *y = b;
-
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end > y->end ? -1 : x->end < y->end; /* the parent first */
-}
-
-static bool reserved(const char *k)
-{
-	return !strcmp(k, "counter") || !strcmp(k, "self_counter") ||
-	       !strcmp(k, "unterminated") || !strcmp(k, "uncertain");
-}
-
-/* Trace timestamps ("ts": µs with 3 decimals) back to CLOCK_MONOTONIC ns. */
-static uint64_t ts_ns(json_object *v, uint64_t base)
-{
-	return base + (uint64_t)llround(json_object_get_double(v) * 1000.0);
-}
-
-static size_t read_trace(const char *p, struct span **out)
-{
-	json_object *trace = load_json(p), *events = get(trace, "traceEvents");
-	uint64_t base = (uint64_t)json_object_get_int64(get(get(trace, "otherData"), "base_ns"));
-	size_t n = 0, cap = json_object_array_length(events);
-	struct span *s = calloc(cap + 1, sizeof(*s));
-
-	for (size_t i = 0; i < cap; i++) {
-		json_object *e = json_object_array_get_idx(events, i);
-		struct span *sp = &s[n];
-		size_t m = 0;
-
-		if (strcmp(json_object_get_string(get(e, "ph")), "X"))
-			continue;
-		sp->tid = json_object_get_int(get(e, "tid"));
-		sp->start = ts_ns(get(e, "ts"), base);
-		sp->end = sp->start + (uint64_t)llround(json_object_get_double(get(e, "dur")) * 1000.0);
-		snprintf(sp->name, sizeof(sp->name), "%s", json_object_get_string(get(e, "name")));
-		json_object_object_foreach(get(e, "args"), k, v) {
-			if (reserved(k))
-				continue;
-			m += (size_t)snprintf(sp->meta + m, sizeof(sp->meta) - m, "%s%s=%s",
-					      m ? ", " : "", k, json_object_get_string(v));
-		}
-		n++;
-	}
-	json_object_put(trace);
-	qsort(s, n, sizeof(*s), cmp_trace_order);
-	/* Depth from the nesting of intervals, per thread. */
-	for (size_t i = 0, d = 0; i < n; i++) {
-		static uint64_t ends[64];
-
-		if (i == 0 || s[i].tid != s[i - 1].tid)
-			d = 0;
-		while (d > 0 && ends[d - 1] <= s[i].start)
-			d--;
-		assert_true(d < 64);
-		s[i].depth = (int)d;
-		ends[d++] = s[i].end;
-	}
-	*out = s;
-	return n;
-}
-
-static size_t read_expected(const char *p, struct span **out)
+/* A target's log (workload, flight): a span a line, "tid depth t0 t1 t2 t3 NAME\tMETA". */
+static size_t read_expected(const char *p, struct itest_span **out)
 {
 	FILE *f = fopen(p, "r");
 	size_t n = 0, cap = 1024;
-	struct span *s = calloc(cap, sizeof(*s));
+	struct itest_span *s = calloc(cap, sizeof(*s));
 	char line[512];
 
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
-		struct span *sp;
+		struct itest_span *sp;
 		char *tab;
 		int used = 0;
 
@@ -222,28 +148,13 @@ static size_t read_expected(const char *p, struct span **out)
 		tab = strchr(line + used, '\t');
 		assert_non_null(tab);
 		*tab = '\0';
-		snprintf(sp->name, sizeof(sp->name), "%s", line + used);
-		snprintf(sp->meta, sizeof(sp->meta), "%s", tab + 1);
+		sp->name = strdup(line + used);
+		sp->meta = strdup(tab + 1);
 		n++;
 	}
 	fclose(f);
 	*out = s;
 	return n;
-}
-
-/* Stable sort by tid: the file lists each thread's spans in pre-order. */
-static void sort_by_tid(struct span *s, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		struct span x = s[i];
-		size_t j = i;
-
-		while (j > 0 && s[j - 1].tid > x.tid) {
-			s[j] = s[j - 1];
-			j--;
-		}
-		s[j] = x;
-	}
 }
 
 static void test_workload_recorded_exactly(void **state)
@@ -253,7 +164,7 @@ static void test_workload_recorded_exactly(void **state)
 	char rounds[16], threads[16];
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--",
 			 fmt("%s/tests/targets/workload", build), expect, threads, rounds, NULL };
-	struct span *got, *want;
+	struct itest_span *got, *want;
 	size_t ngot, nwant;
 	json_object *sum;
 	struct run r;
@@ -285,11 +196,11 @@ static void test_workload_recorded_exactly(void **state)
 	assert_int_equal(r.status, 0);
 	assert_null(strstr(r.out, "bystander"));
 	nwant = read_expected(expect, &want);
-	ngot = read_trace(fmt("%s/leanprofiler-trace.json", out), &got);
-	sort_by_tid(want, nwant);
+	ngot = read_trace_spans(fmt("%s/leanprofiler-trace.json", out), &got);
+	spans_by_tid(want, nwant);
 	assert_int_equal(ngot, nwant);
 	for (size_t i = 0; i < nwant; i++) {
-		struct span *g = &got[i], *w = &want[i];
+		struct itest_span *g = &got[i], *w = &want[i];
 
 		if (g->tid != w->tid || g->depth != w->depth || strcmp(g->name, w->name) ||
 		    strcmp(g->meta, w->meta))
@@ -1501,8 +1412,8 @@ static size_t read_events(const char *path, struct tev **out)
 			continue;
 		v->tid = json_object_get_int(get(e, "tid"));
 		v->slice = strcmp(get_s(e, "cat"), "span") != 0;
-		v->start = ts_ns(get(e, "ts"), base);
-		v->end = v->start + (uint64_t)llround(json_object_get_double(get(e, "dur")) * 1000.0);
+		v->start = base + trace_us_ns(get(e, "ts"));
+		v->end = v->start + trace_us_ns(get(e, "dur"));
 		m = (size_t)snprintf(v->key, sizeof(v->key), "%s\t", get_s(e, "name"));
 		json_object_object_foreach(get(e, "args"), k, val) {
 			if (!json_object_is_type(val, json_type_string))
@@ -1518,7 +1429,7 @@ static size_t read_events(const char *path, struct tev **out)
 	return n;
 }
 
-static struct tev *find_event(struct tev *spans, size_t n, const struct span *w)
+static struct tev *find_event(struct tev *spans, size_t n, const struct itest_span *w)
 {
 	struct tev k;
 
@@ -1528,7 +1439,7 @@ static struct tev *find_event(struct tev *spans, size_t n, const struct span *w)
 
 static int cmp_tid_start(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct itest_span *x = a, *y = b;
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
@@ -1542,10 +1453,10 @@ static int cmp_tid_start(const void *a, const void *b)
  * surely holds it. The spans of flight nest 3 deep: those that may hold a
  * slice are a top-level one, or among the few that start just before it.
  */
-static bool slice_span_kept(const struct span *want, size_t n, const struct tev *sl,
+static bool slice_span_kept(const struct itest_span *want, size_t n, const struct tev *sl,
 			    struct tev *kept, size_t nkept)
 {
-	const struct span *may[16];
+	const struct itest_span *may[16];
 	size_t first = 0, lo, hi = n, nmay = 0;
 	int surely = -1;
 	bool found = false;
@@ -1602,7 +1513,7 @@ static void test_trace_last_flight_recorder(void **state)
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--trace-last", "5s",
 			 "--off-cpu", "--", fmt("%s/tests/targets/flight", build), log, "60", "2",
 			 "1000", NULL };
-	struct span *want;
+	struct itest_span *want;
 	struct tev *got, *spans;
 	size_t nwant, ngot, nspans = 0, nslices = 0, present = 0, edge = 0;
 	json_object *sum, *b, *rec;
@@ -1638,7 +1549,7 @@ static void test_trace_last_flight_recorder(void **state)
 	qsort(spans, nspans, sizeof(*spans), cmp_key);
 	assert_int_equal(nspans, i64(b, "spans"));
 	for (size_t i = 0; i < nwant; i++) {
-		struct span *w = &want[i];
+		struct itest_span *w = &want[i];
 		struct tev *g = find_event(spans, nspans, w);
 
 		if (w->t[3] < from && g)
@@ -1707,7 +1618,7 @@ static void test_trace_last_flight_recorder(void **state)
 
 static int cmp_exit(const void *a, const void *b)
 {
-	const struct span *x = a, *y = b;
+	const struct itest_span *x = a, *y = b;
 
 	return x->t[2] < y->t[2] ? -1 : x->t[2] > y->t[2];
 }
@@ -1725,7 +1636,7 @@ static void test_trace_max_size(void **state)
 	char *argv[] = { fmt("%s/leanprofiler", build), "record", "-o", out, "--trace-max-size",
 			 "256K", "--", fmt("%s/tests/targets/flight", build), log, "3", "1", "0",
 			 NULL };
-	struct span *want;
+	struct itest_span *want;
 	struct tev *got;
 	size_t nwant, ngot, len, k = 0;
 	json_object *sum, *b;

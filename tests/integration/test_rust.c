@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <linux/types.h>
-#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -54,15 +53,6 @@ static const char *rust_program(const char *dir, const char *name)
 	return p;
 }
 
-/* One span as the program logged it (want) or the trace shows it (got). */
-struct span {
-	int tid, depth;
-	uint64_t t[4];       /* logged: before/after the enter, before/after the exit */
-	uint64_t start, end; /* recorded */
-	long long counter;   /* the delta; -1: no counter */
-	char *name, *meta;   /* what the trace must show (want), shows (got) */
-};
-
 /* The bytes of hex ("-": none). */
 static char *unhex(const char *hex, size_t *len)
 {
@@ -98,16 +88,16 @@ static char *shown(const char *b, size_t len, size_t max)
 }
 
 /* The program's log, each thread's spans together (the file has them in pre-order). */
-static size_t read_log(const char *path, struct span **out)
+static size_t read_log(const char *path, struct itest_span **out)
 {
 	FILE *f = fopen(path, "r");
 	size_t n = 0, cap = 256;
-	struct span *s = calloc(cap, sizeof(*s));
+	struct itest_span *s = calloc(cap, sizeof(*s));
 	char line[4096], c[32], nh[1024], mh[1024];
 
 	assert_non_null(f);
 	while (fgets(line, sizeof(line), f)) {
-		struct span *sp;
+		struct itest_span *sp;
 		size_t nl, ml;
 		char *nb, *mb;
 
@@ -126,74 +116,21 @@ static size_t read_log(const char *path, struct span **out)
 		free(mb);
 	}
 	fclose(f);
-	/* Stable, by tid. */
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && s[j - 1].tid > s[j].tid; j--) {
-			struct span x = s[j];
-
-			s[j] = s[j - 1];
-			s[j - 1] = x;
-		}
+	spans_by_tid(s, n);
 	*out = s;
 	return n;
 }
 
-static int by_tid_start(const void *a, const void *b)
+/* The trace's spans, all of process pid (0: of its one process). */
+static size_t read_trace(const char *path, int pid, struct itest_span **out)
 {
-	const struct span *x = a, *y = b;
+	size_t n = read_trace_spans(path, out);
 
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->end > y->end ? -1 : x->end < y->end; /* the parent first */
-}
-
-/*
- * The trace's spans (all of process pid; 0: of its one process), by thread and
- * start, with their depth from the nesting of their intervals.
- */
-static size_t read_trace(const char *path, int pid, struct span **out)
-{
-	json_object *trace = load_json(path), *events = get(trace, "traceEvents");
-	uint64_t base = (uint64_t)get_i(get(trace, "otherData"), "base_ns");
-	size_t n = 0, all = json_object_array_length(events);
-	struct span *s = calloc(all + 1, sizeof(*s));
-
-	for (size_t i = 0; i < all; i++) {
-		json_object *e = json_object_array_get_idx(events, i), *v;
-		struct span *sp = &s[n];
-
-		if (strcmp(get_s(e, "ph"), "X"))
-			continue;
+	for (size_t i = 0; i < n; i++) {
 		if (!pid)
-			pid = (int)get_i(e, "pid"); /* launched: its only process */
-		assert_int_equal(get_i(e, "pid"), pid);
-		sp->tid = (int)get_i(e, "tid");
-		sp->start = base + (uint64_t)llround(json_object_get_double(get(e, "ts")) * 1000.0);
-		sp->end = sp->start + (uint64_t)llround(json_object_get_double(get(e, "dur")) * 1000.0);
-		sp->name = strdup(get_s(e, "name"));
-		sp->meta = fmt("");
-		sp->counter = json_object_object_get_ex(get(e, "args"), "counter", &v)
-				      ? json_object_get_int64(v)
-				      : -1;
-		json_object_object_foreach(get(e, "args"), k, val) {
-			if (strcmp(k, "counter") && strcmp(k, "self_counter"))
-				sp->meta = fmt("%s%s%s=%s", sp->meta, *sp->meta ? ", " : "", k,
-					       json_object_get_string(val));
-		}
-		n++;
+			pid = (*out)[i].pid; /* launched: its only process */
+		assert_int_equal((*out)[i].pid, pid);
 	}
-	json_object_put(trace);
-	qsort(s, n, sizeof(*s), by_tid_start);
-	/* A span's depth: how many spans of its thread that began before it hold it. */
-	for (size_t i = 0, first = 0; i < n; i++) {
-		if (s[i].tid != s[first].tid)
-			first = i;
-		for (size_t j = first; j < i; j++)
-			s[i].depth += s[j].start <= s[i].start && s[j].end >= s[i].end;
-	}
-	*out = s;
 	return n;
 }
 
@@ -204,7 +141,7 @@ static size_t read_trace(const char *path, int pid, struct span **out)
  */
 static void compare(const char *dir, const char *log, int pid, int threads)
 {
-	struct span *want, *got;
+	struct itest_span *want, *got;
 	size_t nwant = read_log(log, &want);
 	size_t ngot = read_trace(fmt("%s/leanprofiler-trace.json", dir), pid, &got);
 	json_object *sum = summary_of(dir);
@@ -214,7 +151,7 @@ static void compare(const char *dir, const char *log, int pid, int threads)
 	if (ngot != nwant)
 		fail_msg("%zu spans recorded, the program made %zu", ngot, nwant);
 	for (size_t i = 0; i < nwant; i++) {
-		struct span *g = &got[i], *w = &want[i];
+		struct itest_span *g = &got[i], *w = &want[i];
 
 		if (g->tid != w->tid || g->depth != w->depth || strcmp(g->name, w->name) ||
 		    strcmp(g->meta, w->meta) || g->counter != w->counter)

@@ -660,17 +660,6 @@ static void test_hostile_names(void **state)
 	run_free(&t);
 }
 
-static int teardown(void **state)
-{
-	char *argv[] = { "/bin/rm", "-rf", tmpdir, NULL };
-	struct run r;
-
-	stop_started(state);
-	if (run(&r, argv) == 0)
-		run_free(&r);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -693,5 +682,5 @@ int main(int argc, char **argv)
 	}
 	if (!mkdtemp(tmpdir))
 		return 1;
-	return cmocka_run_group_tests(tests, NULL, teardown);
+	return cmocka_run_group_tests(tests, NULL, stop_started_remove_tmpdir);
 }
