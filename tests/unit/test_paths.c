@@ -689,6 +689,32 @@ static void test_open_path_has_no_calls(void **state)
 	check_against_ref(fx);
 }
 
+/*
+ * Name 0 (the first text a recording interns) at the top level: its own
+ * path, found again, counted. Its key in the index is 0, as an empty
+ * slot's: found as the root once, every span of it refused as -EINVAL.
+ */
+static void test_name_zero_at_top(void **state)
+{
+	struct lp_paths *p = lp_paths_new();
+	struct lp_span s = { .pid = 1, .tid = 1, .name = 0, .total_ns = 7, .self_ns = 7 };
+	uint32_t top, inner;
+
+	assert_non_null(p);
+	top = lp_paths_open(p, LP_NEST_PATH_TOP, 0);
+	assert_int_not_equal(top, LP_NEST_PATH_TOP);
+	assert_int_equal(lp_paths_open(p, LP_NEST_PATH_TOP, 0), top);
+	inner = lp_paths_open(p, top, 0);
+	assert_int_not_equal(inner, top);
+	assert_int_equal(lp_paths_open(p, top, 0), inner);
+	s.path = top;
+	assert_int_equal(lp_paths_add(p, &s), 0);
+	s.path = inner;
+	assert_int_equal(lp_paths_add(p, &s), 0);
+	assert_int_equal(lp_paths_kept(p), 2);
+	lp_paths_free(p);
+}
+
 /* Ids paths.c never gave are refused; one given when memory ran out is an error too. */
 static void test_bad_ids(void **state)
 {
@@ -853,7 +879,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_random_streams), T(test_out_of_nesting),	   T(test_cap),
 		T(test_fold_takes_subtree), T(test_cap_keeps_first_opened),
-		T(test_open_path_has_no_calls), T(test_bad_ids), T(test_out_of_memory),
+		T(test_open_path_has_no_calls), T(test_name_zero_at_top), T(test_bad_ids),
+		T(test_out_of_memory),
 		T(test_json),
 	};
 

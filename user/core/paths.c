@@ -227,13 +227,14 @@ uint32_t lp_paths_open(struct lp_paths *p, uint32_t parent, uint32_t name)
 	/* slot_of's loop, where a match needs no second look at the key. */
 	for (size_t i = home(p, key);; i = (i + 1) & p->mask) {
 		s = &p->slots[i];
+		/* Empty first: the key of name 0 under the root is 0, as an empty slot's. */
+		if (!s->v)
+			break;
 		if (s->v >> 16 == key) {
 			o->last = (uint32_t)(s->v & 0xffff);
 			o->last_name = name;
 			return o->last;
 		}
-		if (!s->v)
-			break;
 	}
 	/* Past the cap, folded (the parent's "(other paths)" made by open_new). */
 	if (p->kept >= LP_PATHS_MAX && o->other && name != OTHER) {
