@@ -29,8 +29,9 @@ LTO_LDFLAGS ?= -flto=auto
 CORE_DIRS := user/core user/read user/pictures user/export
 TOOL_DIRS := user user/record user/export/client user/top
 CPPFLAGS += -I. -Iinclude -I$(OUT) $(addprefix -I,$(TOOL_DIRS) $(CORE_DIRS))
-# -lz: libbpf's, and export's gzip batches (user/export/client/batch.c); ncursesw: top's screen.
-LDLIBS := -lbpf -lelf -lz -ljson-c -lcurl -lcrypto -lm -pthread \
+# -lz: libbpf's, and export's gzip batches (user/export/client/batch.c); -ldeflate: the Perfetto
+# trace's packets (user/core/pfzout.c); ncursesw: top's screen.
+LDLIBS := -lbpf -lelf -lz -ldeflate -ljson-c -lcurl -lcrypto -lm -pthread \
 	$(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw -ltinfo)
 # The host's system include dirs, after ours: bpf/usdt.bpf.h needs <asm/errno.h>.
 CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
@@ -111,7 +112,7 @@ $(OUT)/examples/%: examples/%.c include/leanprofiler.h
 $(OUT)/bench/%: bench/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_CFLAGS) $(LTO_LDFLAGS) $< $(CORE_OBJS) -ljson-c -lz -lm -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(OPT_CFLAGS) $(LTO_LDFLAGS) $< $(CORE_OBJS) -ljson-c -lz -ldeflate -lm -o $@
 
 # The bench's producer (rows 5, 7; test_pftrace records it): markers only, no core.
 $(OUT)/bench/producer: bench/producer.c include/leanprofiler.h

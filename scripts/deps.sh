@@ -6,8 +6,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # libncurses-dev: top's full screen (ncursesw).
-build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libjson-c-dev libcurl4-openssl-dev libssl-dev
-	libncurses-dev pkg-config make gcc
+# libdeflate-dev: the Perfetto trace's packets (user/core/pfzout.c), in a quarter of zlib's CPU.
+build=(clang libbpf-dev bpftool libelf-dev zlib1g-dev libdeflate-dev libjson-c-dev libcurl4-openssl-dev
+	libssl-dev libncurses-dev pkg-config make gcc
 	# make python (python/): Debian's CPython and its headers.
 	python3 python3-dev)
 test=(libcmocka-dev binutils g++ bpftrace libclang-rt-14-dev util-linux python3.11-minimal

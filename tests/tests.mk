@@ -10,7 +10,7 @@ TARGETS := $(patsubst tests/targets/%.c,$(OUT)/tests/targets/%,$(filter-out test
 $(OUT)/tests/unit/%: tests/unit/%.c $(CORE_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fno-lto $< $(CORE_OBJS) $(UNIT_EXTRA) -lcmocka -ljson-c -lz -lm -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) -fno-lto $< $(CORE_OBJS) $(UNIT_EXTRA) -lcmocka -ljson-c -lz -ldeflate -lm -o $@
 
 # export's batches (user/export/client, zlib): that object with the core.
 $(OUT)/tests/unit/test_export_batch: $(OUT)/user/export/client/batch.o
@@ -58,7 +58,7 @@ $(OUT)/san/user/%.o: user/%.c
 $(OUT)/san/tests/unit/%: tests/unit/%.c $(SAN_CORE_OBJS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $(SAN_FLAGS) $< $(SAN_CORE_OBJS) $(UNIT_EXTRA) -lcmocka -ljson-c -lz -lm -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(TEST_CFLAGS) $(SAN_FLAGS) $< $(SAN_CORE_OBJS) $(UNIT_EXTRA) -lcmocka -ljson-c -lz -ldeflate -lm -o $@
 
 # The profiler itself under the sanitizers: test_core runs its loads through it too.
 SAN_TOOL_OBJS := $(patsubst $(OUT)/user/%,$(OUT)/san/user/%,$(TOOL_OBJS))

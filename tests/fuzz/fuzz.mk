@@ -26,7 +26,7 @@ $(OUT)/fuzz/obj/%.o: %.c
 $(OUT)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -ljson-c -lz -lm -o $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) -ljson-c -lz -ldeflate -lm -o $@
 
 .PHONY: fuzz-build fuzz
 fuzz-build: $(FUZZERS)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint8_t *pb_room(struct pb_buf *b, size_t n)
+uint8_t *pb_grow(struct pb_buf *b, size_t n)
 {
 	uint8_t *p;
 
@@ -20,35 +20,6 @@ uint8_t *pb_room(struct pb_buf *b, size_t n)
 	}
 	b->p = p;
 	return p + b->len;
-}
-
-void pb_bytes_raw(struct pb_buf *b, const void *data, size_t len)
-{
-	uint8_t *p = pb_room(b, len);
-
-	if (p && len) {
-		memcpy(p, data, len);
-		b->len += len;
-	}
-}
-
-void pb_uvarint(struct pb_buf *b, uint64_t v)
-{
-	uint8_t *p = pb_room(b, PB_VARINT_MAX);
-
-	if (p)
-		b->len += pb_varint(p, v);
-}
-
-void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v)
-{
-	uint8_t *p = pb_room(b, 2 * PB_VARINT_MAX);
-
-	if (!p)
-		return;
-	p += pb_varint(p, pb_tag(field, PB_VARINT));
-	p += pb_varint(p, v);
-	b->len = (size_t)(p - b->p);
 }
 
 void pb_bytes(struct pb_buf *b, uint32_t field, const void *data, size_t len)

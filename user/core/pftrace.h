@@ -53,7 +53,8 @@
 /* Uncompressed bytes of packets per compressed_packets packet (Perfetto: under 512 KiB). */
 #define LP_PFTRACE_CHUNK (256u << 10)
 /*
- * zlib's level. Deflate is half the writer's CPU. Measured on bench/pipeline's
+ * The deflate level (libdeflate's, in zlib's format: the one Perfetto reads).
+ * Deflate was half the writer's CPU with zlib. Measured with zlib on bench/pipeline's
  * packets (1M spans, 58.9 MB) and a recording's of bench/producer (2M spans,
  * 78 MB): bytes a span, CPU ms (least of 5, shared machine), and callgrind's
  * instructions on their first 16 MB:
@@ -69,11 +70,12 @@
  *   level 2, 448 KiB chunks        12.9   412            5.21  322
  * Z_FILTERED is the default at levels 1-3. No setting costs less than 2 by
  * more than the noise (level 1: the same instructions, 6-10% more bytes).
- * What would: libdeflate (Debian's libdeflate-dev), level 1, 12.75 and 5.07
+ * What does: libdeflate (Debian's libdeflate-dev), level 1, 12.75 and 5.07
  * bytes a span in 154 and 127 ms where zlib's 2 took 557 and 614 in the same
- * rounds; zlib's format, as Perfetto takes only (a link dependency more).
+ * rounds. With the JSON trace's commit made beside its writes (bgwrite.h),
+ * zlib's deflate had become the slower trace of the two (bench row 18).
  */
-#define LP_PFTRACE_ZLEVEL 2
+#define LP_PFTRACE_ZLEVEL 1
 /* Closed spans a thread keeps waiting for its top-level span; then they go out as they are. */
 #define LP_PFTRACE_HOLD_MAX 16384
 /* Texts interned per file; later new ones are written in every packet that uses them. */

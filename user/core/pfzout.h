@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Perfetto trace's file output (pftrace.c): packets appended to a chunk,
- * each full chunk deflated (zlib) into one TracePacket { compressed_packets }
+ * each full chunk deflated (libdeflate, in zlib's format) into one TracePacket { compressed_packets }
  * and written, by a thread of its own while the next chunk fills: deflate
  * costs more than encoding the packets, and the pipeline's thread goes on with
  * the records. Without a thread (pthread_create failed), chunks are deflated
@@ -10,16 +10,16 @@
 #ifndef LP_PFZOUT_H
 #define LP_PFZOUT_H
 
+#include <libdeflate.h>
 #include <pthread.h>
-#include <zlib.h>
+#include <stdbool.h>
 
 #include "pbw.h"
 
 struct lp_pfz {
 	int fd;
 	struct pb_buf chunk; /* the packets not handed over yet: the caller appends here */
-	z_stream z;
-	bool z_ready;
+	struct libdeflate_compressor *z;
 	struct pb_buf zbuf; /* one compressed_packets packet */
 	/* Under mu: job, job_ready, quit, err and the byte counts. */
 	pthread_t th;
