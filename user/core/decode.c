@@ -535,13 +535,14 @@ int lp_decode_record(struct lp_decoder *d, const void *data, size_t size, struct
 	if (size < sizeof(h))
 		goto malformed;
 	memcpy(&h, data, sizeof(h));
-	switch (h.type) {
-	case LP_REC_ENTER:
-	case LP_REC_EXIT:
+	/* A marker's event: most records, ahead of the switch's jump table. */
+	if (h.type == LP_REC_ENTER || h.type == LP_REC_EXIT) {
 		if (size < sizeof(struct lp_rec_event) +
 				   ((h.flags & LP_EV_SCHED) ? sizeof(struct lp_sched_snap) : 0))
 			goto malformed;
 		return decode_event(d, data, size, ev);
+	}
+	switch (h.type) {
 	case LP_REC_STRING:
 		if (size < sizeof(struct lp_rec_string))
 			goto malformed;

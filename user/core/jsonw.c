@@ -317,7 +317,19 @@ static inline unsigned digits(uint64_t v)
 /* Two digits at a time, from the end, in place: no printf, no copy. */
 char *jw_fmt_u64(char *out, uint64_t v)
 {
-	char *end = out + digits(v), *p = end;
+	char *end, *p;
+
+	/* A span's duration in µs and its counters: mostly one or two digits. */
+	if (v < 100) {
+		if (v < 10) {
+			*out = (char)('0' + v);
+			return out + 1;
+		}
+		memcpy(out, digits2 + 2 * v, 2);
+		return out + 2;
+	}
+	end = out + digits(v);
+	p = end;
 
 	while (v >= 100) {
 		unsigned r = (unsigned)(v % 100);
