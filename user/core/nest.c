@@ -424,7 +424,8 @@ static int rebuild_open_span(struct lp_nest *n, struct thread *th, const struct 
 }
 
 /* An enter's frame on th's stack, which has room for it. */
-static inline __attribute__((always_inline)) void push_frame(struct lp_nest *n, struct thread *th, const struct lp_event *ev)
+static inline __attribute__((always_inline)) void push_frame(struct lp_nest *n, struct thread *th,
+							       const struct lp_event *ev)
 {
 	struct frame *f = &th->stack[th->depth++];
 

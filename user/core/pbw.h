@@ -75,7 +75,8 @@ static inline __attribute__((always_inline)) uint8_t *pb_room(struct pb_buf *b, 
 	return pb_grow(b, n);
 }
 
-static inline __attribute__((always_inline)) void pb_bytes_raw(struct pb_buf *b, const void *data, size_t len)
+static inline __attribute__((always_inline)) void pb_bytes_raw(struct pb_buf *b, const void *data,
+								 size_t len)
 {
 	uint8_t *p = pb_room(b, len);
 
@@ -94,7 +95,8 @@ static inline __attribute__((always_inline)) void pb_uvarint(struct pb_buf *b, u
 }
 
 /* Field field as a varint. */
-static inline __attribute__((always_inline)) void pb_uint(struct pb_buf *b, uint32_t field, uint64_t v)
+static inline __attribute__((always_inline)) void pb_uint(struct pb_buf *b, uint32_t field,
+							    uint64_t v)
 {
 	uint8_t *p = pb_room(b, 2 * PB_VARINT_MAX);
 
