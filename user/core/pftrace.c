@@ -49,12 +49,10 @@ struct pf_pending {
 };
 
 /*
- * Interned ids: an open-addressing set (0: empty), so that a thread costs what
- * it used, not the file's count of ids.
- */
-/*
- * Ids below PF_IDSET_LOW in a bitmap, the rest in a hash set: every packet's
- * ids are looked up (all_seen), and a run's texts mostly have the first ids.
+ * Interned ids: those below PF_IDSET_LOW in a bitmap (every packet's ids are
+ * looked up, all_seen, and a run's texts mostly have the first ids), the rest
+ * in an open-addressing set (0: empty), so that a thread costs what it used,
+ * not the file's count of ids.
  */
 #define PF_IDSET_LOW 1024
 
@@ -297,44 +295,32 @@ static void meta_args(struct lp_pftrace *t, struct pb_buf *b, const char *meta, 
 		string_arg(t, b, keys[i].s, keys[i].len, items[i].val, items[i].val_len);
 }
 
-static void uint_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k, uint64_t v)
-{
-	size_t m = pb_open(b, PF_TE_ANNOTATIONS);
-
-	own_ref(t, b, PF_DA_NAME_IID, k);
-	pb_uint(b, PF_DA_UINT, v);
-	pb_close(b, m);
-}
-
 /*
- * counter and self_counter, which a span with a counter has both of, written
- * straight into one room: every field's tag and their names' ids take a byte
- * (ours, interned first), each annotation's length too. The bytes uint_arg()
- * writes, in a fifth of its instructions (bench row 18).
+ * One unsigned item of args: DebugAnnotation { name_iid, uint_value }, written
+ * straight into one room. Its tags and its name's id (ours, interned first)
+ * take a byte each, its length too (3 bytes and a varint): the bytes pb_open,
+ * own_ref, pb_uint and pb_close write, in a fifth of their instructions (every
+ * span with a counter has two of these; bench row 18).
  */
 _Static_assert(PF_TE_ANNOTATIONS < 16 && PF_DA_NAME_IID < 16 && PF_DA_UINT < 16 &&
-		       K_SELF_COUNTER == K_COUNTER + 1 && K_SELF_COUNTER + 1 < 0x80,
-	       "counter_args: one byte per tag and id");
-static void counter_args(struct lp_pftrace *t, struct pb_buf *b, uint64_t total, uint64_t self)
+		       K_COUNT < 0x80,
+	       "uint_arg: one byte per tag and id");
+static inline void uint_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k, uint64_t v)
 {
-	const uint64_t v[2] = { total, self };
-	uint8_t *p = pb_room(b, 2 * (4 + PB_VARINT_MAX)), *ids = pb_room(&t->ids, 2), *len;
+	uint8_t *p = pb_room(b, 4 + PB_VARINT_MAX), *ids = pb_room(&t->ids, 1), *len;
 
 	if (!p || !ids)
 		return;
-	for (int i = 0; i < 2; i++) {
-		*p++ = PF_TE_ANNOTATIONS << 3 | PB_LEN;
-		len = p++; /* 3 + a varint: under 128 */
-		*p++ = PF_DA_NAME_IID << 3 | PB_VARINT;
-		*p++ = (uint8_t)(K_COUNTER + i + 1);
-		*p++ = PF_DA_UINT << 3 | PB_VARINT;
-		p += pb_varint(p, v[i]);
-		*len = (uint8_t)(p - len - 1);
-	}
+	*p++ = PF_TE_ANNOTATIONS << 3 | PB_LEN;
+	len = p++;
+	*p++ = PF_DA_NAME_IID << 3 | PB_VARINT;
+	*p++ = (uint8_t)(k + 1);
+	*p++ = PF_DA_UINT << 3 | PB_VARINT;
+	p += pb_varint(p, v);
+	*len = (uint8_t)(p - len - 1);
 	b->len = (size_t)(p - b->p);
-	ids[0] = K_COUNTER + 1;
-	ids[1] = K_SELF_COUNTER + 1;
-	t->ids.len += 2;
+	*ids = (uint8_t)(k + 1);
+	t->ids.len++;
 }
 
 static void flag_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k)
@@ -385,8 +371,10 @@ static void own_args(struct lp_pftrace *t, struct pb_buf *b, const struct lp_spa
 {
 	if (s->detail)
 		detail_arg(t, b, s->detail);
-	if (s->has_counter)
-		counter_args(t, b, s->counter_total, s->counter_self);
+	if (s->has_counter) {
+		uint_arg(t, b, K_COUNTER, s->counter_total);
+		uint_arg(t, b, K_SELF_COUNTER, s->counter_self);
+	}
 	if (s->flags & LP_SPAN_UNTERMINATED)
 		flag_arg(t, b, K_UNTERMINATED);
 	if (s->flags & LP_SPAN_STARTED_BEFORE)
