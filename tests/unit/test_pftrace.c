@@ -103,6 +103,19 @@ static void decode(void)
 				memset(names, 0, sizeof(names));
 				nclears++;
 			}
+			/* A sequence's first packet has our own texts with its clock. */
+			if (field_b(p.data, p.len, PF_TP_INTERNED, &id)) {
+				struct pb_cur ic = { id.data, id.data + id.len };
+
+				while (pb_next(&ic, &e) == 1) {
+					struct pb_field t;
+					uint64_t iid = field_u(e.data, e.len, PF_IE_IID, &has);
+
+					if (e.num == PF_ID_NAMES && iid < 256 &&
+					    field_b(e.data, e.len, PF_IE_TEXT, &t))
+						memcpy(names[iid], t.data, t.len < 63 ? t.len : 63);
+				}
+			}
 			if (field_b(p.data, p.len, PF_TP_CLOCK_SNAPSHOT, &cs)) {
 				struct pb_field clk;
 
@@ -117,18 +130,6 @@ static void decode(void)
 						 LP_PFTRACE_CLOCK);
 				clock = field_u(clk.data, clk.len, PF_CLK_TIMESTAMP, &has);
 				continue;
-			}
-			if (field_b(p.data, p.len, PF_TP_INTERNED, &id)) {
-				struct pb_cur ic = { id.data, id.data + id.len };
-
-				while (pb_next(&ic, &e) == 1) {
-					struct pb_field t;
-					uint64_t iid = field_u(e.data, e.len, PF_IE_IID, &has);
-
-					if (e.num == PF_ID_NAMES && iid < 256 &&
-					    field_b(e.data, e.len, PF_IE_TEXT, &t))
-						memcpy(names[iid], t.data, t.len < 63 ? t.len : 63);
-				}
 			}
 			if (!field_b(p.data, p.len, PF_TP_TRACK_EVENT, &te))
 				continue;

@@ -20,7 +20,9 @@
  * largest, field by field (packets_cost): an absolute time's clock field (3
  * bytes), an END packet's bytes besides its head (its tag and length, its
  * TrackEvent's: 6), a sequence's first packet (seq_start: its id, flags,
- * defaults, a ClockSnapshot of two clocks: 66 bytes at most).
+ * defaults, a ClockSnapshot of two clocks: 66 bytes at most; then our own
+ * texts, own_cost, and their InternedData's tag and length, and the packet's
+ * length a byte longer).
  */
 #define PF_ABSOLUTE_CLOCK 3
 #define PF_END_BODY 6
@@ -38,14 +40,15 @@ struct pf_text {
 
 /*
  * A closed span (or an off-CPU slice) waiting for its thread's top-level
- * span; body[off, off + len) holds the interned ids its BEGIN refers to (their
- * bytes' length, then each as a varint) and its TrackEvent's bytes.
+ * span; body[off, off + tlen) holds its TrackEvent's bytes, then ilen bytes
+ * the interned ids its BEGIN refers to (each as a varint). The TrackEvent is
+ * built there (te_begin), not copied: without a bound, the one copy of it
+ * until its packet.
  */
 struct pf_pending {
 	uint64_t start, end;
 	uint32_t depth;
-	uint32_t len;
-	size_t off;
+	uint32_t off, tlen, ilen;
 };
 
 /*
@@ -159,6 +162,7 @@ struct lp_pftrace {
 	bool budget; /* no window: the records' cost is their packets' (packets_cost) */
 	struct pb_buf rec, joined;
 	struct lp_pftrace_stats stats;
+	uint64_t own_cost; /* our own texts' InternedData entries (seq_start): their bytes */
 	int err; /* the first error: the file is not written */
 };
 
@@ -262,10 +266,11 @@ static void ref(struct lp_pftrace *t, struct pb_buf *b, uint32_t iid_field, uint
 	}
 }
 
+/* One of our own texts: every sequence has them from its first packet on (seq_start). */
 static void own_ref(struct lp_pftrace *t, struct pb_buf *b, uint32_t field, unsigned k)
 {
+	(void)t;
 	pb_uint(b, field, k + 1);
-	pb_uvarint(&t->ids, k + 1);
 }
 
 /* ---- a span's TrackEvent ---- */
@@ -305,11 +310,11 @@ static void meta_args(struct lp_pftrace *t, struct pb_buf *b, const char *meta, 
 _Static_assert(PF_TE_ANNOTATIONS < 16 && PF_DA_NAME_IID < 16 && PF_DA_UINT < 16 &&
 		       K_COUNT < 0x80,
 	       "uint_arg: one byte per tag and id");
-static inline void uint_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k, uint64_t v)
+static inline void uint_arg(struct pb_buf *b, unsigned k, uint64_t v)
 {
-	uint8_t *p = pb_room(b, 4 + PB_VARINT_MAX), *ids = pb_room(&t->ids, 1), *len;
+	uint8_t *p = pb_room(b, 4 + PB_VARINT_MAX), *len;
 
-	if (!p || !ids)
+	if (!p)
 		return;
 	*p++ = PF_TE_ANNOTATIONS << 3 | PB_LEN;
 	len = p++;
@@ -319,8 +324,6 @@ static inline void uint_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k, 
 	p += pb_varint(p, v);
 	*len = (uint8_t)(p - len - 1);
 	b->len = (size_t)(p - b->p);
-	*ids = (uint8_t)(k + 1);
-	t->ids.len++;
 }
 
 static void flag_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k)
@@ -372,8 +375,8 @@ static void own_args(struct lp_pftrace *t, struct pb_buf *b, const struct lp_spa
 	if (s->detail)
 		detail_arg(t, b, s->detail);
 	if (s->has_counter) {
-		uint_arg(t, b, K_COUNTER, s->counter_total);
-		uint_arg(t, b, K_SELF_COUNTER, s->counter_self);
+		uint_arg(b, K_COUNTER, s->counter_total);
+		uint_arg(b, K_SELF_COUNTER, s->counter_self);
 	}
 	if (s->flags & LP_SPAN_UNTERMINATED)
 		flag_arg(t, b, K_UNTERMINATED);
@@ -386,8 +389,8 @@ static void own_args(struct lp_pftrace *t, struct pb_buf *b, const struct lp_spa
 		usec_arg(t, b, K_STEAL, s->sched.steal_ns);
 		usec_arg(t, b, K_RUNQ_US, s->sched.runq_ns);
 		usec_arg(t, b, K_BLOCKED_US, s->sched.blocked_ns);
-		uint_arg(t, b, K_VCSW, s->sched.vcsw);
-		uint_arg(t, b, K_IVCSW, s->sched.ivcsw);
+		uint_arg(b, K_VCSW, s->sched.vcsw);
+		uint_arg(b, K_IVCSW, s->sched.ivcsw);
 		if (s->unmeasured_ns)
 			usec_arg(t, b, K_UNMEASURED, s->unmeasured_ns);
 	}
@@ -506,7 +509,14 @@ static struct pf_seq *seq_of(struct lp_pftrace *t, uint32_t pid, uint32_t tid)
 	return q;
 }
 
-/* The sequence's first packet: state cleared, its defaults, its clock from ts on. */
+static void idset_add(struct lp_pftrace *t, struct pf_idset *set, uint64_t iid);
+
+/*
+ * The sequence's first packet: state cleared, its defaults, its clock from ts
+ * on, and our own texts (ids 1 to K_COUNT) as interned data: a span's own
+ * names (its category, "counter", ...) then never go through the ids its
+ * packet is checked for (all_seen), nor its ids' list.
+ */
 static void seq_start(struct lp_pftrace *t, struct pf_seq *q, uint64_t ts)
 {
 	size_t p = pkt_begin(t, q->id), d, e, cs, c;
@@ -532,6 +542,15 @@ static void seq_start(struct lp_pftrace *t, struct pf_seq *q, uint64_t ts)
 	/* The trace's time is CLOCK_MONOTONIC, as the spans' (and not Perfetto's BOOTTIME). */
 	pb_uint(b, PF_CS_PRIMARY, LP_PFTRACE_CLOCK_MONOTONIC);
 	pb_close(b, cs);
+	d = pb_open(b, PF_TP_INTERNED);
+	for (unsigned k = 0; k < K_COUNT; k++) {
+		e = pb_open(b, own_texts[k].field);
+		pb_uint(b, PF_IE_IID, k + 1);
+		pb_bytes(b, PF_IE_TEXT, own_texts[k].text, strlen(own_texts[k].text));
+		pb_close(b, e);
+		idset_add(t, &q->seen, k + 1);
+	}
+	pb_close(b, d);
 	pkt_end(t, p);
 	q->started = true;
 	q->last_ts = ts;
@@ -704,21 +723,18 @@ static void interned_data(struct lp_pftrace *t, struct pf_seq *q, struct pb_cur 
 
 static void begin_packet(struct lp_pftrace *t, struct pf_seq *q, const struct pf_pending *e)
 {
-	struct pb_cur cur = { q->body.p + e->off, q->body.p + e->off + e->len }, ids;
-	uint64_t n = 0;
+	const uint8_t *te = q->body.p + e->off;
+	struct pb_cur ids = { te + e->tlen, te + e->tlen + e->ilen };
 
-	pb_read_varint(&cur, &n);
-	ids = (struct pb_cur){ cur.p, cur.p + n };
-	cur.p += n;
 	if (all_seen(q, ids)) {
-		put_packet(t, q, e->start, NULL, 0, cur.p, (size_t)(cur.end - cur.p));
+		put_packet(t, q, e->start, NULL, 0, te, e->tlen);
 		return;
 	}
 	t->ids.len = 0;
 	interned_data(t, q, ids, &t->ids);
 	if (t->ids.err)
 		set_err(t, t->ids.err);
-	put_packet(t, q, e->start, t->ids.p, t->ids.len, cur.p, (size_t)(cur.end - cur.p));
+	put_packet(t, q, e->start, t->ids.p, t->ids.len, te, e->tlen);
 }
 
 /*
@@ -808,31 +824,21 @@ static void bill(struct lp_pftrace *t, struct pf_seq *q, struct pb_cur ids)
 }
 
 /*
- * Queues a TrackEvent (te, the interned ids it refers to: ids) on the
- * thread's sequence, a span's or an off-CPU slice's (kind).
+ * Queues the TrackEvent at q->body[off, ...) (the interned ids it refers to:
+ * ids, appended to it) on its thread's sequence, a span's or an off-CPU
+ * slice's (kind).
  */
-static void enqueue(struct lp_pftrace *t, unsigned kind, uint32_t pid, uint32_t tid,
-		    uint32_t depth, uint64_t start, uint64_t end, const uint8_t *ids, size_t ilen,
-		    const uint8_t *te, size_t tlen)
+static void queue(struct lp_pftrace *t, struct pf_seq *q, unsigned kind, uint32_t depth,
+		  uint64_t start, uint64_t end, size_t off, const uint8_t *ids, size_t ilen)
 {
-	struct pf_seq *q = seq_of(t, pid, tid);
-	struct pf_pending *e;
-	size_t off;
+	size_t tlen = q->body.len - off;
+	struct pf_pending *e = lp_grow(q->pend, &q->pend_cap, q->npend + 1, sizeof(*e));
 
-	if (!q)
-		return;
-	e = lp_grow(q->pend, &q->pend_cap, q->npend + 1, sizeof(*e));
-	if (!e) {
-		set_err(t, -ENOMEM);
-		return;
-	}
-	q->pend = e;
-	off = q->body.len;
-	pb_uvarint(&q->body, ilen);
+	if (e)
+		q->pend = e;
 	pb_bytes_raw(&q->body, ids, ilen);
-	pb_bytes_raw(&q->body, te, tlen);
-	if (q->body.err || q->body.len - off > UINT32_MAX) {
-		set_err(t, -ENOMEM);
+	if (!e || q->body.err || q->body.len > UINT32_MAX) {
+		set_err(t, q->body.err ? q->body.err : -ENOMEM);
 		q->body.len = off;
 		return;
 	}
@@ -842,11 +848,26 @@ static void enqueue(struct lp_pftrace *t, unsigned kind, uint32_t pid, uint32_t 
 		t->stats.spans++;
 	else
 		t->stats.off_cpu++;
-	q->pend[q->npend++] = (struct pf_pending){ start, end, depth, (uint32_t)(q->body.len - off),
-						   off };
+	q->pend[q->npend++] = (struct pf_pending){ start, end, depth, (uint32_t)off,
+						   (uint32_t)tlen, (uint32_t)ilen };
 	/* Its top-level span closed: the thread's spans so far are all whole. */
 	if (depth == 0 || q->npend >= LP_PFTRACE_HOLD_MAX)
 		flush_seq(t, q);
+}
+
+/* The same from a copy (te, tlen bytes), as a bounded trace's ring gives it back. */
+static void enqueue(struct lp_pftrace *t, unsigned kind, uint32_t pid, uint32_t tid,
+		    uint32_t depth, uint64_t start, uint64_t end, const uint8_t *ids, size_t ilen,
+		    const uint8_t *te, size_t tlen)
+{
+	struct pf_seq *q = seq_of(t, pid, tid);
+	size_t off;
+
+	if (!q)
+		return;
+	off = q->body.len;
+	pb_bytes_raw(&q->body, te, tlen);
+	queue(t, q, kind, depth, start, end, off, ids, ilen);
 }
 
 /* The sequence of (pid, tid), if it has one yet. */
@@ -899,7 +920,7 @@ static uint64_t packets_cost(struct lp_pftrace *t, uint32_t pid, uint32_t tid, u
 	wrap = all ? 1 + pb_varint_len(all) : 0;
 	body = head + wrap + all + 1 + pb_varint_len(tlen) + tlen;
 	return 1 + pb_varint_len(body) + body - all + fresh + head + PF_END_BODY +
-	       (q && q->billed_start ? 0 : PF_SEQ_START_MAX);
+	       (q && q->billed_start ? 0 : PF_SEQ_START_MAX + t->own_cost + 2 + PB_VARINT_MAX);
 }
 
 /* A record the ring emits (rec's layout) onto its sequence. */
@@ -931,22 +952,26 @@ static int from_ring(void *ctx, const char *a, size_t alen, const char *b, size_
 	return t->err;
 }
 
-/* The TrackEvent in t->te (its ids in t->ids): onto its sequence, or through the ring. */
-static void take(struct lp_pftrace *t, unsigned kind, uint32_t pid, uint32_t tid,
-		 uint32_t depth, uint64_t start, uint64_t end)
+/*
+ * The TrackEvent te_begin() began (its ids in t->ids): queued on its sequence
+ * (q, where it was built from off on), or through the ring (q NULL: in t->te).
+ */
+static void take(struct lp_pftrace *t, struct pf_seq *q, size_t off, unsigned kind,
+		 uint32_t pid, uint32_t tid, uint32_t depth, uint64_t start, uint64_t end)
 {
 	struct pb_buf *b = &t->rec;
 	uint64_t cost;
 	uint8_t k = (uint8_t)kind;
 	int err;
 
-	if (t->te.err || t->ids.err) {
-		set_err(t, t->te.err ? t->te.err : t->ids.err);
+	if (q) {
+		if (t->ids.err)
+			q->body.err = q->body.err ? q->body.err : t->ids.err;
+		queue(t, q, kind, depth, start, end, off, t->ids.p, t->ids.len);
 		return;
 	}
-	if (!t->ring) {
-		enqueue(t, kind, pid, tid, depth, start, end, t->ids.p, t->ids.len, t->te.p,
-			t->te.len);
+	if (t->te.err || t->ids.err) {
+		set_err(t, t->te.err ? t->te.err : t->ids.err);
 		return;
 	}
 	b->len = 0;
@@ -974,37 +999,58 @@ static void take(struct lp_pftrace *t, unsigned kind, uint32_t pid, uint32_t tid
 	set_err(t, err);
 }
 
-static void te_begin(struct lp_pftrace *t)
+/*
+ * Begins a TrackEvent: in its sequence's body (*q, from *off on), or in t->te
+ * for the ring (*q NULL); NULL when out of memory (set).
+ */
+static struct pb_buf *te_begin(struct lp_pftrace *t, uint32_t pid, uint32_t tid,
+			       struct pf_seq **q, size_t *off)
 {
-	t->te.len = 0;
+	struct pb_buf *b = &t->te;
+
+	*q = NULL;
+	if (!t->ring) {
+		*q = seq_of(t, pid, tid);
+		if (!*q)
+			return NULL;
+		b = &(*q)->body;
+	}
+	if (b == &t->te)
+		t->te.len = 0;
+	*off = b->len;
 	t->ids.len = 0;
-	pb_uint(&t->te, PF_TE_TYPE, PF_TYPE_BEGIN);
+	pb_uint(b, PF_TE_TYPE, PF_TYPE_BEGIN);
+	return b;
 }
 
 void lp_pftrace_span(struct lp_pftrace *t, const struct lp_span *s)
 {
-	if (t->err)
+	struct pf_seq *q;
+	struct pb_buf *b;
+	size_t off;
+
+	if (t->err || !(b = te_begin(t, s->pid, s->tid, &q, &off)))
 		return;
-	te_begin(t);
-	name_ref(t, &t->te, s->name);
-	own_ref(t, &t->te, PF_TE_CATEGORY_IIDS, K_SPAN);
+	name_ref(t, b, s->name);
+	own_ref(t, b, PF_TE_CATEGORY_IIDS, K_SPAN);
 	if (s->meta)
-		meta_ref(t, &t->te, s->meta);
-	own_args(t, &t->te, s);
-	take(t, PF_KIND_SPAN, s->pid, s->tid, s->depth, s->start_ns, s->end_ns);
+		meta_ref(t, b, s->meta);
+	own_args(t, b, s);
+	take(t, q, off, PF_KIND_SPAN, s->pid, s->tid, s->depth, s->start_ns, s->end_ns);
 }
 
 void lp_pftrace_span_part(struct lp_pftrace *t, const struct lp_pftrace_part *p)
 {
 	const char *k, *v, *name;
-	size_t kl, vl, pos = 0, n;
+	size_t kl, vl, pos = 0, n, off;
+	struct pf_seq *q;
+	struct pb_buf *b;
 
-	if (t->err)
+	if (t->err || !(b = te_begin(t, p->pid, p->tid, &q, &off)))
 		return;
-	te_begin(t);
 	name = sanitized(t, p->name, p->name_len, &n);
-	ref(t, &t->te, PF_TE_NAME_IID, PF_TE_NAME, PF_ID_NAMES, name, n);
-	own_ref(t, &t->te, PF_TE_CATEGORY_IIDS, K_SPAN);
+	ref(t, b, PF_TE_NAME_IID, PF_TE_NAME, PF_ID_NAMES, name, n);
+	own_ref(t, b, PF_TE_CATEGORY_IIDS, K_SPAN);
 	while (pos + 4 <= p->meta_len) {
 		const unsigned char *u = (const unsigned char *)p->meta + pos;
 
@@ -1018,30 +1064,33 @@ void lp_pftrace_span_part(struct lp_pftrace *t, const struct lp_pftrace_part *p)
 		if (pos + 4 + kl + vl > p->meta_len)
 			break;
 		pos += 4 + kl + vl;
-		string_arg(t, &t->te, k, kl, v, vl);
+		string_arg(t, b, k, kl, v, vl);
 	}
 	if (p->has_counter)
-		uint_arg(t, &t->te, K_COUNTER, p->counter);
+		uint_arg(b, K_COUNTER, p->counter);
 	if (p->has_self_counter)
-		uint_arg(t, &t->te, K_SELF_COUNTER, p->self_counter);
+		uint_arg(b, K_SELF_COUNTER, p->self_counter);
 	if (p->flags & LP_SPAN_UNTERMINATED)
-		flag_arg(t, &t->te, K_UNTERMINATED);
+		flag_arg(t, b, K_UNTERMINATED);
 	if (p->flags & LP_SPAN_STARTED_BEFORE)
-		flag_arg(t, &t->te, K_STARTED_BEFORE);
+		flag_arg(t, b, K_STARTED_BEFORE);
 	if (p->flags & LP_SPAN_UNCERTAIN)
-		flag_arg(t, &t->te, K_UNCERTAIN);
-	take(t, PF_KIND_SPAN, p->pid, p->tid, p->depth, p->start_ns, p->end_ns);
+		flag_arg(t, b, K_UNCERTAIN);
+	take(t, q, off, PF_KIND_SPAN, p->pid, p->tid, p->depth, p->start_ns, p->end_ns);
 }
 
 static void off_cpu_slice(struct lp_pftrace *t, unsigned name, uint32_t pid, uint32_t tid,
 			  uint32_t depth, uint64_t from, uint64_t to)
 {
-	if (to <= from || t->err)
+	struct pf_seq *q;
+	struct pb_buf *b;
+	size_t off;
+
+	if (to <= from || t->err || !(b = te_begin(t, pid, tid, &q, &off)))
 		return;
-	te_begin(t);
-	own_ref(t, &t->te, PF_TE_NAME_IID, name);
-	own_ref(t, &t->te, PF_TE_CATEGORY_IIDS, K_OFF_CPU);
-	take(t, PF_KIND_OFF_CPU, pid, tid, depth, from, to);
+	own_ref(t, b, PF_TE_NAME_IID, name);
+	own_ref(t, b, PF_TE_CATEGORY_IIDS, K_OFF_CPU);
+	take(t, q, off, PF_KIND_OFF_CPU, pid, tid, depth, from, to);
 }
 
 void lp_pftrace_off_cpu(struct lp_pftrace *t, uint32_t pid, uint32_t tid, uint32_t depth,
@@ -1190,10 +1239,12 @@ static int init(struct lp_pftrace *t, const struct strtab *st, uint64_t base_ns)
 	if (lp_pfz_init(&t->pz, t->fd))
 		return -ENOMEM;
 	t->pz_ready = true;
-	for (unsigned k = 0; k < K_COUNT; k++)
+	for (unsigned k = 0; k < K_COUNT; k++) {
 		if (intern(t, own_texts[k].field, own_texts[k].text, strlen(own_texts[k].text)) !=
 		    k + 1)
 			return -ENOMEM;
+		t->own_cost += entry_len(t, k + 1);
+	}
 	return t->err;
 }
 

@@ -14,7 +14,8 @@
  * CLOCK_MONOTONIC. Packets then carry the time since the sequence's previous
  * one. Names, categories, argument names and string values are interned once
  * per file (ids stable for the whole file) and emitted on a sequence with the
- * first packet that uses them there.
+ * first packet that uses them there; our own texts (categories, "counter",
+ * ...) with its first packet.
  *
  * A thread's spans wait until its top-level span closes (at most
  * LP_PFTRACE_HOLD_MAX of them), then go out as BEGIN and END packets in the
