@@ -69,6 +69,9 @@ struct pf_idset {
 
 struct pf_seq {
 	uint32_t pid, tid, id;
+	/* every packet's first bytes: trusted_packet_sequence_id, then the timestamp's tag */
+	uint8_t head[8];
+	uint8_t head_len;
 	bool started;     /* its first packet (state cleared, defaults, clock) is out */
 	uint64_t last_ts; /* the incremental clock's value */
 	struct pf_idset seen; /* the interned ids emitted on this sequence */
@@ -267,7 +270,9 @@ static void ref(struct lp_pftrace *t, struct pb_buf *b, uint32_t iid_field, uint
 }
 
 /* One of our own texts: every sequence has them from its first packet on (seq_start). */
-static void own_ref(struct lp_pftrace *t, struct pb_buf *b, uint32_t field, unsigned k)
+static inline __attribute__((always_inline)) void own_ref(struct lp_pftrace *t,
+							  struct pb_buf *b, uint32_t field,
+							  unsigned k)
 {
 	(void)t;
 	pb_uint(b, field, k + 1);
@@ -504,6 +509,10 @@ static struct pf_seq *seq_of(struct lp_pftrace *t, uint32_t pid, uint32_t tid)
 	q = &t->seqs[t->nseqs];
 	*q = (struct pf_seq){ .pid = pid, .tid = tid,
 			      .id = LP_PFTRACE_SEQ_FILE + 1 + (uint32_t)t->nseqs };
+	_Static_assert(PF_TP_SEQ_ID < 16 && PF_TP_TIMESTAMP < 16, "packet_head: one byte a tag");
+	q->head[0] = PF_TP_SEQ_ID << 3 | PB_VARINT;
+	q->head_len = (uint8_t)(1 + pb_varint(q->head + 1, q->id)); /* ids < 2^32: 5 bytes */
+	q->head[q->head_len++] = PF_TP_TIMESTAMP << 3 | PB_VARINT;
 	e->v1 = ++t->nseqs;
 	*recent = (uint32_t)e->v1;
 	return q;
@@ -565,9 +574,8 @@ static size_t packet_head(struct lp_pftrace *t, struct pf_seq *q, uint64_t ts, u
 {
 	uint8_t *p = out;
 
-	*p++ = PF_TP_SEQ_ID << 3 | PB_VARINT;
-	p += pb_varint(p, q->id);
-	*p++ = PF_TP_TIMESTAMP << 3 | PB_VARINT;
+	memcpy(p, q->head, sizeof(q->head)); /* the room's: what is past head_len is written over */
+	p += q->head_len;
 	if (ts >= q->last_ts) {
 		p += pb_varint(p, ts - q->last_ts);
 		q->last_ts = ts;
