@@ -165,7 +165,8 @@ struct lp_pftrace {
 	bool budget; /* no window: the records' cost is their packets' (packets_cost) */
 	struct pb_buf rec, joined;
 	struct lp_pftrace_stats stats;
-	uint64_t own_cost; /* our own texts' InternedData entries (seq_start): their bytes */
+	/* our own texts' InternedData (seq_start): entries, tag, length; the packet's longer length */
+	uint64_t own_cost;
 	int err; /* the first error: the file is not written */
 };
 
@@ -270,11 +271,9 @@ static void ref(struct lp_pftrace *t, struct pb_buf *b, uint32_t iid_field, uint
 }
 
 /* One of our own texts: every sequence has them from its first packet on (seq_start). */
-static inline __attribute__((always_inline)) void own_ref(struct lp_pftrace *t,
-							  struct pb_buf *b, uint32_t field,
+static inline __attribute__((always_inline)) void own_ref(struct pb_buf *b, uint32_t field,
 							  unsigned k)
 {
-	(void)t;
 	pb_uint(b, field, k + 1);
 }
 
@@ -335,7 +334,7 @@ static void flag_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k)
 {
 	size_t m = pb_open(b, PF_TE_ANNOTATIONS);
 
-	own_ref(t, b, PF_DA_NAME_IID, k);
+	own_ref(b, PF_DA_NAME_IID, k);
 	pb_uint(b, PF_DA_BOOL, 1);
 	pb_close(b, m);
 }
@@ -345,7 +344,7 @@ static void usec_arg(struct lp_pftrace *t, struct pb_buf *b, unsigned k, uint64_
 {
 	size_t m = pb_open(b, PF_TE_ANNOTATIONS);
 
-	own_ref(t, b, PF_DA_NAME_IID, k);
+	own_ref(b, PF_DA_NAME_IID, k);
 	pb_double(b, PF_DA_DOUBLE, (double)ns / 1000.0);
 	pb_close(b, m);
 }
@@ -368,7 +367,7 @@ static void detail_arg(struct lp_pftrace *t, struct pb_buf *b, uint32_t detail)
 		return;
 	}
 	m = pb_open(b, PF_TE_ANNOTATIONS);
-	own_ref(t, b, PF_DA_NAME_IID, K_DETAIL);
+	own_ref(b, PF_DA_NAME_IID, K_DETAIL);
 	pb_bytes(b, PF_DA_JSON, json.p, json.len);
 	pb_close(b, m);
 	lp_buf_free(&json);
@@ -518,7 +517,8 @@ static struct pf_seq *seq_of(struct lp_pftrace *t, uint32_t pid, uint32_t tid)
 	return q;
 }
 
-static void idset_add(struct lp_pftrace *t, struct pf_idset *set, uint64_t iid);
+static void interned_data(struct lp_pftrace *t, struct pf_seq *q, struct pb_cur ids,
+			  struct pb_buf *b);
 
 /*
  * The sequence's first packet: state cleared, its defaults, its clock from ts
@@ -530,6 +530,7 @@ static void seq_start(struct lp_pftrace *t, struct pf_seq *q, uint64_t ts)
 {
 	size_t p = pkt_begin(t, q->id), d, e, cs, c;
 	struct pb_buf *b = &t->pz.chunk;
+	uint8_t own[K_COUNT];
 
 	pb_uint(b, PF_TP_SEQ_FLAGS, PF_SEQ_CLEARED);
 	d = pb_open(b, PF_TP_DEFAULTS);
@@ -551,15 +552,9 @@ static void seq_start(struct lp_pftrace *t, struct pf_seq *q, uint64_t ts)
 	/* The trace's time is CLOCK_MONOTONIC, as the spans' (and not Perfetto's BOOTTIME). */
 	pb_uint(b, PF_CS_PRIMARY, LP_PFTRACE_CLOCK_MONOTONIC);
 	pb_close(b, cs);
-	d = pb_open(b, PF_TP_INTERNED);
-	for (unsigned k = 0; k < K_COUNT; k++) {
-		e = pb_open(b, own_texts[k].field);
-		pb_uint(b, PF_IE_IID, k + 1);
-		pb_bytes(b, PF_IE_TEXT, own_texts[k].text, strlen(own_texts[k].text));
-		pb_close(b, e);
-		idset_add(t, &q->seen, k + 1);
-	}
-	pb_close(b, d);
+	for (unsigned k = 0; k < K_COUNT; k++)
+		own[k] = (uint8_t)(k + 1); /* one byte a varint: K_COUNT < 0x80 (uint_arg) */
+	interned_data(t, q, (struct pb_cur){ own, own + K_COUNT }, b);
 	pkt_end(t, p);
 	q->started = true;
 	q->last_ts = ts;
@@ -928,7 +923,7 @@ static uint64_t packets_cost(struct lp_pftrace *t, uint32_t pid, uint32_t tid, u
 	wrap = all ? 1 + pb_varint_len(all) : 0;
 	body = head + wrap + all + 1 + pb_varint_len(tlen) + tlen;
 	return 1 + pb_varint_len(body) + body - all + fresh + head + PF_END_BODY +
-	       (q && q->billed_start ? 0 : PF_SEQ_START_MAX + t->own_cost + 2 + PB_VARINT_MAX);
+	       (q && q->billed_start ? 0 : PF_SEQ_START_MAX + t->own_cost);
 }
 
 /* A record the ring emits (rec's layout) onto its sequence. */
@@ -972,9 +967,12 @@ static void take(struct lp_pftrace *t, struct pf_seq *q, size_t off, unsigned ki
 	uint8_t k = (uint8_t)kind;
 	int err;
 
+	if (q && t->ids.err) {
+		set_err(t, t->ids.err);
+		q->body.len = off;
+		return;
+	}
 	if (q) {
-		if (t->ids.err)
-			q->body.err = q->body.err ? q->body.err : t->ids.err;
 		queue(t, q, kind, depth, start, end, off, t->ids.p, t->ids.len);
 		return;
 	}
@@ -1017,14 +1015,14 @@ static struct pb_buf *te_begin(struct lp_pftrace *t, uint32_t pid, uint32_t tid,
 	struct pb_buf *b = &t->te;
 
 	*q = NULL;
-	if (!t->ring) {
+	if (t->ring) {
+		t->te.len = 0;
+	} else {
 		*q = seq_of(t, pid, tid);
 		if (!*q)
 			return NULL;
 		b = &(*q)->body;
 	}
-	if (b == &t->te)
-		t->te.len = 0;
 	*off = b->len;
 	t->ids.len = 0;
 	pb_uint(b, PF_TE_TYPE, PF_TYPE_BEGIN);
@@ -1040,7 +1038,7 @@ void lp_pftrace_span(struct lp_pftrace *t, const struct lp_span *s)
 	if (t->err || !(b = te_begin(t, s->pid, s->tid, &q, &off)))
 		return;
 	name_ref(t, b, s->name);
-	own_ref(t, b, PF_TE_CATEGORY_IIDS, K_SPAN);
+	own_ref(b, PF_TE_CATEGORY_IIDS, K_SPAN);
 	if (s->meta)
 		meta_ref(t, b, s->meta);
 	own_args(t, b, s);
@@ -1058,7 +1056,7 @@ void lp_pftrace_span_part(struct lp_pftrace *t, const struct lp_pftrace_part *p)
 		return;
 	name = sanitized(t, p->name, p->name_len, &n);
 	ref(t, b, PF_TE_NAME_IID, PF_TE_NAME, PF_ID_NAMES, name, n);
-	own_ref(t, b, PF_TE_CATEGORY_IIDS, K_SPAN);
+	own_ref(b, PF_TE_CATEGORY_IIDS, K_SPAN);
 	while (pos + 4 <= p->meta_len) {
 		const unsigned char *u = (const unsigned char *)p->meta + pos;
 
@@ -1096,8 +1094,8 @@ static void off_cpu_slice(struct lp_pftrace *t, unsigned name, uint32_t pid, uin
 
 	if (to <= from || t->err || !(b = te_begin(t, pid, tid, &q, &off)))
 		return;
-	own_ref(t, b, PF_TE_NAME_IID, name);
-	own_ref(t, b, PF_TE_CATEGORY_IIDS, K_OFF_CPU);
+	own_ref(b, PF_TE_NAME_IID, name);
+	own_ref(b, PF_TE_CATEGORY_IIDS, K_OFF_CPU);
 	take(t, q, off, PF_KIND_OFF_CPU, pid, tid, depth, from, to);
 }
 
@@ -1253,6 +1251,7 @@ static int init(struct lp_pftrace *t, const struct strtab *st, uint64_t base_ns)
 			return -ENOMEM;
 		t->own_cost += entry_len(t, k + 1);
 	}
+	t->own_cost += 2 + PB_VARINT_MAX;
 	return t->err;
 }
 
